@@ -1,0 +1,21 @@
+//! tailcast replay engine: a deterministic discrete-event replayer for MPI traces.
+//!
+//! The crate is pure Rust (no Python, no file I/O); the `replay-py` crate binds it as
+//! `tailcast._core`. Data crosses the boundary as plain column slices.
+
+pub mod timeline;
+
+/// Version of the engine crate, reported by `tailcast --version`.
+pub fn engine_version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn version_is_semver() {
+        let parts: Vec<&str> = super::engine_version().split('.').collect();
+        assert_eq!(parts.len(), 3);
+        assert!(parts.iter().all(|p| p.parse::<u32>().is_ok()));
+    }
+}

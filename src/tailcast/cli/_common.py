@@ -1,0 +1,68 @@
+"""Shared CLI plumbing: output helpers and the Typer factory every sub-app uses.
+
+Data goes to stdout, messages to stderr (DESIGN.md conventions)."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+
+
+def new_app(help_text: str) -> typer.Typer:
+    """A sub-app with tailcast's settings: no shell-completion noise, plain tracebacks off."""
+    return typer.Typer(
+        help=help_text,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, datetime | date):
+        return obj.isoformat()
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "item"):  # numpy scalars
+        return obj.item()
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if isinstance(obj, set | frozenset | tuple):
+        return list(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def _finite(obj: Any) -> Any:
+    """JSON has no NaN/inf: map them to null so every --json output parses strictly."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def emit_json(obj: Any) -> None:
+    """Writes one JSON document to stdout."""
+    sys.stdout.write(json.dumps(_finite(obj), default=_default, indent=2) + "\n")
+
+
+def echo(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def note(text: str) -> None:
+    """A message for the human (stderr), kept out of data on stdout."""
+    sys.stderr.write(text + "\n")
+
+
+def is_tty() -> bool:
+    return sys.stderr.isatty()

@@ -1,0 +1,93 @@
+"""`tailcast db`: query the results store with SQL (DuckDB views over Parquet files)."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from typing import Annotated
+
+import pyarrow as pa
+import typer
+
+from tailcast.cli._common import echo, emit_json, new_app, note
+from tailcast.errors import UsageError
+from tailcast.store import Catalog
+
+app = new_app(
+    "Query stored results with SQL. Every table (runs, samples, snapshots, utilisation, "
+    "osu_results, traces, replays, replay_ops, replay_iterations) is a view over its files."
+)
+
+
+def _report_problems(catalog: Catalog) -> None:
+    for problem in catalog.problems:
+        note(f"warning: skipped {problem}")
+
+
+def _print_table(table: pa.Table) -> None:
+    names = table.column_names
+    rows = [["" if v is None else str(v) for v in row.values()] for row in table.to_pylist()]
+    widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
+    echo("  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True)))
+    echo("  ".join("-" * w for w in widths))
+    for r in rows:
+        echo("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)))
+
+
+@app.command("sql")
+def sql(
+    query: Annotated[str, typer.Argument(help="One SQL statement, e.g. \"SELECT * FROM runs\".")],
+    as_json: Annotated[bool, typer.Option("--json", help="Rows as a JSON list.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Rows as CSV with a header.")] = False,
+) -> None:
+    """Run a SQL query over the store and print the rows."""
+    if as_json and as_csv:
+        raise UsageError("choose one of --json and --csv")
+    with Catalog() as catalog:
+        _report_problems(catalog)
+        table = catalog.sql(query)
+    if as_json:
+        emit_json(table.to_pylist())
+    elif as_csv:
+        writer = csv.writer(sys.stdout)
+        writer.writerow(table.column_names)
+        for row in table.to_pylist():
+            writer.writerow(["" if v is None else v for v in row.values()])
+    else:
+        _print_table(table)
+
+
+@app.command("tables")
+def tables(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """List the tables with their file and row counts, and any unreadable files."""
+    with Catalog() as catalog:
+        infos = list(catalog.tables.values())
+        root = catalog.results.root
+    listing = [
+        {
+            "table": i.name,
+            "files": len(i.files),
+            "rows": i.rows,
+            "problems": [str(p) for p in i.problems],
+        }
+        for i in infos
+    ]
+    if as_json:
+        emit_json({"results_dir": str(root), "tables": listing})
+        return
+    echo(f"results directory: {root}")
+    _print_table(
+        pa.table(
+            {
+                "table": [x["table"] for x in listing],
+                "files": [x["files"] for x in listing],
+                "rows": [x["rows"] for x in listing],
+                "unreadable": [len(x["problems"]) for x in listing],
+            }
+        )
+    )
+    for x in listing:
+        for p in x["problems"]:
+            note(f"unreadable: {p}")

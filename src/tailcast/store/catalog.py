@@ -1,0 +1,103 @@
+"""DuckDB catalog: every stored table is a view over its Parquet files.
+
+Files are checked one by one before the views are made, so a corrupt or foreign file is
+reported (naming it) and left out, and every other file stays queryable. The DuckDB
+database is in memory: nothing here ever writes a shared database file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from tailcast.errors import InputError, StoreError, UsageError
+from tailcast.store.parquet_io import check_file
+from tailcast.store.results import ResultsDir
+from tailcast.store.schemas import TABLES
+
+
+@dataclass
+class TableInfo:
+    name: str
+    files: list[Path] = field(default_factory=list)
+    rows: int = 0
+    problems: list[InputError] = field(default_factory=list)
+
+
+def _sql_str(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class Catalog:
+    """Query layer over a results directory."""
+
+    def __init__(self, results: ResultsDir | None = None) -> None:
+        self.results = results or ResultsDir()
+        self.con = duckdb.connect(":memory:")
+        self.tables: dict[str, TableInfo] = {}
+        for name in TABLES:
+            self.tables[name] = self._attach(name)
+
+    @property
+    def problems(self) -> list[InputError]:
+        return [p for info in self.tables.values() for p in info.problems]
+
+    def _attach(self, name: str) -> TableInfo:
+        info = TableInfo(name)
+        for path in self.results.files(name):
+            try:
+                meta = check_file(path, expected_table=name)
+            except InputError as err:
+                info.problems.append(err)
+                continue
+            info.files.append(path)
+            info.rows += meta.num_rows
+        if info.files:
+            paths = ", ".join(_sql_str(str(p)) for p in info.files)
+            extra = ""
+            if name == "traces":  # one file per trace: its stem is the trace id
+                extra = ", filename = true"
+            source = f"read_parquet([{paths}], union_by_name = true{extra})"
+            select = "*"
+            if name == "traces":
+                select = (
+                    "* EXCLUDE (filename), "
+                    "regexp_extract(filename, '([^/]+)\\.parquet$', 1) AS trace_id"
+                )
+            self.con.execute(f'CREATE VIEW "{name}" AS SELECT {select} FROM {source}')
+        else:
+            empty = TABLES[name].empty_table()
+            if name == "traces":
+                empty = empty.append_column("trace_id", pa.array([], pa.string()))
+            self.con.register(name, empty)
+        return info
+
+    def sql(self, query: str) -> pa.Table:
+        """Runs one SQL statement over the views; returns its result as Arrow."""
+        if not query.strip():
+            raise UsageError("empty SQL query")
+        try:
+            relation = self.con.sql(query)
+            if relation is None:  # a statement without a result set
+                return pa.table({})
+            return relation.to_arrow_table()
+        except duckdb.ParserException as exc:
+            raise UsageError("SQL syntax: " + " ".join(str(exc).split())) from exc
+        except duckdb.Error as exc:
+            raise StoreError("query failed: " + " ".join(str(exc).split())) from exc
+
+    def rows(self, query: str) -> list[dict[str, Any]]:
+        return self.sql(query).to_pylist()
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
