@@ -14,11 +14,12 @@ from typing import Any
 import typer
 
 
-def new_app(help_text: str) -> typer.Typer:
-    """A sub-app with tailcast's settings: no shell-completion noise, plain tracebacks off."""
+def new_app(help_text: str, no_args_is_help: bool = True) -> typer.Typer:
+    """A sub-app with tailcast's settings: no shell-completion noise, plain tracebacks off.
+    Single-command apps (quickstart, report) pass no_args_is_help=False."""
     return typer.Typer(
         help=help_text,
-        no_args_is_help=True,
+        no_args_is_help=no_args_is_help,
         add_completion=False,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,

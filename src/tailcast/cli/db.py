@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import pyarrow as pa
 import typer
@@ -36,7 +36,7 @@ def _print_table(table: pa.Table) -> None:
 
 @app.command("sql")
 def sql(
-    query: Annotated[str, typer.Argument(help="One SQL statement, e.g. \"SELECT * FROM runs\".")],
+    query: Annotated[str, typer.Argument(help='One SQL statement, e.g. "SELECT * FROM runs".')],
     as_json: Annotated[bool, typer.Option("--json", help="Rows as a JSON list.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Rows as CSV with a header.")] = False,
 ) -> None:
@@ -65,7 +65,7 @@ def tables(
     with Catalog() as catalog:
         infos = list(catalog.tables.values())
         root = catalog.results.root
-    listing = [
+    listing: list[dict[str, Any]] = [
         {
             "table": i.name,
             "files": len(i.files),

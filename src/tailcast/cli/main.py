@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from tailcast import __version__
-from tailcast.cli import db
+from tailcast.cli import db, predict, quickstart, trace
 from tailcast.errors import EXIT_FAILURE, TailcastError
 
 app = typer.Typer(
@@ -64,6 +64,9 @@ def _root(
 
 
 app.add_typer(db.app, name="db")
+app.add_typer(predict.app, name="predict")
+app.add_typer(quickstart.app, name="quickstart")
+app.add_typer(trace.app, name="trace")
 
 
 def main() -> None:

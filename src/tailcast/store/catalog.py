@@ -91,7 +91,8 @@ class Catalog:
             raise StoreError("query failed: " + " ".join(str(exc).split())) from exc
 
     def rows(self, query: str) -> list[dict[str, Any]]:
-        return self.sql(query).to_pylist()
+        rows: list[dict[str, Any]] = self.sql(query).to_pylist()
+        return rows
 
     def close(self) -> None:
         self.con.close()

@@ -117,6 +117,14 @@ TRACE = pa.schema(
         pa.field("t_start_ns", pa.int64()),
         pa.field("t_end_ns", pa.int64()),
         pa.field("iteration", pa.int32()),  # set by OSU-pattern traces, else null
+        # Extensions (tailcast.traces.schema documents each op's use of them):
+        pa.field("recv_peer", pa.int32()),  # sendrecv: the source (peer is the destination)
+        pa.field("recv_tag", pa.int32()),  # sendrecv: the receive tag
+        pa.field("send_counts", pa.list_(pa.int64())),  # v-collectives: bytes per comm rank
+        pa.field("recv_counts", pa.list_(pa.int64())),  # v-collectives: bytes per comm rank
+        pa.field("requests", pa.list_(pa.int64())),  # waitall/waitany/test*: requests passed
+        pa.field("new_comm", pa.int32()),  # comm_split/dup/create: the new communicator id
+        pa.field("comm_members", pa.list_(pa.int32())),  # its world ranks in comm-rank order
     ]
 )
 

@@ -1,0 +1,124 @@
+//! Small helpers shared by the schedule builders: step constructors, Open MPI's block and
+//! segment arithmetic (coll_base_util.h: COLL_BASE_COMPUTE_BLOCKCOUNT, COLL_BASE_COMPUTED_SEGCOUNT)
+//! and power-of-two helpers (opal/util/bit_ops.h).
+
+use super::Step;
+
+impl Step {
+    /// A step with one send.
+    pub fn send(peer: u32, bytes: u64) -> Self {
+        Step { sends: vec![(peer, bytes)], ..Step::default() }
+    }
+
+    /// A step with one receive.
+    pub fn recv(peer: u32, bytes: u64) -> Self {
+        Step { recvs: vec![(peer, bytes)], ..Step::default() }
+    }
+
+    /// A step with one send and one receive (MPI_Sendrecv / irecv+send+wait).
+    pub fn sendrecv(to: u32, send_bytes: u64, from: u32, recv_bytes: u64) -> Self {
+        Step { sends: vec![(to, send_bytes)], recvs: vec![(from, recv_bytes)], reduce_bytes: 0 }
+    }
+
+    /// The same step, followed by a local reduction of `bytes` bytes.
+    pub fn reducing(mut self, bytes: u64) -> Self {
+        self.reduce_bytes += bytes;
+        self
+    }
+
+    /// True when the step neither communicates nor computes.
+    pub fn is_empty(&self) -> bool {
+        self.sends.is_empty() && self.recvs.is_empty() && self.reduce_bytes == 0
+    }
+}
+
+/// Largest power of two <= n (n >= 1).
+pub fn pof2_floor(n: u32) -> u32 {
+    debug_assert!(n >= 1);
+    1 << (31 - n.leading_zeros())
+}
+
+/// Smallest power of two >= n (opal_next_poweroftwo_inclusive).
+pub fn pof2_ceil(n: u32) -> u32 {
+    n.max(1).next_power_of_two()
+}
+
+/// ceil(log2(n)) for n >= 1.
+pub fn ceil_log2(n: u32) -> u32 {
+    pof2_ceil(n).trailing_zeros()
+}
+
+/// Open MPI's split of `count` elements into `p` blocks: the first `count % p` ("early")
+/// blocks carry one element more than the others (COLL_BASE_COMPUTE_BLOCKCOUNT).
+pub fn block_counts(count: u64, p: u32) -> Vec<u64> {
+    let p64 = u64::from(p);
+    let late = count / p64;
+    let split = count % p64;
+    (0..p64).map(|i| if i < split { late + 1 } else { late }).collect()
+}
+
+/// Elements per segment for a segment size in bytes (COLL_BASE_COMPUTED_SEGCOUNT): only
+/// segments that hold at least one element and are smaller than the message segment it.
+pub fn seg_count(segsize: u64, elem: u64, count: u64) -> u64 {
+    if segsize >= elem && segsize < elem.saturating_mul(count) {
+        let mut segcount = segsize / elem;
+        if segsize % elem > elem / 2 {
+            segcount += 1;
+        }
+        segcount.max(1)
+    } else {
+        count
+    }
+}
+
+/// Element counts of the segments of a `count`-element message cut into `segcount` pieces
+/// (the last one shorter). A 0-element message still travels as one (empty) segment.
+pub fn segments(count: u64, segcount: u64) -> Vec<u64> {
+    if count == 0 || segcount == 0 {
+        return vec![count];
+    }
+    let n = count.div_ceil(segcount);
+    (0..n).map(|i| if i + 1 == n { count - i * segcount } else { segcount }).collect()
+}
+
+/// (rank - root) mod p: the rank as seen by algorithms written for root 0.
+pub fn vrank(rank: u32, root: u32, p: u32) -> u32 {
+    (rank + p - root % p) % p
+}
+
+/// Inverse of [`vrank`].
+pub fn real(v: u32, root: u32, p: u32) -> u32 {
+    (v + root) % p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_follow_open_mpi_early_late_split() {
+        assert_eq!(block_counts(10, 4), vec![3, 3, 2, 2]);
+        assert_eq!(block_counts(8, 16).iter().sum::<u64>(), 8);
+        assert_eq!(block_counts(8, 16)[7], 1);
+        assert_eq!(block_counts(8, 16)[8], 0);
+    }
+
+    #[test]
+    fn segmentation_matches_computed_segcount() {
+        assert_eq!(seg_count(0, 4, 100), 100);
+        assert_eq!(seg_count(1024, 4, 1000), 256);
+        assert_eq!(seg_count(8192, 1, 1000), 1000);
+        assert_eq!(segments(1000, 256), vec![256, 256, 256, 232]);
+        assert_eq!(segments(0, 5), vec![0]);
+    }
+
+    #[test]
+    fn powers_of_two() {
+        assert_eq!(pof2_floor(16), 16);
+        assert_eq!(pof2_floor(17), 16);
+        assert_eq!(pof2_ceil(17), 32);
+        assert_eq!(ceil_log2(16), 4);
+        assert_eq!(ceil_log2(17), 5);
+        assert_eq!(ceil_log2(1), 0);
+    }
+}

@@ -1,0 +1,324 @@
+//! Max-min fair bandwidth sharing (Bertsekas & Gallager, "Data Networks", §6.5.2,
+//! progressive filling) with incremental re-computation: arrivals and departures only mark
+//! their links dirty; `settle` re-solves only the connected component of links and flows
+//! reachable from the dirty links, once per instant, however many flows started or ended in
+//! it (a collective step starts hundreds of flows at the same time).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// Flow handle (slot in the solver's slab).
+pub type FlowSlot = u32;
+
+#[derive(Debug, Clone)]
+struct Flow {
+    links: Vec<u32>,
+    rate: f64,
+    remaining: f64,
+    updated_at: f64,
+    live: bool,
+    version: u32,
+    tag: u32,
+}
+
+/// Min-heap entry: (time, slot, version); stale versions are skipped.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Finish(f64, FlowSlot, u32);
+
+impl Eq for Finish {}
+impl Ord for Finish {
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.0.total_cmp(&self.0).then_with(|| o.1.cmp(&self.1))
+    }
+}
+impl PartialOrd for Finish {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+pub struct MaxMin {
+    capacity: Vec<f64>,
+    link_flows: Vec<Vec<FlowSlot>>,
+    flows: Vec<Flow>,
+    free: Vec<FlowSlot>,
+    finish: BinaryHeap<Finish>,
+    dirty: Vec<u32>,
+    // Scratch state of one re-computation, reused to avoid allocation.
+    link_mark: Vec<u32>,
+    flow_mark: Vec<u32>,
+    epoch: u32,
+    rem: Vec<f64>,
+    unfixed: Vec<u32>,
+    comp_links: Vec<u32>,
+    comp_flows: Vec<FlowSlot>,
+    /// Statistics: flows re-rated over all re-computations.
+    pub rerated: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Share(f64, u32);
+impl Eq for Share {}
+impl Ord for Share {
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.0.total_cmp(&self.0).then_with(|| o.1.cmp(&self.1))
+    }
+}
+impl PartialOrd for Share {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl MaxMin {
+    /// `capacity[l]` is link l's bandwidth in bytes per ns.
+    pub fn new(capacity: Vec<f64>) -> Self {
+        let n = capacity.len();
+        Self {
+            capacity,
+            link_flows: vec![Vec::new(); n],
+            flows: Vec::new(),
+            free: Vec::new(),
+            finish: BinaryHeap::new(),
+            dirty: Vec::new(),
+            link_mark: vec![0; n],
+            flow_mark: Vec::new(),
+            epoch: 0,
+            rem: vec![0.0; n],
+            unfixed: vec![0; n],
+            comp_links: Vec::new(),
+            comp_flows: Vec::new(),
+            rerated: 0,
+        }
+    }
+
+    /// Adds a flow of `bytes` over `links` at time `now`; `tag` is returned when it drains.
+    pub fn add(&mut self, now: f64, links: &[u32], bytes: f64, tag: u32) -> FlowSlot {
+        let flow = Flow {
+            links: links.to_vec(),
+            rate: 0.0,
+            remaining: bytes,
+            updated_at: now,
+            live: true,
+            version: 0,
+            tag,
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                let version = self.flows[s as usize].version.wrapping_add(1);
+                self.flows[s as usize] = Flow { version, ..flow };
+                s
+            }
+            None => {
+                self.flows.push(flow);
+                self.flow_mark.push(0);
+                (self.flows.len() - 1) as FlowSlot
+            }
+        };
+        for &l in links {
+            self.link_flows[l as usize].push(slot);
+            self.dirty.push(l);
+        }
+        slot
+    }
+
+    fn remove(&mut self, slot: FlowSlot) {
+        let links = std::mem::take(&mut self.flows[slot as usize].links);
+        for &l in &links {
+            let v = &mut self.link_flows[l as usize];
+            if let Some(i) = v.iter().position(|&s| s == slot) {
+                v.swap_remove(i);
+            }
+            self.dirty.push(l);
+        }
+        let f = &mut self.flows[slot as usize];
+        f.live = false;
+        f.version = f.version.wrapping_add(1);
+        self.free.push(slot);
+    }
+
+    /// Current rate of a flow (bytes/ns); valid after `settle`.
+    pub fn rate(&self, slot: FlowSlot) -> f64 {
+        self.flows[slot as usize].rate
+    }
+
+    /// Re-solves the component reachable from links touched since the last call, at `now`.
+    pub fn settle(&mut self, now: f64) {
+        if self.dirty.is_empty() {
+            return;
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.link_mark.fill(0);
+            self.flow_mark.fill(0);
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        self.comp_links.clear();
+        self.comp_flows.clear();
+        let mut stack = std::mem::take(&mut self.dirty);
+        while let Some(l) = stack.pop() {
+            if self.link_mark[l as usize] == epoch {
+                continue;
+            }
+            self.link_mark[l as usize] = epoch;
+            self.comp_links.push(l);
+            for &f in &self.link_flows[l as usize] {
+                if self.flow_mark[f as usize] != epoch {
+                    self.flow_mark[f as usize] = epoch;
+                    self.comp_flows.push(f);
+                    stack.extend(self.flows[f as usize].links.iter().copied());
+                }
+            }
+        }
+        self.dirty = stack;
+        self.fill(now);
+    }
+
+    /// Progressive filling over the marked component.
+    fn fill(&mut self, now: f64) {
+        let mut heap = BinaryHeap::with_capacity(self.comp_links.len());
+        for &l in &self.comp_links {
+            let n = self.link_flows[l as usize].len() as u32;
+            self.rem[l as usize] = self.capacity[l as usize];
+            self.unfixed[l as usize] = n;
+            if n > 0 {
+                heap.push(Share(self.capacity[l as usize] / f64::from(n), l));
+            }
+        }
+        // Settle the bytes moved at the old rates, then mark every flow of the component
+        // unfixed (flow_mark == epoch means "not yet given its new rate").
+        for &f in &self.comp_flows {
+            let fl = &mut self.flows[f as usize];
+            fl.remaining = (fl.remaining - fl.rate * (now - fl.updated_at)).max(0.0);
+            fl.updated_at = now;
+        }
+        let epoch = self.epoch;
+        while let Some(Share(share, l)) = heap.pop() {
+            let n = self.unfixed[l as usize];
+            if n == 0 {
+                continue;
+            }
+            let current = self.rem[l as usize].max(0.0) / f64::from(n);
+            if current != share {
+                heap.push(Share(current, l));
+                continue;
+            }
+            for i in 0..self.link_flows[l as usize].len() {
+                let f = self.link_flows[l as usize][i];
+                if self.flow_mark[f as usize] != epoch {
+                    continue; // already fixed
+                }
+                self.flow_mark[f as usize] = epoch.wrapping_sub(1);
+                for &m in &self.flows[f as usize].links {
+                    self.rem[m as usize] -= share;
+                    self.unfixed[m as usize] -= 1;
+                    let k = self.unfixed[m as usize];
+                    if k > 0 && m != l {
+                        heap.push(Share(self.rem[m as usize].max(0.0) / f64::from(k), m));
+                    }
+                }
+                let fl = &mut self.flows[f as usize];
+                fl.rate = share;
+                fl.version = fl.version.wrapping_add(1);
+                let t = if share > 0.0 { now + fl.remaining / share } else { f64::INFINITY };
+                self.finish.push(Finish(t, f, fl.version));
+                self.rerated += 1;
+            }
+        }
+    }
+
+    /// Earliest time a live flow finishes draining (call after `settle`).
+    pub fn next_finish(&mut self) -> Option<f64> {
+        while let Some(&Finish(t, slot, version)) = self.finish.peek() {
+            let f = &self.flows[slot as usize];
+            if f.live && f.version == version {
+                return Some(t);
+            }
+            self.finish.pop();
+        }
+        None
+    }
+
+    /// Removes every flow that drains at or before `now`; appends (tag, finish time).
+    pub fn pop_finished(&mut self, now: f64, out: &mut Vec<(u32, f64)>) {
+        while let Some(t) = self.next_finish() {
+            if t > now {
+                break;
+            }
+            let Finish(_, slot, _) = self.finish.pop().expect("peeked");
+            out.push((self.flows[slot as usize].tag, t));
+            self.remove(slot);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rates(caps: Vec<f64>, routes: &[&[u32]]) -> Vec<f64> {
+        let mut m = MaxMin::new(caps);
+        let slots: Vec<_> = routes.iter().map(|r| m.add(0.0, r, 1e9, 0)).collect();
+        m.settle(0.0);
+        slots.iter().map(|&s| m.rate(s)).collect()
+    }
+
+    fn close(a: &[f64], b: &[f64]) {
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() < 1e-9, "{a:?} != {b:?}");
+        }
+    }
+
+    #[test]
+    fn two_flows_on_one_link_share_it_equally() {
+        close(&rates(vec![10.0], &[&[0], &[0]]), &[5.0, 5.0]);
+    }
+
+    #[test]
+    fn bertsekas_gallager_line_network() {
+        // Linear network of 3 unit links; flow 0 crosses all, flows 1-3 use one link each.
+        // Max-min: every flow gets 1/2 (each link carries the long flow and one short one).
+        close(&rates(vec![1.0; 3], &[&[0, 1, 2], &[0], &[1], &[2]]), &[0.5; 4]);
+    }
+
+    #[test]
+    fn bottleneck_leftover_goes_to_unconstrained_flows() {
+        // Link 0 (cap 1) is shared by A and B; link 1 (cap 10) by B and C.
+        // A = B = 0.5 (bottleneck link 0); C takes the rest of link 1: 9.5.
+        close(&rates(vec![1.0, 10.0], &[&[0], &[0, 1], &[1]]), &[0.5, 0.5, 9.5]);
+        // Textbook (Kurose & Ross style): links caps 1, 2; flows {0}, {0,1}, {1}, {1}.
+        // Link 0 share 0.5 fixes flows 0,1; link 1 remaining 1.5 over 2 flows = 0.75.
+        close(&rates(vec![1.0, 2.0], &[&[0], &[0, 1], &[1], &[1]]), &[0.5, 0.5, 0.75, 0.75]);
+    }
+
+    #[test]
+    fn departure_reallocates_and_finish_times_follow() {
+        let mut m = MaxMin::new(vec![1.0]);
+        m.add(0.0, &[0], 100.0, 7);
+        m.add(0.0, &[0], 300.0, 8);
+        m.settle(0.0);
+        // Both at 0.5: the first drains at 200; then the second has 200 left at rate 1.
+        assert_eq!(m.next_finish(), Some(200.0));
+        let mut out = Vec::new();
+        m.pop_finished(200.0, &mut out);
+        assert_eq!(out, vec![(7, 200.0)]);
+        m.settle(200.0);
+        assert_eq!(m.next_finish(), Some(400.0));
+        m.pop_finished(1000.0, &mut out);
+        assert_eq!(out[1], (8, 400.0));
+        assert_eq!(m.next_finish(), None);
+    }
+
+    #[test]
+    fn untouched_components_are_not_recomputed() {
+        let mut m = MaxMin::new(vec![1.0, 1.0]);
+        m.add(0.0, &[0], 10.0, 0);
+        m.settle(0.0);
+        let before = m.rerated;
+        m.add(0.0, &[1], 10.0, 1);
+        m.settle(0.0);
+        assert_eq!(m.rerated - before, 1, "only the new flow's component is re-rated");
+    }
+}

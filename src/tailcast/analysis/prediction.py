@@ -1,0 +1,160 @@
+"""Tail prediction at job-submission time (seed 001 §5.2–5.3).
+
+Seed 001 shows that mean and tail latency of a collective grow with the background-traffic
+estimate b, and that b read from the queue *before* a job starts flags the runs that end up
+in the long tail. From the store's accepted runs of one (benchmark, size, locality) we fit
+per-run mean and p99 latency against b by least squares, and classify a run as "in the long
+tail" when its mean exceeds the 85th percentile of the group's run means (seed 001 reads the
+tail as what lies beyond p85, Fig. 1). For a new b we report the fitted latencies, a
+prediction interval from the residuals, and the empirical share of tail runs among the
+historical runs with b at least as high.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats
+
+from tailcast.errors import NotAcceptedError, UsageError
+from tailcast.store import Catalog
+
+MIN_RUNS = 3
+TAIL_QUANTILE = 85.0  # seed 001 Fig. 1: the tail is what lies above p85
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """Per-run latency statistics (µs) of one group, aligned with each run's b."""
+
+    b: npt.NDArray[np.float64]
+    mean_us: npt.NDArray[np.float64]
+    p50_us: npt.NDArray[np.float64]
+    p99_us: npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class LinearFit:
+    slope_us_per_b: float
+    intercept_us: float
+    pearson_r: float
+    residual_sd_us: float
+
+    def at(self, b: float) -> float:
+        return self.intercept_us + self.slope_us_per_b * b
+
+
+@dataclass(frozen=True)
+class TailPrediction:
+    benchmark: str
+    msg_size_bytes: int
+    locality: str | None
+    b: float
+    runs: int
+    b_min: float
+    b_max: float
+    extrapolated: bool
+    mean_us: float
+    mean_us_low: float
+    mean_us_high: float
+    p99_us: float
+    tail_threshold_mean_us: float
+    long_tail_expected: bool
+    tail_share_at_or_above_b: float | None
+    mean_fit: LinearFit
+    p99_fit: LinearFit
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def load_run_stats(
+    catalog: Catalog, benchmark: str, msg_size_bytes: int, locality: str | None = None
+) -> RunStats:
+    """Accepted runs of the group with their per-run mean, p50 and p99 (type-7 quantiles)."""
+    where = ["r.b_accepted", "r.benchmark = $benchmark", "r.msg_size_bytes = $size"]
+    params: dict[str, Any] = {"benchmark": benchmark, "size": msg_size_bytes}
+    if locality is not None:
+        where.append("r.locality = $locality")
+        params["locality"] = locality
+    query = f"""
+        SELECT (r.b_before + r.b_after) / 2 AS b,
+               avg(s.latency_us) AS mean_us,
+               quantile_cont(s.latency_us, 0.5) AS p50_us,
+               quantile_cont(s.latency_us, 0.99) AS p99_us
+        FROM runs r JOIN samples s USING (run_id)
+        WHERE {" AND ".join(where)}
+        GROUP BY r.run_id, r.b_before, r.b_after
+        ORDER BY b
+    """
+    rows = catalog.con.execute(query, params).fetchall()
+    cols = np.asarray(rows, dtype=np.float64).reshape(-1, 4).T
+    return RunStats(cols[0], cols[1], cols[2], cols[3])
+
+
+def _fit(b: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> LinearFit:
+    if np.ptp(b) == 0.0:  # all runs at one b: no slope can be learned
+        return LinearFit(0.0, float(np.mean(y)), float("nan"), float(np.std(y, ddof=1)))
+    res = stats.linregress(b, y)
+    resid = y - (res.intercept + res.slope * b)
+    dof = max(len(y) - 2, 1)
+    return LinearFit(
+        float(res.slope),
+        float(res.intercept),
+        float(res.rvalue),
+        float(np.sqrt(np.sum(resid**2) / dof)),
+    )
+
+
+def predict_tail(
+    runs: RunStats,
+    b: float,
+    benchmark: str,
+    msg_size_bytes: int,
+    locality: str | None = None,
+    interval: float = 0.9,
+) -> TailPrediction:
+    """Predicts mean/p99 latency at background traffic `b` from the group's history."""
+    if not 0.0 <= b <= 10.0:
+        raise UsageError(f"b must be a non-negative utilisation (got {b})")
+    n = len(runs.b)
+    if n < MIN_RUNS:
+        raise NotAcceptedError(
+            f"only {n} accepted runs of {benchmark} at {msg_size_bytes} B"
+            + (f" ({locality})" if locality else "")
+            + f" in the store; need at least {MIN_RUNS} to predict"
+        )
+    mean_fit = _fit(runs.b, runs.mean_us)
+    p99_fit = _fit(runs.b, runs.p99_us)
+    # Student-t prediction interval for one new run (ignoring the slope's own uncertainty
+    # would understate it at the edges, so include the leverage term).
+    t = float(stats.t.ppf(0.5 + interval / 2, max(n - 2, 1)))
+    b_mean = float(np.mean(runs.b))
+    sxx = float(np.sum((runs.b - b_mean) ** 2)) or float("inf")
+    half = t * mean_fit.residual_sd_us * float(np.sqrt(1 + 1 / n + (b - b_mean) ** 2 / sxx))
+    threshold = float(np.percentile(runs.mean_us, TAIL_QUANTILE))
+    predicted = mean_fit.at(b)
+    above = runs.b >= b
+    share = float(np.mean(runs.mean_us[above] > threshold)) if above.any() else None
+    return TailPrediction(
+        benchmark=benchmark,
+        msg_size_bytes=msg_size_bytes,
+        locality=locality,
+        b=b,
+        runs=n,
+        b_min=float(runs.b.min()),
+        b_max=float(runs.b.max()),
+        extrapolated=not (runs.b.min() <= b <= runs.b.max()),
+        mean_us=predicted,
+        mean_us_low=predicted - half,
+        mean_us_high=predicted + half,
+        p99_us=p99_fit.at(b),
+        tail_threshold_mean_us=threshold,
+        long_tail_expected=predicted > threshold,
+        tail_share_at_or_above_b=share,
+        mean_fit=mean_fit,
+        p99_fit=p99_fit,
+    )

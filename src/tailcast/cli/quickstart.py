@@ -1,0 +1,32 @@
+"""`tailcast quickstart`: run the whole pipeline on bundled data (what `make demo` does)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from tailcast.cli._common import echo, emit_json, new_app, note
+from tailcast.quickstart import run_quickstart
+
+app = new_app(
+    "Run tailcast end to end on bundled real data and print where the results are.",
+    no_args_is_help=False,
+)
+
+
+@app.callback(invoke_without_command=True)
+def quickstart(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable summary.")] = False,
+) -> None:
+    """Replay bundled traces, store and query results, and report where they are."""
+    result = run_quickstart(progress=note)
+    if as_json:
+        emit_json(
+            {
+                "results_dir": result.results_dir,
+                "steps": [{"step": n, "seconds": s, "summary": m} for n, s, m in result.steps],
+            }
+        )
+        return
+    echo(f"results: {result.results_dir}")

@@ -1,0 +1,27 @@
+"""Parsing of human-written quantities shared by every command (`4,1K,32K,1M`)."""
+
+from __future__ import annotations
+
+import re
+
+from tailcast.errors import UsageError
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)(i?B?)\s*$", re.IGNORECASE)
+# OSU and MPI users mean powers of two: 1K = 1024 bytes, as OSU's own -m option does.
+_FACTOR = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def parse_size(text: str) -> int:
+    """'4' → 4, '1K' → 1024, '32KiB' → 32768, '1M' → 1048576 (bytes)."""
+    match = _SIZE.match(text)
+    if not match:
+        raise UsageError(f"not a size: {text!r} (examples: 4, 1K, 32K, 1M)")
+    return int(match.group(1)) * _FACTOR[match.group(2).upper()]
+
+
+def parse_sizes(text: str) -> list[int]:
+    """A comma-separated size list, e.g. '4,1K,32K,1M'."""
+    sizes = [parse_size(part) for part in text.split(",") if part.strip()]
+    if not sizes:
+        raise UsageError("empty size list")
+    return sizes

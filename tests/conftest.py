@@ -1,0 +1,35 @@
+"""Shared fixtures. The local Slurm cluster fixture lives in tests/slurm_fixture.py."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+pytest_plugins = ["tests.slurm_fixture"]
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data (public traces, OSU outputs, squeue JSON). Skips only off-CI."""
+    if not SHARED_DATA.is_dir():
+        if in_ci():
+            pytest.fail(f"{SHARED_DATA} is missing in CI")
+        pytest.skip(f"{SHARED_DATA} not present on this machine")
+    return SHARED_DATA
+
+
+@pytest.fixture()
+def results_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private $TAILCAST_HOME for one test."""
+    home = tmp_path / "tailcast-home"
+    monkeypatch.setenv("TAILCAST_HOME", str(home))
+    return home
