@@ -1,14 +1,56 @@
-"""Type stub of the compiled replay engine (crates/replay-py); checked by mypy.stubtest."""
+"""Type stubs of the compiled replay engine (crates/replay-py). Checked by mypy.stubtest."""
+
+from typing import final
 
 import numpy as np
-import numpy.typing as npt
+from numpy.typing import NDArray
 
-__all__ = ["engine_version", "replay_local"]
+__all__ = ["JobReplay", "engine_version", "op_codes", "replay", "replay_local"]
 
 def engine_version() -> str: ...
 def replay_local(
-    rank: npt.NDArray[np.uint32],
-    t_start_ns: npt.NDArray[np.int64],
-    t_end_ns: npt.NDArray[np.int64],
+    rank: NDArray[np.uint32],
+    t_start_ns: NDArray[np.int64],
+    t_end_ns: NDArray[np.int64],
     compute_scale: float = 1.0,
-) -> npt.NDArray[np.int64]: ...
+) -> NDArray[np.int64]: ...
+def op_codes() -> dict[str, int]: ...
+
+@final
+class JobReplay:
+    """Replay results of one trace (times in ns from the start of the replay)."""
+
+    @property
+    def sim_start_ns(self) -> NDArray[np.int64]: ...
+    @property
+    def sim_end_ns(self) -> NDArray[np.int64]: ...
+    @property
+    def iterations(self) -> NDArray[np.int32]: ...
+    @property
+    def iteration_latency_ns(self) -> NDArray[np.float64]: ...
+    @property
+    def endpoints(self) -> NDArray[np.uint32]: ...
+    @property
+    def total_time_ns(self) -> float: ...
+
+def replay(
+    traces: list[dict[str, NDArray[np.generic]]],
+    placements: list[str],
+    fabric: dict[str, int | float | str],
+    *,
+    seed: int = 0,
+    eager_threshold_bytes: int = 8192,
+    compute_scale: float = 1.0,
+    coll: str = "",
+) -> tuple[list[JobReplay], dict[str, int]]:
+    """Replays `traces` together on one fabric; releases the GIL while running.
+
+    Each trace is a dict of contiguous 1-D arrays: rank u32, seq i64, op u8 (`op_codes()`),
+    peer i32, root i32, send_bytes i64, recv_bytes i64, tag i32, comm i32, request i64,
+    t_start_ns i64, t_end_ns i64, iteration i32 (nulls: see tailcast.replay.columns).
+    `placements[i]`: "linear[:OFFSET]", "random[:SEED]" or "explicit:E0,E1,...".
+    `fabric` keys: model = alpha_beta (alpha_ns, beta_ns_per_byte) | loggp (latency_ns,
+    gap_ns, gap_ns_per_byte) | flow (topology = crossbar (endpoints) | fat_tree (k, n) |
+    torus3d (x, y, z), link_bandwidth_gbps, hop_latency_ns, duplex, routing); host costs
+    overhead_ns, overhead_ns_per_byte, gamma_ns_per_byte. Returns per-trace results and
+    counters (actions, messages, events). Raises ValueError on bad input or deadlock."""

@@ -19,10 +19,17 @@ pub struct HostParams {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LogGpParams {
     /// α-β-γ (Hockney with reduction cost): a message of n bytes costs α + nβ.
-    AlphaBeta { alpha_ns: f64, beta_ns_per_byte: f64 },
+    AlphaBeta {
+        alpha_ns: f64,
+        beta_ns_per_byte: f64,
+    },
     /// LogGP (Alexandrov et al. 1995): latency L, gap g between messages and G per byte at
     /// the sender's NIC.
-    LogGp { l_ns: f64, g_ns: f64, g_ns_per_byte: f64 },
+    LogGp {
+        l_ns: f64,
+        g_ns: f64,
+        g_ns_per_byte: f64,
+    },
 }
 
 /// Link sharing of a cable: two independent directions, or one shared by both.

@@ -16,24 +16,48 @@ pub struct BlockedRank {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReplayError {
     /// A column set is malformed; names the trace (0-based, in the order given) and row.
-    BadTrace { trace: u32, row: Option<usize>, message: String },
+    BadTrace {
+        trace: u32,
+        row: Option<usize>,
+        message: String,
+    },
     BadConfig(String),
     /// The trace cannot complete: ranks wait for messages that never come (or messages were
     /// never received). `unmatched` describes leftover messages.
-    Deadlock { blocked: Vec<BlockedRank>, total_blocked: usize, unmatched: Vec<String> },
+    Deadlock {
+        blocked: Vec<BlockedRank>,
+        total_blocked: usize,
+        unmatched: Vec<String>,
+    },
     /// A collective could not be expanded into point-to-point steps.
-    Collective { trace: u32, row: usize, message: String },
+    Collective {
+        trace: u32,
+        row: usize,
+        message: String,
+    },
 }
 
 impl fmt::Display for ReplayError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::BadTrace { trace, row: Some(row), message } => {
+            Self::BadTrace {
+                trace,
+                row: Some(row),
+                message,
+            } => {
                 write!(f, "trace {trace}, row {row}: {message}")
             }
-            Self::BadTrace { trace, row: None, message } => write!(f, "trace {trace}: {message}"),
+            Self::BadTrace {
+                trace,
+                row: None,
+                message,
+            } => write!(f, "trace {trace}: {message}"),
             Self::BadConfig(m) => write!(f, "invalid replay configuration: {m}"),
-            Self::Deadlock { blocked, total_blocked, unmatched } => {
+            Self::Deadlock {
+                blocked,
+                total_blocked,
+                unmatched,
+            } => {
                 if *total_blocked > 0 {
                     write!(f, "deadlock: {total_blocked} rank(s) blocked forever: ")?;
                     for (i, b) in blocked.iter().enumerate() {
@@ -55,7 +79,11 @@ impl fmt::Display for ReplayError {
                 }
                 Ok(())
             }
-            Self::Collective { trace, row, message } => {
+            Self::Collective {
+                trace,
+                row,
+                message,
+            } => {
                 write!(f, "trace {trace}, row {row}: {message}")
             }
         }

@@ -4,7 +4,20 @@
 //! `tailcast._core`. Data crosses the boundary as plain column slices.
 
 pub mod collectives;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod fabric;
+pub mod ops;
+pub mod placement;
+pub mod prng;
 pub mod timeline;
+pub mod trace;
+
+pub use config::{FabricSpec, HostParams, Placement, ReplayOptions};
+pub use engine::{replay, JobInput, JobResult, ReplayStats};
+pub use error::ReplayError;
+pub use trace::TraceColumns;
 
 /// Version of the engine crate, reported by `tailcast --version`.
 pub fn engine_version() -> &'static str {

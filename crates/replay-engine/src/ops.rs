@@ -33,6 +33,11 @@ pub enum Op {
     Rsend = 20,
     Ibsend = 21,
     Irsend = 22,
+    /// Communicator management: instantaneous (members come from `comm_members`).
+    CommSplit = 23,
+    CommDup = 24,
+    CommCreate = 25,
+    CommFree = 26,
     Barrier = 32,
     Bcast = 33,
     Reduce = 34,
@@ -74,6 +79,10 @@ pub const OP_TABLE: &[(&str, Op)] = &[
     ("rsend", Op::Rsend),
     ("ibsend", Op::Ibsend),
     ("irsend", Op::Irsend),
+    ("comm_split", Op::CommSplit),
+    ("comm_dup", Op::CommDup),
+    ("comm_create", Op::CommCreate),
+    ("comm_free", Op::CommFree),
     ("barrier", Op::Barrier),
     ("bcast", Op::Bcast),
     ("reduce", Op::Reduce),
@@ -105,7 +114,11 @@ impl Op {
     }
 
     pub fn name(self) -> &'static str {
-        OP_TABLE.iter().find(|(_, op)| *op == self).map(|(n, _)| *n).unwrap_or("other")
+        OP_TABLE
+            .iter()
+            .find(|(_, op)| *op == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("other")
     }
 
     /// The collective this op starts, if it is one.

@@ -5,7 +5,11 @@ use crate::prng::SplitMix64;
 
 /// Endpoint of every rank. `endpoints` is the fabric's count (None: unbounded, then each
 /// rank gets its own endpoint under `Linear`/`Random`).
-pub fn place(ranks: u32, endpoints: Option<u32>, placement: &Placement) -> Result<Vec<u32>, String> {
+pub fn place(
+    ranks: u32,
+    endpoints: Option<u32>,
+    placement: &Placement,
+) -> Result<Vec<u32>, String> {
     let e = endpoints.unwrap_or(ranks.max(1));
     if e == 0 {
         return Err("the fabric has no endpoints".into());
@@ -28,7 +32,9 @@ pub fn place(ranks: u32, endpoints: Option<u32>, placement: &Placement) -> Resul
                 ));
             }
             if let Some((r, &bad)) = list.iter().enumerate().find(|(_, &x)| x >= e) {
-                return Err(format!("rank {r} placed on endpoint {bad}, the fabric has {e}"));
+                return Err(format!(
+                    "rank {r} placed on endpoint {bad}, the fabric has {e}"
+                ));
             }
             Ok(list.clone())
         }
@@ -41,15 +47,30 @@ mod tests {
 
     #[test]
     fn linear_blocks_random_permutes_explicit_checks() {
-        assert_eq!(place(4, Some(2), &Placement::Linear { offset: 0 }).unwrap(), vec![0, 0, 1, 1]);
-        assert_eq!(place(3, Some(8), &Placement::Linear { offset: 6 }).unwrap(), vec![6, 7, 0]);
-        assert_eq!(place(3, None, &Placement::Linear { offset: 0 }).unwrap(), vec![0, 1, 2]);
+        assert_eq!(
+            place(4, Some(2), &Placement::Linear { offset: 0 }).unwrap(),
+            vec![0, 0, 1, 1]
+        );
+        assert_eq!(
+            place(3, Some(8), &Placement::Linear { offset: 6 }).unwrap(),
+            vec![6, 7, 0]
+        );
+        assert_eq!(
+            place(3, None, &Placement::Linear { offset: 0 }).unwrap(),
+            vec![0, 1, 2]
+        );
         let a = place(16, Some(16), &Placement::Random { seed: 5 }).unwrap();
         let mut s = a.clone();
         s.sort_unstable();
         assert_eq!(s, (0..16).collect::<Vec<_>>());
-        assert_eq!(a, place(16, Some(16), &Placement::Random { seed: 5 }).unwrap());
-        assert_ne!(a, place(16, Some(16), &Placement::Random { seed: 6 }).unwrap());
+        assert_eq!(
+            a,
+            place(16, Some(16), &Placement::Random { seed: 5 }).unwrap()
+        );
+        assert_ne!(
+            a,
+            place(16, Some(16), &Placement::Random { seed: 6 }).unwrap()
+        );
         assert!(place(2, Some(4), &Placement::Explicit(vec![0, 4])).is_err());
         assert!(place(2, Some(4), &Placement::Explicit(vec![0])).is_err());
     }

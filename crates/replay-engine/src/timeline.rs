@@ -7,22 +7,38 @@ use std::fmt;
 /// Errors a malformed column set can produce; each names the offending row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TimelineError {
-    LengthMismatch { ranks: usize, starts: usize, ends: usize },
-    NegativeDuration { row: usize },
-    OutOfOrder { row: usize, rank: u32 },
+    LengthMismatch {
+        ranks: usize,
+        starts: usize,
+        ends: usize,
+    },
+    NegativeDuration {
+        row: usize,
+    },
+    OutOfOrder {
+        row: usize,
+        rank: u32,
+    },
     BadScale,
 }
 
 impl fmt::Display for TimelineError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::LengthMismatch { ranks, starts, ends } => write!(
+            Self::LengthMismatch {
+                ranks,
+                starts,
+                ends,
+            } => write!(
                 f,
                 "column lengths differ: rank={ranks}, t_start_ns={starts}, t_end_ns={ends}"
             ),
             Self::NegativeDuration { row } => write!(f, "row {row}: t_end_ns < t_start_ns"),
             Self::OutOfOrder { row, rank } => {
-                write!(f, "row {row}: rank {rank} call starts before its previous call ended")
+                write!(
+                    f,
+                    "row {row}: rank {rank} call starts before its previous call ended"
+                )
             }
             Self::BadScale => write!(f, "compute_scale must be finite and >= 0"),
         }
@@ -109,6 +125,9 @@ mod tests {
             replay_local(&[0, 0], &[0, 5], &[10, 20], 1.0),
             Err(TimelineError::OutOfOrder { row: 1, rank: 0 })
         );
-        assert_eq!(replay_local(&[0], &[0], &[1], f64::NAN), Err(TimelineError::BadScale));
+        assert_eq!(
+            replay_local(&[0], &[0], &[1], f64::NAN),
+            Err(TimelineError::BadScale)
+        );
     }
 }

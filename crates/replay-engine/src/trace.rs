@@ -13,6 +13,42 @@ use crate::ops::Op;
 
 pub const ANY_SOURCE: i32 = -1;
 pub const ANY_TAG: i32 = -1;
+/// `recv_peer` / `recv_tag` null: same as `peer` / `tag`.
+pub const SAME: i32 = i32::MIN;
+
+/// A list column in CSR form: the list of row i is `values[offsets[i]..offsets[i + 1]]`.
+/// Empty `offsets` means every list is empty.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Lists<'a> {
+    pub offsets: &'a [i64],
+    pub values: &'a [i64],
+}
+
+impl<'a> Lists<'a> {
+    pub fn get(&self, row: usize) -> &'a [i64] {
+        if self.offsets.is_empty() {
+            return &[];
+        }
+        &self.values[self.offsets[row] as usize..self.offsets[row + 1] as usize]
+    }
+
+    fn check(&self, rows: usize) -> Result<(), String> {
+        if self.offsets.is_empty() {
+            return Ok(());
+        }
+        if self.offsets.len() != rows + 1 {
+            return Err(format!("{} offsets for {rows} rows", self.offsets.len()));
+        }
+        let ok = self.offsets.windows(2).all(|w| w[0] <= w[1])
+            && self.offsets[0] >= 0
+            && self.offsets[rows] as usize <= self.values.len();
+        if ok {
+            Ok(())
+        } else {
+            Err("offsets are not monotone within the values".into())
+        }
+    }
+}
 
 /// Borrowed columns of one trace (one row per MPI call).
 #[derive(Debug, Clone, Copy)]
@@ -30,6 +66,19 @@ pub struct TraceColumns<'a> {
     pub t_start_ns: &'a [i64],
     pub t_end_ns: &'a [i64],
     pub iteration: &'a [i32],
+    /// sendrecv: source and receive tag (SAME = as peer / tag).
+    pub recv_peer: &'a [i32],
+    pub recv_tag: &'a [i32],
+    /// wait*/test*: the requests the call completed.
+    pub requests: Lists<'a>,
+    /// v-collectives: bytes per communicator rank.
+    pub send_counts: Lists<'a>,
+    pub recv_counts: Lists<'a>,
+    /// Communicators with known members: id and world ranks in communicator-rank order.
+    /// Others: MPI_COMM_WORLD (0) is every rank; any other id is the set of ranks calling
+    /// collectives on it, in world-rank order.
+    pub comm_ids: &'a [i32],
+    pub comm_members: Lists<'a>,
 }
 
 impl TraceColumns<'_> {
@@ -49,13 +98,17 @@ pub struct TraceIndex {
     /// Rows of rank r are `order[starts[r]..starts[r + 1]]`, in seq order.
     pub order: Vec<u32>,
     pub starts: Vec<usize>,
-    /// Communicator → its member ranks (ascending world rank = communicator rank order).
+    /// Communicator → its member ranks in communicator-rank order.
     pub comms: HashMap<i32, Vec<u32>>,
 }
 
 pub fn index(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayError> {
     let n = c.len();
-    let bad = |row: Option<usize>, message: String| ReplayError::BadTrace { trace, row, message };
+    let bad = |row: Option<usize>, message: String| ReplayError::BadTrace {
+        trace,
+        row,
+        message,
+    };
     let lens = [
         ("seq", c.seq.len()),
         ("op", c.op.len()),
@@ -69,18 +122,36 @@ pub fn index(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayError
         ("t_start_ns", c.t_start_ns.len()),
         ("t_end_ns", c.t_end_ns.len()),
         ("iteration", c.iteration.len()),
+        ("recv_peer", c.recv_peer.len()),
+        ("recv_tag", c.recv_tag.len()),
     ];
     for (name, len) in lens {
         if len != n {
-            return Err(bad(None, format!("column {name} has {len} rows, rank has {n}")));
+            return Err(bad(
+                None,
+                format!("column {name} has {len} rows, rank has {n}"),
+            ));
         }
+    }
+    for (name, lists, rows) in [
+        ("requests", c.requests, n),
+        ("send_counts", c.send_counts, n),
+        ("recv_counts", c.recv_counts, n),
+        ("comm_members", c.comm_members, c.comm_ids.len()),
+    ] {
+        lists
+            .check(rows)
+            .map_err(|m| bad(None, format!("list column {name}: {m}")))?;
     }
     if n > u32::MAX as usize {
         return Err(bad(None, "more than 2^32 rows".into()));
     }
     let ranks = c.rank.iter().map(|&r| r + 1).max().unwrap_or(0);
     if ranks > 1 << 24 {
-        return Err(bad(None, format!("rank ids up to {} (more than 2^24)", ranks - 1)));
+        return Err(bad(
+            None,
+            format!("rank ids up to {} (more than 2^24)", ranks - 1),
+        ));
     }
     // Counting sort by rank keeps each rank's rows in file order.
     let mut starts = vec![0usize; ranks as usize + 1];
@@ -97,12 +168,33 @@ pub fn index(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayError
         fill[r as usize] += 1;
     }
     let mut comms: HashMap<i32, Vec<u32>> = HashMap::new();
+    let mut inferred: HashMap<i32, Vec<u32>> = HashMap::new();
+    for (i, &id) in c.comm_ids.iter().enumerate() {
+        let members = c.comm_members.get(i);
+        if let Some(&m) = members.iter().find(|&&m| m < 0 || m >= i64::from(ranks)) {
+            return Err(bad(
+                None,
+                format!("communicator {id} lists rank {m}, not in the trace"),
+            ));
+        }
+        comms.insert(id, members.iter().map(|&m| m as u32).collect());
+    }
+    comms.entry(0).or_insert_with(|| (0..ranks).collect());
     for r in 0..ranks as usize {
         let rows = &mut order[starts[r]..starts[r + 1]];
-        if rows.windows(2).any(|w| c.seq[w[0] as usize] >= c.seq[w[1] as usize]) {
+        if rows
+            .windows(2)
+            .any(|w| c.seq[w[0] as usize] >= c.seq[w[1] as usize])
+        {
             rows.sort_by_key(|&row| c.seq[row as usize]);
-            if let Some(w) = rows.windows(2).find(|w| c.seq[w[0] as usize] == c.seq[w[1] as usize]) {
-                return Err(bad(Some(w[1] as usize), format!("rank {r} repeats seq {}", c.seq[w[1] as usize])));
+            if let Some(w) = rows
+                .windows(2)
+                .find(|w| c.seq[w[0] as usize] == c.seq[w[1] as usize])
+            {
+                return Err(bad(
+                    Some(w[1] as usize),
+                    format!("rank {r} repeats seq {}", c.seq[w[1] as usize]),
+                ));
             }
         }
         let mut seen_comms: Vec<i32> = Vec::new();
@@ -115,15 +207,23 @@ pub fn index(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayError
             }
             let peer = c.peer[row];
             if peer >= 0 && peer as u32 >= ranks && is_p2p(op) {
-                return Err(bad(Some(row), format!("peer {peer} is not a rank of the trace")));
+                return Err(bad(
+                    Some(row),
+                    format!("peer {peer} is not a rank of the trace"),
+                ));
             }
             if op.collective().is_some() && !seen_comms.contains(&c.comm[row]) {
                 seen_comms.push(c.comm[row]);
-                comms.entry(c.comm[row]).or_default().push(r as u32);
+                inferred.entry(c.comm[row]).or_default().push(r as u32);
             }
         }
     }
-    Ok(TraceIndex { ranks, order, starts, comms })
+    Ok(TraceIndex {
+        ranks,
+        order,
+        starts,
+        comms,
+    })
 }
 
 fn is_p2p(op: Op) -> bool {

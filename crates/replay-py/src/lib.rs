@@ -1,9 +1,14 @@
 //! pyo3 binding: exposes replay-engine to Python as `tailcast._core`.
 //! Only conversions live here; all semantics are in the engine crate.
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+mod config;
+
+use numpy::{Element, IntoPyArray, PyArray1, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use replay_engine::trace::Lists;
+use replay_engine::{JobInput, ReplayOptions, TraceColumns};
 
 /// Version of the Rust replay engine.
 #[pyfunction]
@@ -22,16 +27,247 @@ fn replay_local<'py>(
     t_end_ns: PyReadonlyArray1<'py, i64>,
     compute_scale: f64,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let (r, s, e) = (rank.as_slice()?, t_start_ns.as_slice()?, t_end_ns.as_slice()?);
+    let (r, s, e) = (
+        rank.as_slice()?,
+        t_start_ns.as_slice()?,
+        t_end_ns.as_slice()?,
+    );
     let ends = py
         .allow_threads(|| replay_engine::timeline::replay_local(r, s, e, compute_scale))
         .map_err(|err| PyValueError::new_err(err.to_string()))?;
     Ok(ends.into_pyarray(py))
 }
 
+/// The operation code table: trace op name → code (u8) the engine reads.
+#[pyfunction]
+fn op_codes() -> std::collections::HashMap<&'static str, u8> {
+    replay_engine::ops::OP_TABLE
+        .iter()
+        .map(|&(name, op)| (name, op as u8))
+        .collect()
+}
+
+/// Replay results of one trace (times in ns from the start of the replay).
+#[pyclass(frozen, module = "tailcast._core")]
+struct JobReplay {
+    #[pyo3(get)]
+    sim_start_ns: Py<PyArray1<i64>>,
+    #[pyo3(get)]
+    sim_end_ns: Py<PyArray1<i64>>,
+    #[pyo3(get)]
+    iterations: Py<PyArray1<i32>>,
+    #[pyo3(get)]
+    iteration_latency_ns: Py<PyArray1<f64>>,
+    #[pyo3(get)]
+    endpoints: Py<PyArray1<u32>>,
+    #[pyo3(get)]
+    total_time_ns: f64,
+}
+
+/// Borrowed numpy columns of one trace.
+struct Columns<'py> {
+    rank: PyReadonlyArray1<'py, u32>,
+    seq: PyReadonlyArray1<'py, i64>,
+    op: PyReadonlyArray1<'py, u8>,
+    peer: PyReadonlyArray1<'py, i32>,
+    root: PyReadonlyArray1<'py, i32>,
+    send_bytes: PyReadonlyArray1<'py, i64>,
+    recv_bytes: PyReadonlyArray1<'py, i64>,
+    tag: PyReadonlyArray1<'py, i32>,
+    comm: PyReadonlyArray1<'py, i32>,
+    request: PyReadonlyArray1<'py, i64>,
+    t_start_ns: PyReadonlyArray1<'py, i64>,
+    t_end_ns: PyReadonlyArray1<'py, i64>,
+    iteration: PyReadonlyArray1<'py, i32>,
+    recv_peer: PyReadonlyArray1<'py, i32>,
+    recv_tag: PyReadonlyArray1<'py, i32>,
+    comm_ids: Option<PyReadonlyArray1<'py, i32>>,
+    /// (offsets, values) of requests, send_counts, recv_counts, comm_members.
+    lists: Vec<Option<(PyReadonlyArray1<'py, i64>, PyReadonlyArray1<'py, i64>)>>,
+}
+
+const LIST_COLUMNS: [&str; 4] = ["requests", "send_counts", "recv_counts", "comm_members"];
+
+fn optional<'py, T: Element>(
+    d: &Bound<'py, PyDict>,
+    key: &str,
+    dtype: &str,
+) -> PyResult<Option<PyReadonlyArray1<'py, T>>> {
+    if d.contains(key)? {
+        column(d, key, dtype).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+fn slice<'a, T: Element>(a: &'a Option<PyReadonlyArray1<'_, T>>) -> PyResult<&'a [T]> {
+    match a {
+        Some(a) => Ok(a.as_slice()?),
+        None => Ok(&[]),
+    }
+}
+
+fn column<'py, T: Element>(
+    d: &Bound<'py, PyDict>,
+    key: &str,
+    dtype: &str,
+) -> PyResult<PyReadonlyArray1<'py, T>> {
+    let value = d
+        .get_item(key)?
+        .ok_or_else(|| PyValueError::new_err(format!("trace column {key} is missing")))?;
+    let array: PyReadonlyArray1<'py, T> = value.extract().map_err(|_| {
+        PyValueError::new_err(format!(
+            "trace column {key} must be a 1-D numpy array of {dtype}"
+        ))
+    })?;
+    if !array.is_contiguous() {
+        return Err(PyValueError::new_err(format!(
+            "trace column {key} must be contiguous"
+        )));
+    }
+    Ok(array)
+}
+
+impl<'py> Columns<'py> {
+    fn from_dict(d: &Bound<'py, PyDict>) -> PyResult<Self> {
+        Ok(Self {
+            rank: column(d, "rank", "uint32")?,
+            seq: column(d, "seq", "int64")?,
+            op: column(d, "op", "uint8")?,
+            peer: column(d, "peer", "int32")?,
+            root: column(d, "root", "int32")?,
+            send_bytes: column(d, "send_bytes", "int64")?,
+            recv_bytes: column(d, "recv_bytes", "int64")?,
+            tag: column(d, "tag", "int32")?,
+            comm: column(d, "comm", "int32")?,
+            request: column(d, "request", "int64")?,
+            t_start_ns: column(d, "t_start_ns", "int64")?,
+            t_end_ns: column(d, "t_end_ns", "int64")?,
+            iteration: column(d, "iteration", "int32")?,
+            recv_peer: column(d, "recv_peer", "int32")?,
+            recv_tag: column(d, "recv_tag", "int32")?,
+            comm_ids: optional(d, "comm_ids", "int32")?,
+            lists: LIST_COLUMNS
+                .iter()
+                .map(|name| {
+                    let offsets = optional(d, &format!("{name}_offsets"), "int64")?;
+                    let values = optional(d, &format!("{name}_values"), "int64")?;
+                    Ok(offsets.zip(values))
+                })
+                .collect::<PyResult<_>>()?,
+        })
+    }
+
+    fn view(&self) -> PyResult<TraceColumns<'_>> {
+        Ok(TraceColumns {
+            rank: self.rank.as_slice()?,
+            seq: self.seq.as_slice()?,
+            op: self.op.as_slice()?,
+            peer: self.peer.as_slice()?,
+            root: self.root.as_slice()?,
+            send_bytes: self.send_bytes.as_slice()?,
+            recv_bytes: self.recv_bytes.as_slice()?,
+            tag: self.tag.as_slice()?,
+            comm: self.comm.as_slice()?,
+            request: self.request.as_slice()?,
+            t_start_ns: self.t_start_ns.as_slice()?,
+            t_end_ns: self.t_end_ns.as_slice()?,
+            iteration: self.iteration.as_slice()?,
+            recv_peer: self.recv_peer.as_slice()?,
+            recv_tag: self.recv_tag.as_slice()?,
+            requests: self.list(0)?,
+            send_counts: self.list(1)?,
+            recv_counts: self.list(2)?,
+            comm_ids: slice(&self.comm_ids)?,
+            comm_members: self.list(3)?,
+        })
+    }
+
+    fn list(&self, i: usize) -> PyResult<Lists<'_>> {
+        match &self.lists[i] {
+            Some((o, v)) => Ok(Lists {
+                offsets: o.as_slice()?,
+                values: v.as_slice()?,
+            }),
+            None => Ok(Lists::default()),
+        }
+    }
+}
+
+fn to_ns(v: Vec<f64>) -> Vec<i64> {
+    v.into_iter().map(|t| t.round() as i64).collect()
+}
+
+/// Replays traces together on one fabric; see tailcast/_core.pyi for the contract.
+#[pyfunction]
+#[pyo3(signature = (traces, placements, fabric, *, seed = 0, eager_threshold_bytes = 8192,
+                    compute_scale = 1.0, coll = ""))]
+#[allow(clippy::too_many_arguments)]
+fn replay<'py>(
+    py: Python<'py>,
+    traces: Vec<Bound<'py, PyDict>>,
+    placements: Vec<String>,
+    fabric: Bound<'py, PyDict>,
+    seed: u64,
+    eager_threshold_bytes: u64,
+    compute_scale: f64,
+    coll: &str,
+) -> PyResult<(Vec<JobReplay>, std::collections::HashMap<&'static str, u64>)> {
+    if traces.len() != placements.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} traces but {} placements",
+            traces.len(),
+            placements.len()
+        )));
+    }
+    let spec = config::fabric_spec(&fabric)?;
+    let columns: Vec<Columns<'py>> = traces
+        .iter()
+        .map(Columns::from_dict)
+        .collect::<PyResult<_>>()?;
+    let mut jobs = Vec::with_capacity(columns.len());
+    for (c, p) in columns.iter().zip(&placements) {
+        jobs.push(JobInput {
+            columns: c.view()?,
+            placement: config::placement(p)?,
+        });
+    }
+    let options = ReplayOptions {
+        eager_threshold_bytes,
+        compute_scale,
+        seed,
+        coll_overrides: coll.to_string(),
+    };
+    let (results, stats) = py
+        .allow_threads(|| replay_engine::replay(&jobs, &spec, &options))
+        .map_err(|err| PyValueError::new_err(err.to_string()))?;
+    let jobs = results
+        .into_iter()
+        .map(|r| JobReplay {
+            sim_start_ns: to_ns(r.sim_start_ns).into_pyarray(py).unbind(),
+            sim_end_ns: to_ns(r.sim_end_ns).into_pyarray(py).unbind(),
+            iterations: r.iterations.into_pyarray(py).unbind(),
+            iteration_latency_ns: r.iteration_latency_ns.into_pyarray(py).unbind(),
+            endpoints: r.endpoints.into_pyarray(py).unbind(),
+            total_time_ns: r.total_time_ns,
+        })
+        .collect();
+    let stats = [
+        ("actions", stats.actions),
+        ("messages", stats.messages),
+        ("events", stats.events),
+    ]
+    .into_iter()
+    .collect();
+    Ok((jobs, stats))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(engine_version, m)?)?;
     m.add_function(wrap_pyfunction!(replay_local, m)?)?;
+    m.add_function(wrap_pyfunction!(op_codes, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_class::<JobReplay>()?;
     Ok(())
 }

@@ -42,14 +42,16 @@ def _operation(mpi: Any, comm: Any, benchmark: str, size: int) -> Callable[[], f
     byte, schar = mpi.BYTE, mpi.SIGNED_CHAR
     wtime = mpi.Wtime
     send = np.ones(max(size, 1) * (ranks if benchmark == "alltoall" else 1), dtype=np.int8)
-    recv = np.zeros(max(size, 1) * (ranks if benchmark in ("alltoall", "allgather") else 1),
-                    dtype=np.int8)
+    recv = np.zeros(
+        max(size, 1) * (ranks if benchmark in ("alltoall", "allgather") else 1), dtype=np.int8
+    )
 
     def timed(call: Callable[[], None]) -> Callable[[], float]:
         def run() -> float:
-            t0 = wtime()
+            t0: float = wtime()
             call()
-            return (wtime() - t0) * 1e6
+            t1: float = wtime()
+            return (t1 - t0) * 1e6
 
         return run
 
@@ -132,7 +134,12 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write("tailcast builtin: needs at least two MPI processes\n")
         return 2
     times = measure(
-        MPI, comm, args.benchmark, args.size, args.iterations, args.warmup,
+        MPI,
+        comm,
+        args.benchmark,
+        args.size,
+        args.iterations,
+        args.warmup,
         args.interval_ms / 1000.0,
     )
     gathered = np.empty((ranks, args.iterations), dtype=np.float64) if rank == 0 else None
@@ -142,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     if rank == 0:
         assert gathered is not None and hosts is not None and addrs is not None
         meta = {
-            "mpi_library": MPI.Get_library_version().strip().splitlines()[0],
+            "mpi_library": MPI.Get_library_version().replace("\x00", "").strip().splitlines()[0],
             "mpi_standard": "{}.{}".format(*MPI.Get_version()),
             "mpi4py": __import__("mpi4py").__version__,
             "numpy": np.__version__,

@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import diptest
+import diptest  # type: ignore[import-untyped]
 import numpy as np
 import numpy.typing as npt
 import scipy.stats
-from sklearn.mixture import GaussianMixture
+from sklearn.mixture import GaussianMixture  # type: ignore[import-untyped]
 
 from tailcast.analysis.tails import clean
 from tailcast.errors import UsageError

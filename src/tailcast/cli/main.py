@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from tailcast import __version__
-from tailcast.cli import db, predict, quickstart, trace
+from tailcast.cli import agent, analyze, collect, db, predict, quickstart, replay, report, trace
 from tailcast.errors import EXIT_FAILURE, TailcastError
 
 app = typer.Typer(
@@ -63,9 +63,14 @@ def _root(
     _state["debug"] = debug or os.environ.get("TAILCAST_DEBUG") == "1"
 
 
+app.add_typer(agent.app, name="agent")
+app.add_typer(analyze.app, name="analyze")
+app.add_typer(collect.app, name="collect")
 app.add_typer(db.app, name="db")
 app.add_typer(predict.app, name="predict")
 app.add_typer(quickstart.app, name="quickstart")
+app.add_typer(replay.app, name="replay")
+app.add_typer(report.app, name="report")
 app.add_typer(trace.app, name="trace")
 
 

@@ -162,9 +162,7 @@ def synth(
     note(f"wrote {output} ({table.num_rows} calls, {ranks} ranks)")
 
 
-@app.command(
-    "capture", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
-)
+@app.command("capture", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def capture(
     ctx: typer.Context,
     output: Annotated[Path, typer.Option("-o", "--output", help="Parquet trace to write.")],

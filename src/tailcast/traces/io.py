@@ -58,7 +58,9 @@ class TraceMeta:
             ranks = int(text.pop("ranks"))
             unsupported = json.loads(text.pop("unsupported", "{}"))
         except (KeyError, ValueError) as exc:
-            raise InputError(path, f"trace metadata lacks a valid ranks/unsupported ({exc})")
+            raise InputError(
+                path, f"trace metadata lacks valid ranks/unsupported ({exc})"
+            ) from None
         meta = cls(
             ranks=ranks,
             application=text.pop("application", ""),

@@ -94,7 +94,7 @@ class _Otf2Converter:
         return ident, members
 
     def ns(self, t: int) -> int:
-        return int(round((int(t) - self.offset) * self.ns_per_tick))
+        return round((int(t) - self.offset) * self.ns_per_tick)
 
     def event(self, loc: Any, ev: Any) -> None:
         kind = type(ev).__name__
@@ -117,9 +117,9 @@ class _Otf2Converter:
             if cur.op:
                 self._emit(rank, cur, self.ns(ev.time))
             return
-        cur = stack[-1] if stack else None
-        if cur is None or not cur.op:
+        if not stack or not stack[-1].op:
             return
+        cur = stack[-1]
         v = cur.values
         if kind in ("MpiSend", "MpiIsend"):
             ident, members = self.comm_of(ev.communicator, rank)
@@ -208,7 +208,7 @@ def _world(members: list[int], comm_rank: int) -> int:
 
 def import_otf2(path: Path) -> tuple[pa.Table, TraceMeta]:
     """Reads an OTF2 archive given its anchor file (`traces.otf2`)."""
-    import otf2
+    import otf2  # type: ignore[import-untyped]
 
     path = Path(path)
     if not path.is_file():

@@ -59,7 +59,8 @@ class TitParser:
         try:
             rank = int(tokens[0])
         except ValueError:
-            raise InputError(path, f"expected '<rank> <action> …', got {text.strip()!r}", line)
+            msg = f"expected '<rank> <action> …', got {text.strip()!r}"
+            raise InputError(path, msg, line) from None
         if len(tokens) < 2:
             raise InputError(path, "missing action after rank", line)
         if not 0 <= rank < self.ranks or (expect_rank is not None and rank != expect_rank):
@@ -80,7 +81,7 @@ class TitParser:
     def _action(self, rank: int, name: str, a: list[str]) -> None:
         st = self.states.setdefault(rank, _RankState())
         n = self.ranks
-        now = int(round(st.clock_ns))
+        now = round(st.clock_ns)
 
         def add(op: str, **values: object) -> None:
             self.builder.add(rank, op, t_start_ns=now, t_end_ns=now, comm=0, **values)
@@ -249,10 +250,7 @@ def import_tit(path: Path, flops_per_s: float = DEFAULT_FLOPS_PER_S) -> tuple[pa
         raise InputError(path, "no such file")
     per_rank = path.is_dir() or is_tit_list(path)
     files = _rank_files(path) if per_rank else [path]
-    if per_rank:
-        ranks = len(files)
-    else:
-        ranks = _count_ranks(path)
+    ranks = len(files) if per_rank else _count_ranks(path)
     parser = TitParser(ranks, flops_per_s)
     for index, file in enumerate(files):
         try:

@@ -112,9 +112,7 @@ def _rows(table: pa.Table) -> Iterator[_Row]:
     cols = table.to_pydict()
     names = [n for n in cols if n not in ("rank", "seq", "op")]
     for i in range(table.num_rows):
-        yield _Row(
-            cols["rank"][i], cols["seq"][i], cols["op"][i], {n: cols[n][i] for n in names}
-        )
+        yield _Row(cols["rank"][i], cols["seq"][i], cols["op"][i], {n: cols[n][i] for n in names})
 
 
 def _structure(rows: list[_Row], ranks: int) -> Iterator[TraceViolation]:
@@ -169,8 +167,11 @@ def _p2p(rows: list[_Row]) -> Iterator[TraceViolation]:
             sent, got = s.values.get("send_bytes"), rc.values.get("recv_bytes")
             if sent is not None and got is not None and got < sent:
                 yield MessageSizeMismatch(
-                    rc.rank, rc.seq, rc.op, f"receives {got} B but rank {s.rank} seq {s.seq} "
-                    f"sends {sent} B (comm {key[0]}, tag {key[3]})"
+                    rc.rank,
+                    rc.seq,
+                    rc.op,
+                    f"receives {got} B but rank {s.rank} seq {s.seq} "
+                    f"sends {sent} B (comm {key[0]}, tag {key[3]})",
                 )
         leftover[key[2]].extend(s_q)
         for rc in r_q:
@@ -205,7 +206,9 @@ def _collectives(rows: list[_Row], members: dict[int, list[int]]) -> Iterator[Tr
                 first = present[0]
                 missing = [rk for rk, seq in zip(ranks, per_rank, strict=True) if len(seq) <= k]
                 yield CollectiveMismatch(
-                    first.rank, first.seq, first.op,
+                    first.rank,
+                    first.seq,
+                    first.op,
                     f"collective #{k} on comm {comm} not called by ranks {missing}",
                 )
                 return
@@ -225,7 +228,9 @@ def _consistency(group: list[_Row], ranks: list[int]) -> TraceViolation | None:
             )
         if r.values.get("root") != ref.values.get("root"):
             return CollectiveMismatch(
-                r.rank, r.seq, r.op,
+                r.rank,
+                r.seq,
+                r.op,
                 f"root {r.values.get('root')} but rank {ref.rank} uses {ref.values.get('root')}",
             )
     root = ref.values.get("root")
@@ -236,7 +241,9 @@ def _consistency(group: list[_Row], ranks: list[int]) -> TraceViolation | None:
         for r in known[1:]:
             if r.values[col] != known[0].values[col]:
                 return CollectiveMismatch(
-                    r.rank, r.seq, r.op,
+                    r.rank,
+                    r.seq,
+                    r.op,
                     f"{col} {r.values[col]} but rank {known[0].rank} has {known[0].values[col]}",
                 )
         return None
@@ -283,7 +290,9 @@ def _alltoallv(group: list[_Row]) -> TraceViolation | None:
             rc = peer.values.get("recv_counts")
             if rc is not None and j < len(sc) and i < len(rc) and sc[j] != rc[i]:
                 return CollectiveMismatch(
-                    r.rank, r.seq, r.op,
+                    r.rank,
+                    r.seq,
+                    r.op,
                     f"sends {sc[j]} B to comm rank {j}, which expects {rc[i]} B",
                 )
     return None

@@ -39,7 +39,12 @@ pub fn schedule(
         }
         Algo::Rabenseifner if count < u64::from(pof2_floor(p)) => rd(),
         Algo::Rabenseifner => rabenseifner(p, me, count, elem),
-        _ => return Err(CollError::Unsupported { kind: spec.kind, algo }),
+        _ => {
+            return Err(CollError::Unsupported {
+                kind: spec.kind,
+                algo,
+            })
+        }
     })
 }
 
@@ -47,7 +52,11 @@ pub fn schedule(
 fn nonoverlapping(spec: &CollSpec, me: u32) -> Result<Vec<Step>, CollError> {
     let mut steps = Vec::new();
     for kind in [CollKind::Reduce, CollKind::Bcast] {
-        let sub = CollSpec { kind, root: 0, ..spec.clone() };
+        let sub = CollSpec {
+            kind,
+            root: 0,
+            ..spec.clone()
+        };
         let (algo, params) = super::decide(&sub);
         steps.extend(super::schedule(&sub, algo, &params, me)?);
     }
@@ -62,7 +71,7 @@ pub fn recursive_doubling(p: u32, me: u32, count: u64, elem: u64) -> Vec<Step> {
     let extra = p - adj;
     let mut steps = Vec::new();
     let newrank = if me < 2 * extra {
-        if me % 2 == 0 {
+        if me.is_multiple_of(2) {
             steps.push(Step::send(me + 1, n));
             None
         } else {
@@ -76,13 +85,21 @@ pub fn recursive_doubling(p: u32, me: u32, count: u64, elem: u64) -> Vec<Step> {
         let mut distance = 1;
         while distance < adj {
             let nremote = nr ^ distance;
-            let remote = if nremote < extra { nremote * 2 + 1 } else { nremote + extra };
+            let remote = if nremote < extra {
+                nremote * 2 + 1
+            } else {
+                nremote + extra
+            };
             steps.push(Step::sendrecv(remote, n, remote, n).reducing(n));
             distance <<= 1;
         }
     }
     if me < 2 * extra {
-        steps.push(if me % 2 == 0 { Step::recv(me + 1, n) } else { Step::send(me - 1, n) });
+        steps.push(if me.is_multiple_of(2) {
+            Step::recv(me + 1, n)
+        } else {
+            Step::send(me - 1, n)
+        });
     }
     steps
 }
@@ -120,7 +137,10 @@ fn ring_allgather(p: u32, me: u32, blocks: &[u64], elem: u64) -> Vec<Step> {
 fn segmented_ring(p: u32, me: u32, count: u64, elem: u64, segcount: u64) -> Vec<Step> {
     let blocks = block_counts(count, p);
     let phases = blocks[0].div_ceil(segcount).max(1);
-    let slices: Vec<Vec<u64>> = blocks.iter().map(|&b| block_counts(b, phases as u32)).collect();
+    let slices: Vec<Vec<u64>> = blocks
+        .iter()
+        .map(|&b| block_counts(b, phases as u32))
+        .collect();
     let mut steps = Vec::new();
     for ph in 0..phases as usize {
         let phase_blocks: Vec<u64> = slices.iter().map(|s| s[ph]).collect();
@@ -141,7 +161,11 @@ pub fn rabenseifner(p: u32, me: u32, count: u64, elem: u64) -> Vec<Step> {
     }
     if me < 2 * fold.rem {
         let n = count * elem;
-        steps.push(if me % 2 == 0 { Step::send(me + 1, n) } else { Step::recv(me - 1, n) });
+        steps.push(if me.is_multiple_of(2) {
+            Step::send(me + 1, n)
+        } else {
+            Step::recv(me - 1, n)
+        });
     }
     steps
 }

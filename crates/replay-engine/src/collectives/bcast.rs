@@ -24,7 +24,11 @@ pub fn schedule(
         Algo::Linear => linear(p, root, me, spec.bytes),
         Algo::Binomial => tree(topo::bmtree(p, root, me)),
         Algo::Knomial => {
-            let radix = if params.fanout >= 2 { params.fanout } else { KNOMIAL_RADIX };
+            let radix = if params.fanout >= 2 {
+                params.fanout
+            } else {
+                KNOMIAL_RADIX
+            };
             tree(topo::kmtree(p, root, me, radix))
         }
         Algo::Binary => tree(topo::ntree(p, root, me, 2)),
@@ -40,7 +44,12 @@ pub fn schedule(
                 scatter_allgather(p, root, me, count, elem, ring)
             }
         }
-        _ => return Err(CollError::Unsupported { kind: spec.kind, algo }),
+        _ => {
+            return Err(CollError::Unsupported {
+                kind: spec.kind,
+                algo,
+            })
+        }
     })
 }
 
@@ -48,7 +57,10 @@ pub fn schedule(
 pub fn linear(p: u32, root: u32, me: u32, bytes: u64) -> Vec<Step> {
     if me == root {
         let sends = (0..p).filter(|&r| r != root).map(|r| (r, bytes)).collect();
-        vec![Step { sends, ..Step::default() }]
+        vec![Step {
+            sends,
+            ..Step::default()
+        }]
     } else {
         vec![Step::recv(root, bytes)]
     }
@@ -59,11 +71,19 @@ pub fn linear(p: u32, root: u32, me: u32, bytes: u64) -> Vec<Step> {
 /// leaves receive segment by segment.
 pub fn generic(tree: &Tree, is_root: bool, count: u64, segcount: u64, elem: u64) -> Vec<Step> {
     let segs = segments(count, segcount);
-    let to_children = |n: u64| tree.children.iter().map(|&c| (c, n * elem)).collect::<Vec<_>>();
+    let to_children = |n: u64| {
+        tree.children
+            .iter()
+            .map(|&c| (c, n * elem))
+            .collect::<Vec<_>>()
+    };
     let mut steps = Vec::new();
     if is_root {
         for &s in &segs {
-            steps.push(Step { sends: to_children(s), ..Step::default() });
+            steps.push(Step {
+                sends: to_children(s),
+                ..Step::default()
+            });
         }
     } else if let Some(parent) = tree.parent {
         if tree.children.is_empty() {
@@ -71,12 +91,18 @@ pub fn generic(tree: &Tree, is_root: bool, count: u64, segcount: u64, elem: u64)
         } else {
             steps.push(Step::recv(parent, segs[0] * elem));
             for w in segs.windows(2) {
-                let mut st = Step { sends: to_children(w[0]), ..Step::default() };
+                let mut st = Step {
+                    sends: to_children(w[0]),
+                    ..Step::default()
+                };
                 st.recvs.push((parent, w[1] * elem));
                 steps.push(st);
             }
             let last = *segs.last().unwrap_or(&0);
-            steps.push(Step { sends: to_children(last), ..Step::default() });
+            steps.push(Step {
+                sends: to_children(last),
+                ..Step::default()
+            });
         }
     }
     steps
@@ -91,10 +117,25 @@ fn split_bintree(p: u32, root: u32, me: u32, count: u64, segsize: u64, elem: u64
     if too_small || p < 3 {
         // "call linear version here": chain with one chain (Open MPI passes fan-out 1)
         let segcount = seg_count(segsize, elem, count);
-        return generic(&topo::chain(p, root, me, 1), me == root, count, segcount, elem);
+        return generic(
+            &topo::chain(p, root, me, 1),
+            me == root,
+            count,
+            segcount,
+            elem,
+        );
     }
-    let segcount = |c: u64| if segsize > 0 { (segsize / elem).max(1).min(c) } else { c };
-    let segs = [segments(counts[0], segcount(counts[0])), segments(counts[1], segcount(counts[1]))];
+    let segcount = |c: u64| {
+        if segsize > 0 {
+            (segsize / elem).max(1).min(c)
+        } else {
+            c
+        }
+    };
+    let segs = [
+        segments(counts[0], segcount(counts[0])),
+        segments(counts[1], segcount(counts[1])),
+    ];
     let tree = topo::ntree(p, root, me, 2);
     let v = vrank(me, root, p);
     let lr = ((v + 1) % 2) as usize; // 0 = left subtree, 1 = right; the root counts as right
@@ -115,10 +156,14 @@ fn split_bintree(p: u32, root: u32, me: u32, count: u64, segsize: u64, elem: u64
             }
         }
     }
-    let pair_v = if lr == 0 { (v + 1) % p } else { (v + p - 1) % p };
+    let pair_v = if lr == 0 {
+        (v + 1) % p
+    } else {
+        (v + p - 1) % p
+    };
     let pair = real(pair_v, root, p);
     let (mine, other) = (counts[lr] * elem, counts[1 - lr] * elem);
-    if p % 2 != 0 {
+    if !p.is_multiple_of(2) {
         if me != root {
             steps.push(Step::sendrecv(pair, mine, pair, other));
         }
@@ -134,7 +179,11 @@ fn split_bintree(p: u32, root: u32, me: u32, count: u64, segsize: u64, elem: u64
 
 /// Elements virtual rank `v` owns after the binomial scatter: [v*sc, min(count, (v+low)*sc)).
 fn scattered(p: u32, v: u32, count: u64, sc: u64) -> u64 {
-    let low = if v == 0 { p.next_power_of_two() } else { v & v.wrapping_neg() };
+    let low = if v == 0 {
+        p.next_power_of_two()
+    } else {
+        v & v.wrapping_neg()
+    };
     let end = (u64::from(v) + u64::from(low)) * sc;
     end.min(count).saturating_sub(u64::from(v) * sc)
 }
@@ -214,7 +263,12 @@ fn recursive_doubling_allgather(
                 last[v as usize] = got;
                 if v == me_v {
                     let remote = real(vr, root, p);
-                    steps.push(Step::sendrecv(remote, old[v as usize] * elem, remote, got * elem));
+                    steps.push(Step::sendrecv(
+                        remote,
+                        old[v as usize] * elem,
+                        remote,
+                        got * elem,
+                    ));
                 }
             }
         }

@@ -18,13 +18,17 @@ pub struct Fold {
 impl Fold {
     pub fn new(p: u32) -> Self {
         let pof2 = pof2_floor(p);
-        Fold { p, pof2, rem: p - pof2 }
+        Fold {
+            p,
+            pof2,
+            rem: p - pof2,
+        }
     }
 
     /// Virtual rank, None for the odd ranks folded away.
     pub fn vrank(&self, rank: u32) -> Option<u32> {
         if rank < 2 * self.rem {
-            (rank % 2 == 0).then_some(rank / 2)
+            (rank.is_multiple_of(2)).then_some(rank / 2)
         } else {
             Some(rank - self.rem)
         }
@@ -45,7 +49,7 @@ impl Fold {
             return Vec::new();
         }
         let (lhalf, rhalf) = (count / 2, count - count / 2);
-        if rank % 2 != 0 {
+        if !rank.is_multiple_of(2) {
             vec![
                 Step::sendrecv(rank - 1, lhalf * elem, rank - 1, rhalf * elem)
                     .reducing(rhalf * elem),

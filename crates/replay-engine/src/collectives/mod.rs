@@ -7,6 +7,20 @@
 use std::collections::HashMap;
 use std::fmt;
 
+pub mod allgather;
+pub mod allreduce;
+pub mod alltoall;
+pub mod barrier;
+pub mod bcast;
+pub mod decision;
+pub mod gather_scatter;
+pub mod halving;
+pub mod names;
+pub mod reduce;
+pub mod reduce_scatter;
+pub mod topo;
+pub mod util;
+
 /// One step of one rank's part of a collective. All sends and receives of a step are posted
 /// together (nonblocking); the step completes when all of them completed (waitall); then
 /// `reduce_bytes` bytes are combined locally (costs gamma * reduce_bytes), then the next step.
@@ -152,25 +166,74 @@ impl std::error::Error for CollError {}
 /// Open MPI 4.1 coll/tuned fixed decision (coll_tuned_decision_fixed.c, v4.1.x): returns the
 /// algorithm and its parameters (segment size, fan-out) for this call.
 pub fn decide(spec: &CollSpec) -> (Algo, AlgoParams) {
-    let _ = spec;
-    (Algo::Linear, AlgoParams::default())
+    decision::decide(spec)
 }
 
-/// The schedule of rank `me` (0-based within the communicator).
+fn validate(spec: &CollSpec, me: u32) -> Result<(), CollError> {
+    let p = spec.comm_size;
+    if p == 0 {
+        return Err(CollError::BadSpec("communicator size 0".into()));
+    }
+    if me >= p || spec.root >= p {
+        return Err(CollError::BadSpec(format!(
+            "rank {me} / root {} outside a communicator of {p}",
+            spec.root
+        )));
+    }
+    let needs_v = matches!(spec.kind, CollKind::Alltoallv | CollKind::Allgatherv);
+    let len_ok = |v: &Vec<u64>| v.is_empty() || v.len() == p as usize;
+    if (needs_v && spec.per_peer_bytes.len() != p as usize)
+        || !len_ok(&spec.per_peer_bytes)
+        || !len_ok(&spec.recv_per_peer_bytes)
+    {
+        return Err(CollError::BadSpec(format!(
+            "{:?}: per-peer byte counts must have {p} entries, got {} / {}",
+            spec.kind,
+            spec.per_peer_bytes.len(),
+            spec.recv_per_peer_bytes.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The schedule of rank `me` (0-based within the communicator). Open MPI's own fallbacks
+/// (e.g. ring allreduce with count < p runs recursive doubling) are applied; an algorithm
+/// the collective does not have in Open MPI 4.1 is an error.
 pub fn schedule(
     spec: &CollSpec,
     algo: Algo,
     params: &AlgoParams,
     me: u32,
 ) -> Result<Vec<Step>, CollError> {
-    let _ = (params, me);
-    Err(CollError::Unsupported { kind: spec.kind, algo })
+    validate(spec, me)?;
+    if names::id_of(spec.kind, algo).is_none() {
+        return Err(CollError::Unsupported {
+            kind: spec.kind,
+            algo,
+        });
+    }
+    if spec.comm_size == 1 {
+        return Ok(Vec::new());
+    }
+    let steps = match spec.kind {
+        CollKind::Bcast => bcast::schedule(spec, algo, params, me)?,
+        CollKind::Reduce => reduce::schedule(spec, algo, params, me)?,
+        CollKind::Allreduce => allreduce::schedule(spec, algo, params, me)?,
+        CollKind::Alltoall | CollKind::Alltoallv => alltoall::schedule(spec, algo, params, me)?,
+        CollKind::Allgather | CollKind::Allgatherv => allgather::schedule(spec, algo, params, me)?,
+        CollKind::Gather | CollKind::Scatter => gather_scatter::schedule(spec, algo, params, me)?,
+        CollKind::ReduceScatter | CollKind::ReduceScatterBlock => {
+            reduce_scatter::schedule(spec, algo, params, me)?
+        }
+        CollKind::Barrier => barrier::schedule(spec.comm_size, algo, me)?,
+    };
+    Ok(steps.into_iter().filter(|s| !s.is_empty()).collect())
 }
 
 /// Parse "--coll allreduce=ring,bcast=binomial" overrides (names and Open MPI numeric ids).
 pub fn parse_overrides(text: &str) -> Result<HashMap<CollKind, Algo>, CollError> {
-    if text.trim().is_empty() {
-        return Ok(HashMap::new());
-    }
-    Err(CollError::BadOverride(text.to_string()))
+    names::parse_overrides(text)
 }
+
+#[cfg(test)]
+mod consistency;

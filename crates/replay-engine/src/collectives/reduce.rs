@@ -33,7 +33,12 @@ pub fn schedule(
                 rabenseifner(p, root, me, count, elem)
             }
         }
-        _ => return Err(CollError::Unsupported { kind: spec.kind, algo }),
+        _ => {
+            return Err(CollError::Unsupported {
+                kind: spec.kind,
+                algo,
+            })
+        }
     })
 }
 
@@ -48,7 +53,11 @@ pub fn linear(p: u32, root: u32, me: u32, bytes: u64) -> Vec<Step> {
         steps.push(Step::recv(p - 1, bytes));
     }
     for i in (0..p - 1).rev() {
-        let st = if i == me { Step::default() } else { Step::recv(i, bytes) };
+        let st = if i == me {
+            Step::default()
+        } else {
+            Step::recv(i, bytes)
+        };
         steps.push(st.reducing(bytes));
     }
     steps
@@ -61,7 +70,11 @@ pub fn generic(tree: &Tree, count: u64, segcount: u64, elem: u64) -> Vec<Step> {
     let nchild = tree.children.len() as u64;
     let from_children = |n: u64| {
         let recvs = tree.children.iter().map(|&c| (c, n * elem)).collect();
-        Step { recvs, sends: Vec::new(), reduce_bytes: nchild * n * elem }
+        Step {
+            recvs,
+            sends: Vec::new(),
+            reduce_bytes: nchild * n * elem,
+        }
     };
     let mut steps = Vec::new();
     match tree.parent {
@@ -103,7 +116,11 @@ fn in_order_binary(p: u32, root: u32, me: u32, count: u64, segcount: u64, elem: 
 fn rabenseifner(p: u32, root: u32, me: u32, count: u64, elem: u64) -> Vec<Step> {
     let fold = Fold::new(p);
     let mut steps = fold.fold_in(me, count, elem);
-    let collector = if root < 2 * fold.rem { root - root % 2 } else { root };
+    let collector = if root < 2 * fold.rem {
+        root - root % 2
+    } else {
+        root
+    };
     if let Some(v) = fold.vrank(me) {
         steps.extend(halving::reduce_scatter(&fold, v, count, elem));
         let vroot = fold.vrank(collector).unwrap_or(0);

@@ -16,7 +16,11 @@ pub struct Tree {
 /// Binomial tree: parent = index ^ highest bit, children index | mask for growing masks.
 pub fn bmtree(p: u32, root: u32, me: u32) -> Tree {
     let v = vrank(me, root, p);
-    let mut mask = if v == 0 { 1 } else { (v + 1).next_power_of_two() };
+    let mut mask = if v == 0 {
+        1
+    } else {
+        (v + 1).next_power_of_two()
+    };
     let parent = (v != 0).then(|| real(v ^ (mask >> 1), root, p));
     let mut children = Vec::new();
     while mask < p {
@@ -51,7 +55,11 @@ pub fn in_order_bmtree(p: u32, root: u32, me: u32) -> Tree {
 
 /// Number of ranks in the subtree of virtual rank `v` of an in-order binomial tree.
 pub fn in_order_subtree(p: u32, v: u32) -> u32 {
-    let low = if v == 0 { p.next_power_of_two() } else { v & v.wrapping_neg() };
+    let low = if v == 0 {
+        p.next_power_of_two()
+    } else {
+        v & v.wrapping_neg()
+    };
     low.min(p - v)
 }
 
@@ -165,7 +173,10 @@ pub fn in_order_bintree(p: u32, me: u32) -> Tree {
             parent = rchild;
         }
     }
-    Tree { parent: parent_of_me, children }
+    Tree {
+        parent: parent_of_me,
+        children,
+    }
 }
 
 /// `chains` chains hanging off the root (build_chain); chain lengths differ by at most one,
@@ -180,14 +191,27 @@ pub fn chain(p: u32, root: u32, me: u32, chains: u32) -> Tree {
     let len = |c: u32| base + u32::from(c < extra);
     let start = |c: u32| 1 + c * base + c.min(extra);
     if s == 0 {
-        let children = (0..chains).filter(|&c| len(c) > 0).map(|c| real(start(c), root, p));
-        return Tree { parent: None, children: children.collect() };
+        let children = (0..chains)
+            .filter(|&c| len(c) > 0)
+            .map(|c| real(start(c), root, p));
+        return Tree {
+            parent: None,
+            children: children.collect(),
+        };
     }
-    let c = (0..chains).find(|&c| s >= start(c) && s < start(c) + len(c)).unwrap_or(0);
+    let c = (0..chains)
+        .find(|&c| s >= start(c) && s < start(c) + len(c))
+        .unwrap_or(0);
     let parent = if s == start(c) { 0 } else { s - 1 };
-    let children =
-        if s + 1 < start(c) + len(c) { vec![real(s + 1, root, p)] } else { Vec::new() };
-    Tree { parent: Some(real(parent, root, p)), children }
+    let children = if s + 1 < start(c) + len(c) {
+        vec![real(s + 1, root, p)]
+    } else {
+        Vec::new()
+    };
+    Tree {
+        parent: Some(real(parent, root, p)),
+        children,
+    }
 }
 
 #[cfg(test)]
@@ -200,7 +224,11 @@ mod tests {
         assert_eq!(roots, 1, "exactly one root");
         for (r, t) in trees.iter().enumerate() {
             for &c in &t.children {
-                assert_eq!(trees[c as usize].parent, Some(r as u32), "p={p} child {c} of {r}");
+                assert_eq!(
+                    trees[c as usize].parent,
+                    Some(r as u32),
+                    "p={p} child {c} of {r}"
+                );
             }
             if let Some(par) = t.parent {
                 assert!(trees[par as usize].children.contains(&(r as u32)));

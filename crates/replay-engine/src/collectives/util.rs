@@ -7,17 +7,27 @@ use super::Step;
 impl Step {
     /// A step with one send.
     pub fn send(peer: u32, bytes: u64) -> Self {
-        Step { sends: vec![(peer, bytes)], ..Step::default() }
+        Step {
+            sends: vec![(peer, bytes)],
+            ..Step::default()
+        }
     }
 
     /// A step with one receive.
     pub fn recv(peer: u32, bytes: u64) -> Self {
-        Step { recvs: vec![(peer, bytes)], ..Step::default() }
+        Step {
+            recvs: vec![(peer, bytes)],
+            ..Step::default()
+        }
     }
 
     /// A step with one send and one receive (MPI_Sendrecv / irecv+send+wait).
     pub fn sendrecv(to: u32, send_bytes: u64, from: u32, recv_bytes: u64) -> Self {
-        Step { sends: vec![(to, send_bytes)], recvs: vec![(from, recv_bytes)], reduce_bytes: 0 }
+        Step {
+            sends: vec![(to, send_bytes)],
+            recvs: vec![(from, recv_bytes)],
+            reduce_bytes: 0,
+        }
     }
 
     /// The same step, followed by a local reduction of `bytes` bytes.
@@ -54,7 +64,9 @@ pub fn block_counts(count: u64, p: u32) -> Vec<u64> {
     let p64 = u64::from(p);
     let late = count / p64;
     let split = count % p64;
-    (0..p64).map(|i| if i < split { late + 1 } else { late }).collect()
+    (0..p64)
+        .map(|i| if i < split { late + 1 } else { late })
+        .collect()
 }
 
 /// Elements per segment for a segment size in bytes (COLL_BASE_COMPUTED_SEGCOUNT): only
@@ -78,7 +90,15 @@ pub fn segments(count: u64, segcount: u64) -> Vec<u64> {
         return vec![count];
     }
     let n = count.div_ceil(segcount);
-    (0..n).map(|i| if i + 1 == n { count - i * segcount } else { segcount }).collect()
+    (0..n)
+        .map(|i| {
+            if i + 1 == n {
+                count - i * segcount
+            } else {
+                segcount
+            }
+        })
+        .collect()
 }
 
 /// (rank - root) mod p: the rank as seen by algorithms written for root 0.

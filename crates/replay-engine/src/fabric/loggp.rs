@@ -14,13 +14,23 @@ pub struct LogGpFabric {
 impl LogGpFabric {
     pub fn new(params: LogGpParams) -> Result<Self, String> {
         let values = match params {
-            LogGpParams::AlphaBeta { alpha_ns, beta_ns_per_byte } => vec![alpha_ns, beta_ns_per_byte],
-            LogGpParams::LogGp { l_ns, g_ns, g_ns_per_byte } => vec![l_ns, g_ns, g_ns_per_byte],
+            LogGpParams::AlphaBeta {
+                alpha_ns,
+                beta_ns_per_byte,
+            } => vec![alpha_ns, beta_ns_per_byte],
+            LogGpParams::LogGp {
+                l_ns,
+                g_ns,
+                g_ns_per_byte,
+            } => vec![l_ns, g_ns, g_ns_per_byte],
         };
         if values.iter().any(|v| !v.is_finite() || *v < 0.0) {
             return Err("loggp parameters must be finite and >= 0".into());
         }
-        Ok(Self { params, nic_free: Vec::new() })
+        Ok(Self {
+            params,
+            nic_free: Vec::new(),
+        })
     }
 }
 
@@ -47,11 +57,16 @@ impl Fabric for LogGpFabric {
     fn submit(&mut self, now: Time, _id: TransferId, src: u32, _dst: u32, bytes: u64) -> Submitted {
         match self.params {
             // Exactly α + nβ: the closed forms of Thakur et al. assume nothing else.
-            LogGpParams::AlphaBeta { alpha_ns, beta_ns_per_byte } => {
-                Submitted::At(now + alpha_ns + bytes as f64 * beta_ns_per_byte)
-            }
+            LogGpParams::AlphaBeta {
+                alpha_ns,
+                beta_ns_per_byte,
+            } => Submitted::At(now + alpha_ns + bytes as f64 * beta_ns_per_byte),
             // LogGP: the NIC is busy max(g, (n-1)G); the last byte lands L after injection.
-            LogGpParams::LogGp { l_ns, g_ns, g_ns_per_byte } => {
+            LogGpParams::LogGp {
+                l_ns,
+                g_ns,
+                g_ns_per_byte,
+            } => {
                 let s = src as usize;
                 if self.nic_free.len() <= s {
                     self.nic_free.resize(s + 1, 0.0);
@@ -77,8 +92,11 @@ mod tests {
 
     #[test]
     fn alpha_beta_costs_alpha_plus_n_beta() {
-        let mut f = LogGpFabric::new(LogGpParams::AlphaBeta { alpha_ns: 1000.0, beta_ns_per_byte: 1.0 })
-            .unwrap();
+        let mut f = LogGpFabric::new(LogGpParams::AlphaBeta {
+            alpha_ns: 1000.0,
+            beta_ns_per_byte: 1.0,
+        })
+        .unwrap();
         assert_eq!(f.submit(5.0, 0, 0, 1, 8), Submitted::At(1013.0));
         // No sender serialization in the α-β form.
         assert_eq!(f.submit(5.0, 1, 0, 2, 8), Submitted::At(1013.0));
@@ -86,7 +104,11 @@ mod tests {
 
     #[test]
     fn loggp_serializes_injection_at_the_sender() {
-        let p = LogGpParams::LogGp { l_ns: 100.0, g_ns: 50.0, g_ns_per_byte: 2.0 };
+        let p = LogGpParams::LogGp {
+            l_ns: 100.0,
+            g_ns: 50.0,
+            g_ns_per_byte: 2.0,
+        };
         let mut f = LogGpFabric::new(p).unwrap();
         assert_eq!(f.submit(0.0, 0, 0, 1, 11), Submitted::At(20.0 + 100.0));
         // The NIC is busy until max(g, 20) = 50.

@@ -221,7 +221,11 @@ impl MaxMin {
                 let fl = &mut self.flows[f as usize];
                 fl.rate = share;
                 fl.version = fl.version.wrapping_add(1);
-                let t = if share > 0.0 { now + fl.remaining / share } else { f64::INFINITY };
+                let t = if share > 0.0 {
+                    now + fl.remaining / share
+                } else {
+                    f64::INFINITY
+                };
                 self.finish.push(Finish(t, f, fl.version));
                 self.rerated += 1;
             }
@@ -280,17 +284,26 @@ mod tests {
     fn bertsekas_gallager_line_network() {
         // Linear network of 3 unit links; flow 0 crosses all, flows 1-3 use one link each.
         // Max-min: every flow gets 1/2 (each link carries the long flow and one short one).
-        close(&rates(vec![1.0; 3], &[&[0, 1, 2], &[0], &[1], &[2]]), &[0.5; 4]);
+        close(
+            &rates(vec![1.0; 3], &[&[0, 1, 2], &[0], &[1], &[2]]),
+            &[0.5; 4],
+        );
     }
 
     #[test]
     fn bottleneck_leftover_goes_to_unconstrained_flows() {
         // Link 0 (cap 1) is shared by A and B; link 1 (cap 10) by B and C.
         // A = B = 0.5 (bottleneck link 0); C takes the rest of link 1: 9.5.
-        close(&rates(vec![1.0, 10.0], &[&[0], &[0, 1], &[1]]), &[0.5, 0.5, 9.5]);
+        close(
+            &rates(vec![1.0, 10.0], &[&[0], &[0, 1], &[1]]),
+            &[0.5, 0.5, 9.5],
+        );
         // Textbook (Kurose & Ross style): links caps 1, 2; flows {0}, {0,1}, {1}, {1}.
         // Link 0 share 0.5 fixes flows 0,1; link 1 remaining 1.5 over 2 flows = 0.75.
-        close(&rates(vec![1.0, 2.0], &[&[0], &[0, 1], &[1], &[1]]), &[0.5, 0.5, 0.75, 0.75]);
+        close(
+            &rates(vec![1.0, 2.0], &[&[0], &[0, 1], &[1], &[1]]),
+            &[0.5, 0.5, 0.75, 0.75],
+        );
     }
 
     #[test]
@@ -319,6 +332,10 @@ mod tests {
         let before = m.rerated;
         m.add(0.0, &[1], 10.0, 1);
         m.settle(0.0);
-        assert_eq!(m.rerated - before, 1, "only the new flow's component is re-rated");
+        assert_eq!(
+            m.rerated - before,
+            1,
+            "only the new flow's component is re-rated"
+        );
     }
 }

@@ -58,8 +58,9 @@ pub trait Fabric: Send {
 pub fn build(spec: &FabricSpec, seed: u64) -> Result<Box<dyn Fabric>, String> {
     match spec.fabric {
         FabricConfig::LogGp(params) => Ok(Box::new(loggp::LogGpFabric::new(params)?)),
-        FabricConfig::Flow(params) => {
-            Ok(Box::new(flow::FlowFabric::new(params, SplitMix64::new(seed ^ 0xFAB))?))
-        }
+        FabricConfig::Flow(params) => Ok(Box::new(flow::FlowFabric::new(
+            params,
+            SplitMix64::new(seed ^ 0xFAB),
+        )?)),
     }
 }

@@ -49,7 +49,14 @@ impl Graph {
             }
         };
         let links = u32::try_from(links).map_err(|_| "too many links".to_string())?;
-        Ok(Self { topology, endpoints, links, half, routing, pow })
+        Ok(Self {
+            topology,
+            endpoints,
+            links,
+            half,
+            routing,
+            pow,
+        })
     }
 
     pub fn endpoints(&self) -> u32 {
@@ -78,13 +85,23 @@ impl Graph {
 
     /// k-ary n-tree. Level-j switches (j = 1..n) are (group g = e / k^j, copy c < k^(j-1)),
     /// index g*k^(j-1) + c; switch (j, g, c) up-port u reaches (j+1, g/k, c + u*k^(j-1)).
-    fn fat_tree_route(&self, k: u32, n: u32, src: u32, dst: u32, rng: &mut SplitMix64, out: &mut Vec<u32>) {
+    fn fat_tree_route(
+        &self,
+        k: u32,
+        n: u32,
+        src: u32,
+        dst: u32,
+        rng: &mut SplitMix64,
+        out: &mut Vec<u32>,
+    ) {
         let e = self.endpoints;
         let p = &self.pow;
         let down_base = if self.half { 0 } else { e + (n - 1) * e };
         let up_link = |j: u32, s: u32, u: u32| e + ((j - 1) * p[n as usize - 1] + s) * k + u;
         // Lowest level whose subtree holds both endpoints.
-        let h = (1..=n).find(|&j| src / p[j as usize] == dst / p[j as usize]).unwrap_or(n);
+        let h = (1..=n)
+            .find(|&j| src / p[j as usize] == dst / p[j as usize])
+            .unwrap_or(n);
         out.push(src);
         let mut c = 0u32; // copy index at the current level
         for j in 1..h {
@@ -111,7 +128,13 @@ impl Graph {
     /// Dimension-order routing, shortest direction per dimension (ties go +).
     fn torus_route(&self, dims: [u32; 3], src: u32, dst: u32, out: &mut Vec<u32>) {
         let e = self.endpoints;
-        let coords = |v: u32| [v % dims[0], (v / dims[0]) % dims[1], v / (dims[0] * dims[1])];
+        let coords = |v: u32| {
+            [
+                v % dims[0],
+                (v / dims[0]) % dims[1],
+                v / (dims[0] * dims[1]),
+            ]
+        };
         let index = |c: [u32; 3]| c[0] + dims[0] * (c[1] + dims[1] * c[2]);
         let (ep_links, dir_links) = if self.half { (e, 3) } else { (2 * e, 6) };
         out.push(src);
@@ -124,10 +147,18 @@ impl Graph {
             let steps = if plus { fwd } else { size - fwd };
             for _ in 0..steps {
                 let node = index(cur);
-                let next = if plus { (cur[d] + 1) % size } else { (cur[d] + size - 1) % size };
+                let next = if plus {
+                    (cur[d] + 1) % size
+                } else {
+                    (cur[d] + size - 1) % size
+                };
                 let link = if self.half {
                     // The cable between a node and its + neighbour belongs to the node.
-                    let owner = if plus { node } else { index(with(cur, d, next)) };
+                    let owner = if plus {
+                        node
+                    } else {
+                        index(with(cur, d, next))
+                    };
                     ep_links + owner * dir_links + d as u32
                 } else {
                     ep_links + node * dir_links + 2 * d as u32 + u32::from(!plus)
@@ -169,7 +200,12 @@ mod tests {
 
     #[test]
     fn fat_tree_hops_and_link_use() {
-        let g = Graph::new(Topology::FatTree { k: 4, n: 2 }, Duplex::Full, Routing::DModK).unwrap();
+        let g = Graph::new(
+            Topology::FatTree { k: 4, n: 2 },
+            Duplex::Full,
+            Routing::DModK,
+        )
+        .unwrap();
         assert_eq!(g.endpoints(), 16);
         let mut rng = SplitMix64::new(0);
         let mut r = Vec::new();
@@ -182,15 +218,22 @@ mod tests {
         let mut used = std::collections::HashSet::new();
         for s in 0..16u32 {
             for &l in &routes[(s * 16 + (s + 4) % 16) as usize] {
-                assert!(used.insert(l), "link {l} used twice by the shift permutation");
+                assert!(
+                    used.insert(l),
+                    "link {l} used twice by the shift permutation"
+                );
             }
         }
     }
 
     #[test]
     fn torus_routes_are_shortest() {
-        let g = Graph::new(Topology::Torus3d { x: 4, y: 4, z: 4 }, Duplex::Full, Routing::DModK)
-            .unwrap();
+        let g = Graph::new(
+            Topology::Torus3d { x: 4, y: 4, z: 4 },
+            Duplex::Full,
+            Routing::DModK,
+        )
+        .unwrap();
         let routes = all_routes(&g);
         let dist = |a: u32, b: u32| a.abs_diff(b).min(4 - a.abs_diff(b));
         for s in 0..64u32 {
@@ -202,14 +245,23 @@ mod tests {
                 assert_eq!(routes[(s * 64 + d) as usize].len() as u32, hops + 2);
             }
         }
-        let h = Graph::new(Topology::Torus3d { x: 3, y: 2, z: 1 }, Duplex::Half, Routing::DModK)
-            .unwrap();
+        let h = Graph::new(
+            Topology::Torus3d { x: 3, y: 2, z: 1 },
+            Duplex::Half,
+            Routing::DModK,
+        )
+        .unwrap();
         all_routes(&h);
     }
 
     #[test]
     fn half_duplex_crossbar_shares_a_cable_both_ways() {
-        let g = Graph::new(Topology::Crossbar { endpoints: 4 }, Duplex::Half, Routing::DModK).unwrap();
+        let g = Graph::new(
+            Topology::Crossbar { endpoints: 4 },
+            Duplex::Half,
+            Routing::DModK,
+        )
+        .unwrap();
         let mut rng = SplitMix64::new(0);
         let (mut a, mut b) = (Vec::new(), Vec::new());
         g.route(0, 1, &mut rng, &mut a);

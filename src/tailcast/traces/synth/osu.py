@@ -69,7 +69,9 @@ def osu_trace(
 ) -> tuple[pa.Table, TraceMeta]:
     coll = collective.lower().removeprefix("osu_")
     if coll not in OSU_COLLECTIVES:
-        raise UsageError(f"unknown OSU collective {collective!r}; known: {', '.join(OSU_COLLECTIVES)}")
+        raise UsageError(
+            f"unknown OSU collective {collective!r}; known: {', '.join(OSU_COLLECTIVES)}"
+        )
     if ranks < 2 or iterations < 1 or warmup < 0:
         raise UsageError("need ranks >= 2, iterations >= 1, warmup >= 0")
     if not sizes or any(s < 0 for s in sizes):

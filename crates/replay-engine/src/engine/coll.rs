@@ -1,0 +1,223 @@
+//! Collectives: a trace row becomes a `CollSpec`, Open MPI's decision (or a `--coll`
+//! override) picks the algorithm, the collectives module gives this rank's step schedule,
+//! and the steps run as point-to-point messages on the collective channels.
+//!
+//! Byte conventions of trace rows are those of tailcast.traces.schema (MPI's arguments, i.e.
+//! OSU's size convention): bcast/reduce/allreduce the message size; alltoall, allgather,
+//! gather, scatter the per-peer block; v-forms per-rank `send_counts`/`recv_counts`;
+//! reduce_scatter `recv_counts` (vector = their sum); reduce_scatter_block the block.
+//! gatherv/scatterv have no coll/tuned decision in Open MPI 4.1 (basic linear is used).
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::exec::Outcome;
+use super::state::{CollRun, RState};
+use super::Engine;
+use crate::collectives::{self, Algo, AlgoParams, CollKind, CollSpec, Step};
+use crate::error::ReplayError;
+use crate::ops::Op;
+
+/// Open MPI's defaults when an algorithm is forced by MCA parameter
+/// (coll_tuned_<coll>_algorithm_segmentsize = 0, *_tree_fanout = *_chain_fanout = 4).
+const FORCED_PARAMS: AlgoParams = AlgoParams {
+    segsize: 0,
+    fanout: 4,
+};
+
+type ScheduleKey = (CollKind, u32, u32, u64, Algo, u64, u32, u32);
+
+#[derive(Default)]
+pub struct ScheduleCache {
+    schedules: HashMap<ScheduleKey, Rc<[Step]>>,
+    members: HashMap<(u32, i32), Rc<[u32]>>,
+}
+
+fn to_u64(v: &[i64]) -> Vec<u64> {
+    v.iter().map(|&x| x.max(0) as u64).collect()
+}
+
+/// The CollSpec of a trace row; `s`/`r` are send/recv bytes, `sc`/`rc` the count lists.
+fn spec_of(kind: CollKind, p: u32, root: u32, s: u64, r: u64, sc: &[i64], rc: &[i64]) -> CollSpec {
+    let n = u64::from(p.max(1));
+    let or = |a: u64, b: u64| if a > 0 { a } else { b };
+    let counts = |c: &[i64], total: u64| {
+        if c.len() == p as usize {
+            to_u64(c)
+        } else {
+            vec![total / n; p as usize]
+        }
+    };
+    let bytes = match kind {
+        CollKind::Barrier => 0,
+        CollKind::Bcast | CollKind::Reduce | CollKind::Allreduce => s.max(r),
+        CollKind::Alltoall | CollKind::Allgather | CollKind::Gather => or(s, r),
+        CollKind::Scatter | CollKind::ReduceScatterBlock => or(r, s),
+        CollKind::Alltoallv => or(s, r) / n,
+        CollKind::Allgatherv => counts(rc, r).iter().sum::<u64>() / n,
+        CollKind::ReduceScatter => or(s, rc.iter().map(|&x| x.max(0) as u64).sum()),
+    };
+    let mut spec = CollSpec::new(kind, p, root, bytes);
+    match kind {
+        CollKind::Alltoallv => {
+            spec.per_peer_bytes = counts(sc, s);
+            spec.recv_per_peer_bytes = counts(rc, r);
+        }
+        CollKind::Allgatherv => spec.per_peer_bytes = counts(rc, r),
+        CollKind::ReduceScatter if rc.len() == p as usize => spec.per_peer_bytes = to_u64(rc),
+        _ => {}
+    }
+    spec
+}
+
+impl Engine<'_> {
+    pub(super) fn start_collective(&mut self, r: u32, row: usize, op: Op) -> Outcome {
+        let Some(kind) = op.collective() else {
+            return Outcome::End(self.now);
+        };
+        let rank = &self.ranks[r as usize];
+        let job_id = rank.job;
+        let job = &self.jobs[job_id as usize];
+        let c = job.cols;
+        let comm = c.comm[row];
+        let members = match self.sched_cache.members.get(&(job_id, comm)) {
+            Some(m) => m.clone(),
+            None => {
+                let local = job.index.comms.get(&comm).map(Vec::as_slice).unwrap_or(&[]);
+                let m: Rc<[u32]> = local.iter().map(|&l| job.base + l).collect();
+                self.sched_cache.members.insert((job_id, comm), m.clone());
+                m
+            }
+        };
+        let p = members.len() as u32;
+        let local = rank.local;
+        let Some(me) = members.iter().position(|&m| m == r) else {
+            let m = format!("rank {local} is not a member of communicator {comm}");
+            return self.fail(job_id, row, m);
+        };
+        let me = me as u32;
+        let root = if c.root[row] >= 0 {
+            match members
+                .iter()
+                .position(|&m| m == job.base + c.root[row] as u32)
+            {
+                Some(i) => i as u32,
+                None => {
+                    let m = format!(
+                        "root {} is not a member of communicator {comm}",
+                        c.root[row]
+                    );
+                    return self.fail(job_id, row, m);
+                }
+            }
+        } else {
+            0
+        };
+        let (s, v) = (
+            c.send_bytes[row].max(0) as u64,
+            c.recv_bytes[row].max(0) as u64,
+        );
+        let (sc, rc) = (c.send_counts.get(row), c.recv_counts.get(row));
+        let spec = spec_of(kind, p, root, s, v, sc, rc);
+        let (algo, params) = match self.overrides.get(&kind) {
+            Some(&algo) => (algo, FORCED_PARAMS),
+            None if matches!(op, Op::Gatherv | Op::Scatterv) => (Algo::Linear, FORCED_PARAMS),
+            None => collectives::decide(&spec),
+        };
+        let cacheable = spec.per_peer_bytes.is_empty() && spec.recv_per_peer_bytes.is_empty();
+        let key = (
+            kind,
+            p,
+            root,
+            spec.bytes,
+            algo,
+            params.segsize,
+            params.fanout,
+            me,
+        );
+        let cached = if cacheable {
+            self.sched_cache.schedules.get(&key).cloned()
+        } else {
+            None
+        };
+        let steps = match cached {
+            Some(steps) => steps,
+            None => match collectives::schedule(&spec, algo, &params, me) {
+                Ok(steps) => {
+                    let steps: Rc<[Step]> = steps.into();
+                    if cacheable {
+                        self.sched_cache.schedules.insert(key, steps.clone());
+                    }
+                    steps
+                }
+                Err(e) => return self.fail(job_id, row, format!("{} ({algo:?}): {e}", op.name())),
+            },
+        };
+        let rank = &mut self.ranks[r as usize];
+        let inst = rank.next_instance(comm);
+        rank.coll = Some(CollRun {
+            steps,
+            step: 0,
+            members,
+            comm,
+            inst,
+        });
+        rank.state = RState::CollStep;
+        Outcome::Continue(self.now)
+    }
+
+    fn fail(&mut self, job: u32, row: usize, message: String) -> Outcome {
+        if self.fatal.is_none() {
+            self.fatal = Some(ReplayError::Collective {
+                trace: job,
+                row,
+                message,
+            });
+        }
+        Outcome::Failed
+    }
+
+    /// Posts every send and receive of the current step, or ends the collective.
+    pub(super) fn coll_step(&mut self, r: u32) -> Outcome {
+        let run = self.ranks[r as usize]
+            .coll
+            .clone()
+            .expect("in a collective");
+        if run.step == run.steps.len() {
+            self.ranks[r as usize].coll = None;
+            return Outcome::End(self.now);
+        }
+        let step = &run.steps[run.step];
+        let mut slots = Vec::with_capacity(step.sends.len() + step.recvs.len());
+        for &(peer, bytes) in &step.sends {
+            let dst = run.members[peer as usize];
+            if dst != r {
+                slots.push(self.post_send(r, Some(dst), bytes, 0, run.comm, run.inst, false));
+            }
+        }
+        for &(peer, _) in &step.recvs {
+            let src = run.members[peer as usize];
+            if src != r {
+                slots.push(self.post_recv(r, Some(i64::from(src)), 0, run.comm, run.inst));
+            }
+        }
+        match self.wait_on(r, slots, false) {
+            Outcome::End(t) => {
+                self.now = t.max(self.now);
+                self.coll_step_done(r)
+            }
+            other => other,
+        }
+    }
+
+    /// The current step's messages completed at `now`: reduce, then go to the next step.
+    pub(super) fn coll_step_done(&mut self, r: u32) -> Outcome {
+        let gamma = self.host.gamma_ns_per_byte;
+        let rank = &mut self.ranks[r as usize];
+        let run = rank.coll.as_mut().expect("in a collective");
+        let reduce = run.steps[run.step].reduce_bytes as f64 * gamma;
+        run.step += 1;
+        rank.state = RState::CollStep;
+        Outcome::Continue(self.now + reduce)
+    }
+}

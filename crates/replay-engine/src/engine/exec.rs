@@ -1,0 +1,271 @@
+//! Executing a rank's rows: compute gaps, point-to-point calls, waits and tests.
+
+use super::state::{RState, USER};
+use super::Engine;
+use crate::fabric::Time;
+use crate::ops::Op;
+use crate::trace::{ANY_SOURCE, SAME};
+
+/// How an operation continues after it started.
+pub(super) enum Outcome {
+    /// It ends at this time.
+    End(Time),
+    /// The rank is blocked (state set); a completion will wake it.
+    Blocked,
+    /// Continue the rank at this time in the state already set (collective steps).
+    Continue(Time),
+    /// A fatal error was recorded.
+    Failed,
+}
+
+impl Engine<'_> {
+    /// Runs rank `r` from `t` for as long as it does not need to wait for other events.
+    pub(super) fn resume(&mut self, r: u32, t: Time) {
+        let mut t = t;
+        loop {
+            self.now = t;
+            let outcome = match self.ranks[r as usize].state {
+                RState::Ready => self.start_row(r),
+                RState::CollStep => self.coll_step(r),
+                RState::Woken => {
+                    if self.ranks[r as usize].coll.is_some() {
+                        self.coll_step_done(r)
+                    } else {
+                        Outcome::End(t)
+                    }
+                }
+                RState::Blocked { .. } | RState::Done => return,
+            };
+            let next = match outcome {
+                Outcome::End(end) => self.finish_row(r, end),
+                Outcome::Continue(at) => Some(at),
+                Outcome::Blocked | Outcome::Failed => None,
+            };
+            let Some(next) = next else { return };
+            if next <= self.horizon() {
+                t = next; // nothing else can happen before: keep going without the queue
+            } else {
+                self.push(next, super::Ev::Resume(r));
+                return;
+            }
+        }
+    }
+
+    /// Ends the current row at `end`; returns when the next row starts (after its compute gap).
+    pub(super) fn finish_row(&mut self, r: u32, end: Time) -> Option<Time> {
+        let rank = &mut self.ranks[r as usize];
+        let job = &mut self.jobs[rank.job as usize];
+        let row = rank.cur_row as usize;
+        job.sim_end[row] = end;
+        rank.prev_captured_end = Some(job.cols.t_end_ns[row]);
+        rank.pos += 1;
+        if rank.pos == rank.end {
+            rank.state = RState::Done;
+            rank.finish = end;
+            return None;
+        }
+        rank.state = RState::Ready;
+        let next = job.index.order[rank.pos] as usize;
+        let gap = (job.cols.t_start_ns[next] - job.cols.t_end_ns[row]).max(0);
+        Some(end + gap as f64 * self.compute_scale)
+    }
+
+    fn start_row(&mut self, r: u32) -> Outcome {
+        let now = self.now;
+        let rank = &mut self.ranks[r as usize];
+        if rank.pos == rank.end {
+            rank.state = RState::Done;
+            rank.finish = now;
+            return Outcome::Blocked;
+        }
+        let job = &mut self.jobs[rank.job as usize];
+        let row = job.index.order[rank.pos] as usize;
+        rank.cur_row = row as u32;
+        job.sim_start[row] = now;
+        self.stats.actions += 1;
+        let c = job.cols;
+        let base = job.base;
+        let op = Op::from_code(c.op[row]).unwrap_or(Op::Other);
+        let (peer, tag, comm) = (c.peer[row], c.tag[row], c.comm[row]);
+        let sbytes = c.send_bytes[row].max(0) as u64;
+        let dest = (peer >= 0).then(|| base + peer as u32);
+        let source = |p: i32| match p {
+            p if p >= 0 => Some(i64::from(base + p as u32)),
+            ANY_SOURCE => Some(i64::from(ANY_SOURCE)),
+            _ => None,
+        };
+        let request = c.request[row];
+        match op {
+            Op::Other
+            | Op::Init
+            | Op::Finalize
+            | Op::CommSplit
+            | Op::CommDup
+            | Op::CommCreate
+            | Op::CommFree => Outcome::End(now),
+            Op::Compute => {
+                let d = (c.t_end_ns[row] - c.t_start_ns[row]) as f64 * self.compute_scale;
+                Outcome::End(now + d)
+            }
+            Op::Send | Op::Bsend | Op::Rsend | Op::Ssend => {
+                let req = self.post_send(r, dest, sbytes, tag, comm, USER, op == Op::Ssend);
+                self.wait_on(r, vec![req], false)
+            }
+            Op::Isend | Op::Ibsend | Op::Irsend | Op::Issend => {
+                let req = self.post_send(r, dest, sbytes, tag, comm, USER, op == Op::Issend);
+                self.register(r, request, req);
+                let o = self.host.overhead_ns + sbytes as f64 * self.host.overhead_ns_per_byte;
+                Outcome::End(now + o)
+            }
+            Op::Recv => {
+                let req = self.post_recv(r, source(peer), tag, comm, USER);
+                self.wait_on(r, vec![req], false)
+            }
+            Op::Irecv => {
+                let req = self.post_recv(r, source(peer), tag, comm, USER);
+                self.register(r, request, req);
+                Outcome::End(now)
+            }
+            Op::Sendrecv => {
+                let from = if c.recv_peer[row] == SAME {
+                    peer
+                } else {
+                    c.recv_peer[row]
+                };
+                let rtag = if c.recv_tag[row] == SAME {
+                    tag
+                } else {
+                    c.recv_tag[row]
+                };
+                let s = self.post_send(r, dest, sbytes, tag, comm, USER, false);
+                let v = self.post_recv(r, source(from), rtag, comm, USER);
+                self.wait_on(r, vec![s, v], false)
+            }
+            Op::Wait | Op::Waitall | Op::Waitsome => {
+                let targets = self.targets(r, request, c.requests.get(row), true);
+                self.wait_on(r, targets, false)
+            }
+            Op::Waitany => {
+                let named = request >= 0;
+                let targets = self.targets(r, request, c.requests.get(row), false);
+                self.wait_on(r, targets, !named)
+            }
+            // A test row names the requests it found complete in the captured run; the
+            // program relies on them from here on, so the replay waits for them. A test
+            // that completed nothing names none and costs nothing.
+            Op::Test | Op::Testall | Op::Testany | Op::Testsome => {
+                let list = c.requests.get(row);
+                if request < 0 && list.is_empty() {
+                    Outcome::End(now)
+                } else {
+                    let targets = self.targets(r, request, list, true);
+                    self.wait_on(r, targets, false)
+                }
+            }
+            _ => self.start_collective(r, row, op),
+        }
+    }
+
+    /// Remembers a nonblocking request under the trace's request id.
+    fn register(&mut self, r: u32, request: i64, slot: u32) {
+        let gen = self.reqs[slot as usize].gen;
+        let rank = &mut self.ranks[r as usize];
+        if request >= 0 {
+            rank.reqmap.insert(request, (slot, gen));
+        }
+        rank.outstanding.push((slot, gen));
+        if rank.outstanding.len() >= 1024 && rank.outstanding.len().is_power_of_two() {
+            let reqs = &self.reqs;
+            rank.outstanding.retain(|&(s, g)| valid(reqs, s, g));
+        }
+    }
+
+    /// Requests a wait/test row refers to: its `request`, else its `requests` list, else
+    /// (neither given) every outstanding request of the rank.
+    fn targets(&mut self, r: u32, request: i64, list: &[i64], take_all: bool) -> Vec<u32> {
+        let rank = &mut self.ranks[r as usize];
+        let reqs = &self.reqs;
+        let named: Vec<i64> = if request >= 0 {
+            vec![request]
+        } else {
+            list.to_vec()
+        };
+        if !named.is_empty() {
+            // Ids already completed by an earlier wait, or never posted, are skipped.
+            return named
+                .iter()
+                .filter_map(|id| match rank.reqmap.remove(id) {
+                    Some((s, g)) if valid(reqs, s, g) => Some(s),
+                    _ => None,
+                })
+                .collect();
+        }
+        let live: Vec<u32> = rank
+            .outstanding
+            .iter()
+            .filter(|&&(s, g)| valid(reqs, s, g))
+            .map(|&(s, _)| s)
+            .collect();
+        if take_all {
+            rank.outstanding.clear();
+        }
+        live
+    }
+
+    /// Blocks rank `r` until all (or, with `any`, the first) of `slots` complete.
+    pub(super) fn wait_on(&mut self, r: u32, slots: Vec<u32>, any: bool) -> Outcome {
+        let now = self.now;
+        let (mut pending, mut latest, mut first) = (0u32, now, None::<(Time, u32)>);
+        for &s in &slots {
+            let req = &self.reqs[s as usize];
+            if req.is_done() {
+                latest = latest.max(req.done_at);
+                if first.is_none_or(|(t, _)| req.done_at < t) {
+                    first = Some((req.done_at, s));
+                }
+            } else {
+                pending += 1;
+            }
+        }
+        if any {
+            if slots.is_empty() {
+                return Outcome::End(now);
+            }
+            if let Some((t, s)) = first {
+                self.consume(s);
+                return Outcome::End(now.max(t));
+            }
+            for &s in &slots {
+                self.reqs[s as usize].waited = true;
+            }
+            let rank = &mut self.ranks[r as usize];
+            rank.waiting = slots;
+            rank.state = RState::Blocked {
+                pending,
+                latest: now,
+                any: true,
+            };
+            return Outcome::Blocked;
+        }
+        for &s in &slots {
+            if !self.reqs[s as usize].is_done() {
+                self.reqs[s as usize].waited = true;
+            }
+            self.consume(s);
+        }
+        if pending == 0 {
+            return Outcome::End(latest);
+        }
+        self.ranks[r as usize].state = RState::Blocked {
+            pending,
+            latest,
+            any: false,
+        };
+        Outcome::Blocked
+    }
+}
+
+fn valid(reqs: &[super::state::Req], slot: u32, gen: u32) -> bool {
+    let q = &reqs[slot as usize];
+    q.live && q.gen == gen && !q.consumed
+}

@@ -1,0 +1,131 @@
+//! Per-rank, per-request and per-message state of the event loop.
+
+use std::collections::HashMap;
+
+use crate::fabric::Time;
+
+pub const NONE: u32 = u32::MAX;
+/// `Msg::inst` of user (non-collective) messages.
+pub const USER: u64 = u64::MAX;
+
+/// What a rank does when its next Resume event fires.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RState {
+    /// Start row `pos` at the event time.
+    Ready,
+    /// Start step `step` of the running collective.
+    CollStep,
+    /// Blocked on requests (`pending` of them not yet known to complete).
+    Blocked {
+        pending: u32,
+        latest: Time,
+        any: bool,
+    },
+    /// The wait ended at the event time: finish the blocked operation.
+    Woken,
+    Done,
+}
+
+/// A running collective of one rank.
+#[derive(Debug, Clone)]
+pub struct CollRun {
+    pub steps: std::rc::Rc<[crate::collectives::Step]>,
+    pub step: usize,
+    /// Global rank of each communicator rank.
+    pub members: std::rc::Rc<[u32]>,
+    pub comm: i32,
+    pub inst: u64,
+}
+
+#[derive(Debug)]
+pub struct RankRt {
+    pub job: u32,
+    pub local: u32,
+    pub endpoint: u32,
+    /// Position in the trace index's row order, and the end of this rank's rows.
+    pub pos: usize,
+    pub end: usize,
+    pub state: RState,
+    /// Row being executed.
+    pub cur_row: u32,
+    /// Captured end of the previous row (for compute gaps).
+    pub prev_captured_end: Option<i64>,
+    /// Trace request id → (request slot, generation).
+    pub reqmap: HashMap<i64, (u32, u32)>,
+    /// Requests posted and not yet waited for, in post order (slot, generation).
+    pub outstanding: Vec<(u32, u32)>,
+    /// Requests the current blocking operation waits on.
+    pub waiting: Vec<u32>,
+    /// Collective calls made so far per communicator (the instance number of the next).
+    pub coll_count: Vec<(i32, u64)>,
+    pub coll: Option<CollRun>,
+    pub finish: Time,
+}
+
+impl RankRt {
+    pub fn new(job: u32, local: u32, endpoint: u32, pos: usize, end: usize) -> Self {
+        Self {
+            job,
+            local,
+            endpoint,
+            pos,
+            end,
+            state: RState::Ready,
+            cur_row: 0,
+            prev_captured_end: None,
+            reqmap: HashMap::new(),
+            outstanding: Vec::new(),
+            waiting: Vec::new(),
+            coll_count: Vec::new(),
+            coll: None,
+            finish: 0.0,
+        }
+    }
+
+    /// The instance number of this rank's next collective on `comm` (and counts it).
+    pub fn next_instance(&mut self, comm: i32) -> u64 {
+        if let Some(e) = self.coll_count.iter_mut().find(|e| e.0 == comm) {
+            e.1 += 1;
+            return e.1;
+        }
+        self.coll_count.push((comm, 0));
+        0
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Req {
+    pub owner: u32,
+    pub gen: u32,
+    /// Completion time once known, NaN before.
+    pub done_at: Time,
+    /// The owner is blocked on it.
+    pub waited: bool,
+    /// A wait/test took it: free the slot as soon as it is done.
+    pub consumed: bool,
+    pub live: bool,
+}
+
+impl Req {
+    pub fn is_done(&self) -> bool {
+        !self.done_at.is_nan()
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Msg {
+    pub src: u32,
+    pub dst: u32,
+    pub bytes: u64,
+    pub comm: i32,
+    pub tag: i32,
+    pub inst: u64,
+    pub send_req: u32,
+    pub recv_req: u32,
+    pub rndv: bool,
+    pub matched: bool,
+    /// Rendezvous: when the request-to-send reaches the receiver.
+    pub rts_at: Time,
+    /// Eager: when the data arrived (NaN before).
+    pub delivered_at: Time,
+}

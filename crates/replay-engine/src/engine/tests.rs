@@ -1,0 +1,370 @@
+//! Event-loop semantics on tiny hand-made traces with hand-computed times.
+
+use super::*;
+use crate::config::{Duplex, FabricConfig, FlowParams, LogGpParams, Routing, Topology};
+use crate::ops::Op;
+
+/// Owned columns of a test trace; rows are appended with `row`.
+#[derive(Default, Clone)]
+struct T {
+    rank: Vec<u32>,
+    seq: Vec<i64>,
+    op: Vec<u8>,
+    peer: Vec<i32>,
+    root: Vec<i32>,
+    send: Vec<i64>,
+    recv: Vec<i64>,
+    tag: Vec<i32>,
+    comm: Vec<i32>,
+    request: Vec<i64>,
+    t0: Vec<i64>,
+    t1: Vec<i64>,
+    iteration: Vec<i32>,
+    same: Vec<i32>,
+}
+
+impl T {
+    /// Appends a row; its captured time is [t0, t0 + 1).
+    #[allow(clippy::too_many_arguments)]
+    fn row(
+        mut self,
+        rank: u32,
+        op: Op,
+        peer: i32,
+        tag: i32,
+        bytes: i64,
+        request: i64,
+        t0: i64,
+    ) -> Self {
+        self.seq
+            .push(self.rank.iter().filter(|&&r| r == rank).count() as i64);
+        self.rank.push(rank);
+        self.op.push(op as u8);
+        self.peer.push(peer);
+        self.root.push(-1);
+        self.send.push(bytes);
+        self.recv.push(bytes);
+        self.tag.push(tag);
+        self.comm.push(0);
+        self.request.push(request);
+        self.t0.push(t0);
+        self.t1.push(t0 + 1);
+        self.iteration.push(-1);
+        self.same.push(crate::trace::SAME);
+        self
+    }
+
+    fn cols(&self) -> TraceColumns<'_> {
+        TraceColumns {
+            rank: &self.rank,
+            seq: &self.seq,
+            op: &self.op,
+            peer: &self.peer,
+            root: &self.root,
+            send_bytes: &self.send,
+            recv_bytes: &self.recv,
+            tag: &self.tag,
+            comm: &self.comm,
+            request: &self.request,
+            t_start_ns: &self.t0,
+            t_end_ns: &self.t1,
+            iteration: &self.iteration,
+            recv_peer: &self.same,
+            recv_tag: &self.same,
+            requests: Default::default(),
+            send_counts: Default::default(),
+            recv_counts: Default::default(),
+            comm_ids: &[],
+            comm_members: Default::default(),
+        }
+    }
+}
+
+fn alpha_beta() -> FabricSpec {
+    FabricSpec {
+        fabric: FabricConfig::LogGp(LogGpParams::AlphaBeta {
+            alpha_ns: 1000.0,
+            beta_ns_per_byte: 1.0,
+        }),
+        host: HostParams::default(),
+    }
+}
+
+fn loggp(o: f64) -> FabricSpec {
+    FabricSpec {
+        fabric: FabricConfig::LogGp(LogGpParams::LogGp {
+            l_ns: 500.0,
+            g_ns: 0.0,
+            g_ns_per_byte: 0.0,
+        }),
+        host: HostParams {
+            overhead_ns: o,
+            handshake: true,
+            ..HostParams::default()
+        },
+    }
+}
+
+fn crossbar(endpoints: u32) -> FabricSpec {
+    FabricSpec {
+        fabric: FabricConfig::Flow(FlowParams {
+            topology: Topology::Crossbar { endpoints },
+            link_bandwidth_gbps: 8.0,
+            hop_latency_ns: 10.0,
+            duplex: Duplex::Full,
+            routing: Routing::DModK,
+        }),
+        host: HostParams::default(),
+    }
+}
+
+fn opts(scale: f64) -> ReplayOptions {
+    ReplayOptions {
+        compute_scale: scale,
+        ..ReplayOptions::default()
+    }
+}
+
+fn run(t: &T, spec: &FabricSpec, o: &ReplayOptions) -> Result<JobResult, ReplayError> {
+    let job = JobInput {
+        columns: t.cols(),
+        placement: Placement::Linear { offset: 0 },
+    };
+    replay(&[job], spec, o).map(|(mut r, _)| r.remove(0))
+}
+
+#[test]
+fn ping_pong_costs_two_alpha_plus_n_beta() {
+    let t = T::default()
+        .row(0, Op::Send, 1, 0, 8, -1, 0)
+        .row(0, Op::Recv, 1, 0, 8, -1, 2)
+        .row(1, Op::Recv, 0, 0, 8, -1, 0)
+        .row(1, Op::Send, 0, 0, 8, -1, 2);
+    let r = run(&t, &alpha_beta(), &opts(0.0)).unwrap();
+    assert_eq!(r.sim_end_ns, vec![0.0, 2016.0, 1008.0, 1008.0]);
+    assert_eq!(r.total_time_ns, 2016.0);
+}
+
+#[test]
+fn compute_gaps_are_scaled() {
+    // Rank 1 computes 1000 ns (captured gap) before it sends.
+    let t = T::default()
+        .row(0, Op::Recv, 1, 0, 0, -1, 0)
+        .row(1, Op::Init, -2, 0, 0, -1, 0)
+        .row(1, Op::Send, 0, 0, 0, -1, 1001);
+    assert_eq!(
+        run(&t, &alpha_beta(), &opts(1.0)).unwrap().sim_end_ns[0],
+        2000.0
+    );
+    assert_eq!(
+        run(&t, &alpha_beta(), &opts(0.5)).unwrap().sim_end_ns[0],
+        1500.0
+    );
+    assert_eq!(
+        run(&t, &alpha_beta(), &opts(0.0)).unwrap().sim_end_ns[0],
+        1000.0
+    );
+}
+
+#[test]
+fn messages_match_in_order_per_source_and_tag() {
+    // Rank 0 sends 100 B (tag 1) then 300 B (tag 2). Rank 1 first receives tag 2, then ANY_TAG.
+    let t = T::default()
+        .row(0, Op::Send, 1, 1, 100, -1, 0)
+        .row(0, Op::Send, 1, 2, 300, -1, 2)
+        .row(1, Op::Recv, 0, 2, 300, -1, 0)
+        .row(1, Op::Recv, 0, -1, 100, -1, 2);
+    let r = run(&t, &alpha_beta(), &opts(0.0)).unwrap();
+    assert_eq!(r.sim_end_ns[2], 1300.0); // the tag-2 message
+    assert_eq!(r.sim_end_ns[3], 1300.0); // tag 1 had arrived at 1100 already
+                                         // ANY_TAG takes the first message sent, not the largest or last.
+    let t = T::default()
+        .row(0, Op::Send, 1, 1, 100, -1, 0)
+        .row(0, Op::Send, 1, 2, 300, -1, 2)
+        .row(1, Op::Recv, 0, -1, 0, -1, 0)
+        .row(1, Op::Recv, 0, -1, 0, -1, 2);
+    let r = run(&t, &alpha_beta(), &opts(0.0)).unwrap();
+    assert_eq!((r.sim_end_ns[2], r.sim_end_ns[3]), (1100.0, 1300.0));
+}
+
+#[test]
+fn any_source_takes_the_earliest_sender() {
+    // Rank 2 sends at 0, rank 1 after a 5000 ns gap; rank 0 receives twice from ANY_SOURCE.
+    let t = T::default()
+        .row(0, Op::Recv, -1, 0, 8, -1, 0)
+        .row(0, Op::Recv, -1, 0, 8, -1, 2)
+        .row(1, Op::Init, -2, 0, 0, -1, 0)
+        .row(1, Op::Send, 0, 0, 16, -1, 5001)
+        .row(2, Op::Send, 0, 0, 8, -1, 0);
+    let r = run(&t, &alpha_beta(), &opts(1.0)).unwrap();
+    assert_eq!(r.sim_end_ns[0], 1008.0);
+    assert_eq!(r.sim_end_ns[1], 5000.0 + 1016.0);
+}
+
+#[test]
+fn eager_sends_return_at_once_rendezvous_waits_for_the_receiver() {
+    // Receiver computes 10 µs before posting. LogGP: L = 500, o = 100.
+    let trace = |bytes| {
+        T::default()
+            .row(0, Op::Send, 1, 0, bytes, -1, 0)
+            .row(1, Op::Init, -2, 0, 0, -1, 0)
+            .row(1, Op::Recv, 0, 0, bytes, -1, 10_001)
+    };
+    let eager = run(&trace(8192), &loggp(100.0), &opts(1.0)).unwrap();
+    assert_eq!(eager.sim_end_ns[0], 100.0); // o
+    assert_eq!(eager.sim_end_ns[2], 10_000.0 + 100.0); // data long arrived: o to copy
+    let rndv = run(&trace(8193), &loggp(100.0), &opts(1.0)).unwrap();
+    // RTS arrived at 700; recv posted at 10 000; CTS o + L + o; data L; receiver o.
+    assert_eq!(rndv.sim_end_ns[0], 10_000.0 + 700.0 + 500.0);
+    assert_eq!(rndv.sim_end_ns[2], 10_000.0 + 700.0 + 500.0 + 100.0);
+    // A lower threshold makes the small message rendezvous too.
+    let o = ReplayOptions {
+        eager_threshold_bytes: 1024,
+        ..opts(1.0)
+    };
+    assert!(run(&trace(8192), &loggp(100.0), &o).unwrap().sim_end_ns[0] > 10_000.0);
+}
+
+#[test]
+fn nonblocking_waitall_waitany_and_test() {
+    // Rank 0: irecv from 1 (req 7) and 2 (req 8), test, waitany (-1), waitall (-1).
+    // Rank 1 sends 8 B at once; rank 2 sends 8 B after 3000 ns.
+    let t = T::default()
+        .row(0, Op::Irecv, 1, 0, 8, 7, 0)
+        .row(0, Op::Irecv, 2, 0, 8, 8, 1)
+        .row(0, Op::Test, -2, 0, 0, -1, 2)
+        .row(0, Op::Waitany, -2, 0, 0, -1, 3)
+        .row(0, Op::Waitall, -2, 0, 0, -1, 4)
+        .row(1, Op::Isend, 0, 0, 8, 1, 0)
+        .row(1, Op::Wait, -2, 0, 0, 1, 1)
+        .row(2, Op::Init, -2, 0, 0, -1, 0)
+        .row(2, Op::Send, 0, 0, 8, -1, 3001);
+    let r = run(&t, &alpha_beta(), &opts(0.0)).unwrap();
+    assert_eq!(r.sim_end_ns[2], 0.0, "a test that completed nothing returns at once");
+    assert_eq!(
+        r.sim_end_ns[3], 1008.0,
+        "waitany ends with the first arrival"
+    );
+    assert_eq!(
+        r.sim_end_ns[4], 1008.0,
+        "rank 2 sends at 0 with compute_scale 0"
+    );
+    let r = run(&t, &alpha_beta(), &opts(1.0)).unwrap();
+    assert_eq!(
+        r.sim_end_ns[4],
+        3000.0 + 1008.0,
+        "waitall waits for the late sender"
+    );
+}
+
+#[test]
+fn deadlock_names_the_blocked_ranks_and_their_operations() {
+    let t = T::default()
+        .row(0, Op::Recv, 1, 5, 8, -1, 0)
+        .row(0, Op::Send, 1, 5, 8, -1, 2)
+        .row(1, Op::Recv, 0, 5, 8, -1, 0)
+        .row(1, Op::Send, 0, 5, 8, -1, 2);
+    let err = run(&t, &alpha_beta(), &opts(1.0)).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(
+            err,
+            ReplayError::Deadlock {
+                total_blocked: 2,
+                ..
+            }
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("rank 0 at row 0 waiting for recv (seq 0, peer 1, tag 5"),
+        "{text}"
+    );
+    assert!(text.contains("rank 1 at row 2"), "{text}");
+}
+
+#[test]
+fn unmatched_send_is_an_error() {
+    let t = T::default()
+        .row(0, Op::Send, 1, 3, 8, -1, 0)
+        .row(1, Op::Init, -2, 0, 0, -1, 0);
+    let text = run(&t, &alpha_beta(), &opts(1.0)).unwrap_err().to_string();
+    assert!(
+        text.contains("send never received: trace 0 rank 0 -> rank 1, tag 3"),
+        "{text}"
+    );
+}
+
+fn ring_trace(ranks: u32, rounds: u32, bytes: i64) -> T {
+    let mut t = T::default();
+    for round in 0..rounds {
+        for r in 0..ranks {
+            let right = ((r + 1) % ranks) as i32;
+            let left = ((r + ranks - 1) % ranks) as i32;
+            let at = i64::from(round) * 100;
+            t = t
+                .row(r, Op::Irecv, left, 0, bytes, 1, at)
+                .row(r, Op::Isend, right, 0, bytes, 2, at + 10)
+                .row(r, Op::Waitall, -2, 0, 0, -1, at + 20);
+        }
+    }
+    t
+}
+
+#[test]
+fn replays_are_bit_identical_and_flows_contend() {
+    let t = ring_trace(8, 5, 100_000);
+    let spec = crossbar(4); // 2 ranks per endpoint: half the ring's flows leave a node
+    let a = run(&t, &spec, &opts(1.0)).unwrap();
+    let b = run(&t, &spec, &opts(1.0)).unwrap();
+    assert_eq!(a, b);
+    assert!(a
+        .sim_end_ns
+        .iter()
+        .zip(&b.sim_end_ns)
+        .all(|(x, y)| x.to_bits() == y.to_bits()));
+    // One flow per up-link: 100 kB at 1 B/ns + 2 hops per round for rendezvous data.
+    assert!(a.total_time_ns >= 5.0 * 100_020.0, "{}", a.total_time_ns);
+}
+
+#[test]
+fn two_traces_share_one_fabric() {
+    // Both traces put their sender on endpoint 0 and receiver on endpoint 1: the shared
+    // up-link halves each flow's rate (1 B/ns → 0.5 B/ns).
+    let t =
+        T::default()
+            .row(0, Op::Send, 1, 0, 100_000, -1, 0)
+            .row(1, Op::Recv, 0, 0, 100_000, -1, 0);
+    let spec = crossbar(4);
+    let place = || Placement::Explicit(vec![0, 1]);
+    let jobs = [
+        JobInput {
+            columns: t.cols(),
+            placement: place(),
+        },
+        JobInput {
+            columns: t.cols(),
+            placement: place(),
+        },
+    ];
+    let (res, stats) = replay(&jobs, &spec, &opts(1.0)).unwrap();
+    assert_eq!(res[0].sim_end_ns[1], 200_020.0);
+    assert_eq!(res[1].sim_end_ns[1], 200_020.0);
+    assert_eq!(stats.actions, 4);
+    let alone = run(&t, &spec, &opts(1.0)).unwrap();
+    assert_eq!(alone.sim_end_ns[1], 100_020.0);
+}
+
+#[test]
+fn iteration_latency_is_the_longest_rank_span() {
+    let mut t = T::default()
+        .row(0, Op::Send, 1, 0, 8, -1, 0)
+        .row(1, Op::Recv, 0, 0, 8, -1, 0)
+        .row(0, Op::Send, 1, 0, 8, -1, 2)
+        .row(1, Op::Recv, 0, 0, 8, -1, 2);
+    t.iteration = vec![0, 0, 1, 1];
+    let r = run(&t, &alpha_beta(), &opts(0.0)).unwrap();
+    assert_eq!(r.iterations, vec![0, 1]);
+    // Eager pipelining: the second message left at 0 and had arrived when rank 1 asked for it.
+    assert_eq!(r.iteration_latency_ns, vec![1008.0, 0.0]);
+}

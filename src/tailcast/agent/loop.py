@@ -1,0 +1,300 @@
+"""The in-job measurement loop (seed 001 §5.1 method): for each (benchmark, size) take a queue
+snapshot, run the benchmark, take another snapshot, and store the run with b_before,
+b_after and whether b was stable (|Δb| < threshold).
+
+Each run writes its own files: `samples`/`osu_results` first, the `runs` row last, each
+atomically — a visible `runs` row always has its data. SIGTERM and SIGUSR2 (Slurm's
+`--signal=B:USR2@60` warning) let the current run finish and be written, then the loop ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from tailcast import __version__
+from tailcast.agent.builtin import BENCHMARKS, PATTERNS
+from tailcast.agent.runners import RunOutcome, run_builtin, run_osu_benchmark
+from tailcast.collectors.heuristic import DEFAULT_THRESHOLD, b_accepted, own_job_id_from_env
+from tailcast.collectors.launcher import Launcher, allocation_nodes_list, detect_launcher
+from tailcast.collectors.proc import RetryPolicy
+from tailcast.collectors.sinfo import total_nodes
+from tailcast.collectors.snapshot import Snapshot, take_snapshot, write_snapshots
+from tailcast.collectors.topology import (
+    Topology,
+    UnknownNodeError,
+    load_topology_toml,
+    read_scontrol_topology,
+    topology_from_addrs,
+)
+from tailcast.errors import ExternalToolError, InputError, NotAcceptedError, UsageError
+from tailcast.store import ResultsDir
+
+_UNITS = {
+    "": 1,
+    "B": 1,
+    "K": 1024,
+    "KB": 1024,
+    "KIB": 1024,
+    "M": 1024**2,
+    "MB": 1024**2,
+    "MIB": 1024**2,
+    "G": 1024**3,
+    "GB": 1024**3,
+    "GIB": 1024**3,
+}
+
+
+def parse_size(text: str) -> int:
+    """'4', '1K', '32K', '1M' (binary units, as OSU's sizes) -> bytes."""
+    raw = text.strip().upper()
+    digits = raw.rstrip("KMGIB")
+    unit = raw[len(digits) :]
+    if not digits.isdigit() or unit not in _UNITS:
+        raise UsageError(f"bad message size {text!r} (use e.g. 4, 1K, 32K, 1M)")
+    return int(digits) * _UNITS[unit]
+
+
+def parse_sizes(text: str) -> list[int]:
+    return [parse_size(s) for s in text.split(",") if s.strip()]
+
+
+def parse_benchmarks(text: str) -> list[str]:
+    names = [b.strip().lower() for b in text.split(",") if b.strip()]
+    bad = [b for b in names if b not in BENCHMARKS]
+    if bad or not names:
+        raise UsageError(f"unknown benchmarks {bad}; choose from {', '.join(BENCHMARKS)}")
+    return names
+
+
+@dataclass
+class AgentConfig:
+    benchmarks: list[str]
+    sizes: list[int]
+    iterations: int = 1000
+    warmup: int = 100
+    interval_ms: float = 1.0  # seed 001: iterations 1 ms apart
+    impl: str = "builtin"  # builtin | osu
+    launcher: str = "auto"
+    launcher_args: list[str] = field(default_factory=list)
+    ranks: int | None = None  # default: one per allocated node
+    threshold: float = DEFAULT_THRESHOLD
+    exclude_own: bool = True
+    own_job_id: str | None = None
+    total_nodes: int | None = None
+    backend: str = "auto"
+    topology_file: Path | None = None
+    osu_dir: Path | None = None
+    timeout_s: float = 3600.0
+    per_rank: bool = True
+    cluster: str | None = None
+
+
+class StopFlag:
+    """Set by SIGTERM/SIGUSR2; the loop checks it between runs."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        del frame
+        self.signal = signum
+        sys.stderr.write(f"tailcast agent: got signal {signum}, finishing the current run\n")
+
+    def install(self) -> Callable[[], None]:
+        previous = {s: signal.signal(s, self) for s in (signal.SIGTERM, signal.SIGUSR2)}
+
+        def restore() -> None:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+        return restore
+
+
+def _topology(cfg: AgentConfig) -> Topology | None:
+    if cfg.topology_file is not None:
+        return load_topology_toml(cfg.topology_file)
+    try:
+        return read_scontrol_topology(RetryPolicy(attempts=2, timeout_s=30))
+    except (ExternalToolError, InputError):
+        return None  # no tree topology configured: locality from SLURM_TOPOLOGY_ADDR or unknown
+
+
+def _locality(topo: Topology | None, nodes: list[str], outcome: RunOutcome) -> tuple[str, int]:
+    candidates = [topo] if topo is not None else []
+    if outcome.topology_addrs:
+        candidates.append(topology_from_addrs(outcome.topology_addrs))
+    for candidate in candidates:
+        try:
+            loc = candidate.classify(nodes)
+            return loc.locality, loc.levels_spanned
+        except UnknownNodeError:
+            continue
+    return "unknown", 0
+
+
+class Agent:
+    """Runs every (benchmark, size) of a config; `run()` returns one summary per run."""
+
+    def __init__(
+        self,
+        cfg: AgentConfig,
+        results: ResultsDir | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
+        if cfg.impl not in ("builtin", "osu"):
+            raise UsageError(f"--impl must be builtin or osu, not {cfg.impl!r}")
+        if cfg.iterations < 1 or cfg.warmup < 0:
+            raise UsageError("iterations must be ≥ 1 and warmup ≥ 0")
+        self.cfg = cfg
+        self.results = results or ResultsDir()
+        self.progress = progress or (lambda line: sys.stderr.write(line + "\n"))
+        self.stop = StopFlag()
+        self.own_job_id = cfg.own_job_id or own_job_id_from_env()
+        self.alloc_nodes = allocation_nodes_list()
+        self.ranks = cfg.ranks or len(self.alloc_nodes)
+        if self.ranks < 2:
+            raise UsageError("need ≥ 2 ranks: run inside a multi-node allocation or give --ranks")
+
+    def _snapshot(self, n_t: int) -> Snapshot:
+        snap = take_snapshot(self.cfg.backend, n_t, self.own_job_id, self.cfg.exclude_own)
+        write_snapshots([snap], self.results)
+        return snap
+
+    def _run_one(self, launcher: Launcher, benchmark: str, size: int) -> RunOutcome:
+        c = self.cfg
+        if c.impl == "osu":
+            return run_osu_benchmark(
+                launcher,
+                self.ranks,
+                benchmark,
+                size,
+                c.iterations,
+                c.warmup,
+                c.timeout_s,
+                c.osu_dir,
+            )
+        return run_builtin(
+            launcher,
+            self.ranks,
+            benchmark,
+            size,
+            c.iterations,
+            c.warmup,
+            c.interval_ms,
+            c.timeout_s,
+            c.per_rank,
+        )
+
+    def run(self) -> list[dict[str, Any]]:
+        c = self.cfg
+        launcher = detect_launcher(c.launcher, c.launcher_args)
+        launcher_version = launcher.version()
+        n_t = c.total_nodes or total_nodes()
+        topo = _topology(c)
+        nodes = self.alloc_nodes[: self.ranks] if self.alloc_nodes else []
+        restore = self.stop.install()
+        summaries: list[dict[str, Any]] = []
+        try:
+            for benchmark in c.benchmarks:
+                for size in [0] if benchmark == "barrier" else c.sizes:
+                    if self.stop.signal is not None:
+                        break
+                    summaries.append(
+                        self._measure(launcher, launcher_version, n_t, topo, nodes, benchmark, size)
+                    )
+        finally:
+            restore()
+        return summaries
+
+    def _measure(
+        self,
+        launcher: Launcher,
+        launcher_version: str,
+        n_t: int,
+        topo: Topology | None,
+        nodes: list[str],
+        benchmark: str,
+        size: int,
+    ) -> dict[str, Any]:
+        c = self.cfg
+        run_id = uuid.uuid4().hex
+        before = self._snapshot(n_t)
+        started = datetime.now(UTC)
+        outcome = self._run_one(launcher, benchmark, size)
+        ended = datetime.now(UTC)
+        after = self._snapshot(n_t)
+        used_nodes = nodes or sorted(set(outcome.hosts))
+        locality, levels = _locality(topo, used_nodes, outcome)
+        accepted = b_accepted(before.utilisation.b, after.utilisation.b, c.threshold)
+        versions = {
+            "tailcast": __version__,
+            "python": sys.version.split()[0],
+            "launcher": launcher_version,
+            "slurm": before.queue.slurm_version or "",
+            "argv": json.dumps(outcome.argv),
+            "levels_spanned": str(levels),
+            "snapshot_before": before.snapshot_id,
+            "snapshot_after": after.snapshot_id,
+            "own_job_excluded": str(before.utilisation.own_job_excluded),
+            **outcome.versions,
+        }
+        cluster = c.cluster or before.queue.cluster or os.environ.get("SLURM_CLUSTER_NAME")
+        if outcome.samples:
+            self.results.write(
+                "samples", [{"run_id": run_id, **r} for r in outcome.samples], name=run_id
+            )
+        if outcome.osu_results:
+            self.results.write(
+                "osu_results", [{"run_id": run_id, **r} for r in outcome.osu_results], name=run_id
+            )
+        run_row = {
+            "run_id": run_id,
+            "cluster": cluster,
+            "slurm_job_id": self.own_job_id,
+            "nodes": used_nodes,
+            "ranks": self.ranks,
+            "benchmark": benchmark,
+            "implementation": c.impl,
+            "pattern": PATTERNS[benchmark],
+            "msg_size_bytes": size,
+            "iterations": outcome.iterations or c.iterations,
+            "warmup": c.warmup,
+            "locality": locality,
+            "b_before": before.utilisation.b,
+            "b_after": after.utilisation.b,
+            "b_accepted": accepted,
+            "threshold": c.threshold,
+            "launcher": launcher.name,
+            "mpi_library": outcome.mpi_library,
+            "versions_json": json.dumps(versions, sort_keys=True),
+            "started_at": started,
+            "ended_at": ended,
+        }
+        self.results.write("runs", [run_row], name=run_id)
+        self.progress(
+            f"{benchmark} {size} B: {len(outcome.samples) or len(outcome.osu_results)} rows, "
+            f"b {before.utilisation.b:.3f} -> {after.utilisation.b:.3f} "
+            f"({'accepted' if accepted else 'NOT accepted'}), {locality}"
+        )
+        return {k: v for k, v in run_row.items() if k != "versions_json"} | {
+            "levels_spanned": levels,
+            "samples": len(outcome.samples),
+        }
+
+
+def check_accepted(summaries: list[dict[str, Any]]) -> None:
+    """Exit code 3 (NotAcceptedError) when any run's b moved by the threshold or more."""
+    bad = [s for s in summaries if not s["b_accepted"]]
+    if bad:
+        which = ", ".join(f"{s['benchmark']}@{s['msg_size_bytes']}" for s in bad)
+        raise NotAcceptedError(f"b was not stable during {len(bad)} run(s): {which}")

@@ -1,0 +1,235 @@
+"""Figures in the style of seed 001, each written as PNG and SVG.
+
+- frequency distributions of per-iteration latency, one line per locality (Fig. 3) or per b
+  bucket (Fig. 5), or a single histogram with median and p85 marked (Fig. 1);
+- b against mean latency per message size with least-squares lines (Fig. 4);
+- QQ plot of measured against simulated latency; CCDF on log-log axes (tail shape);
+- b over time from the utilisation snapshots.
+
+Matplotlib's object API on a bare Figure (Agg for PNG): no pyplot global state, so plotting
+is safe in any process and never needs a display.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import numpy.typing as npt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from tailcast.analysis.compare import Comparison
+from tailcast.analysis.correlation import Correlation, RunSummary
+from tailcast.analysis.tails import clean
+
+LATENCY_LABEL = "latency per iteration (µs)"
+TAIL_CLIP_PERCENTILE = 99.9  # x-axis of frequency plots ends here; the rest is counted
+
+
+@dataclass(frozen=True)
+class PlotFiles:
+    png: Path
+    svg: Path
+    title: str
+
+
+def size_label(size: int | None) -> str:
+    if size is None:
+        return "size ?"
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def _save(fig: Figure, out_dir: Path, stem: str, title: str) -> PlotFiles:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    png, svg = out_dir / f"{stem}.png", out_dir / f"{stem}.svg"
+    fig.savefig(png, dpi=110, bbox_inches="tight")
+    # text stays text in the SVG (searchable, selectable) instead of glyph outlines
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(svg, bbox_inches="tight", metadata={"Date": None})
+    return PlotFiles(png, svg, title)
+
+
+def _new(width: float = 7.5, height: float = 4.5) -> tuple[Figure, Axes]:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def frequency_plot(
+    groups: Mapping[str, Sequence[float] | npt.ArrayLike],
+    out_dir: Path,
+    stem: str,
+    title: str,
+    legend_title: str = "",
+    xlabel: str = LATENCY_LABEL,
+) -> PlotFiles:
+    """Counts per bin, one step line per group, on common bins (seed 001 Figs. 1, 3, 5).
+    With one group, the median and p85 are marked as in Fig. 1."""
+    data = {k: clean(v) for k, v in groups.items() if clean(v).size}
+    fig, ax = _new()
+    if not data:
+        ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
+        return _save(fig, out_dir, stem, title)
+    lo = min(float(v.min()) for v in data.values())
+    hi = max(float(np.percentile(v, TAIL_CLIP_PERCENTILE)) for v in data.values())
+    if hi <= lo:
+        hi = lo + 1.0
+    bins = np.linspace(lo, hi, 80)
+    beyond = 0
+    for name, values in data.items():
+        counts, edges = np.histogram(values, bins=bins)
+        beyond += int(np.sum(values > hi))
+        ax.stairs(counts, edges, label=f"{name} (n={values.size})", linewidth=1.6)
+    if len(data) == 1:
+        values = next(iter(data.values()))
+        p50, p85 = np.percentile(values, [50, 85])
+        ax.axvline(p50, color="0.3", linestyle="--", label=f"median {p50:.3g} µs")
+        ax.axvline(p85, color="tab:red", linestyle=":", label=f"p85 {p85:.3g} µs")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("frequency (iterations per bin)")
+    ax.set_title(title)
+    if beyond:
+        ax.annotate(
+            f"{beyond} values beyond p{TAIL_CLIP_PERCENTILE:g} not shown",
+            xy=(0.99, 0.02),
+            xycoords="axes fraction",
+            ha="right",
+            fontsize=8,
+            color="0.35",
+        )
+    ax.legend(title=legend_title or None, fontsize=8)
+    ax.grid(alpha=0.3)
+    return _save(fig, out_dir, stem, title)
+
+
+def ccdf_plot(
+    groups: Mapping[str, Sequence[float] | npt.ArrayLike],
+    out_dir: Path,
+    stem: str,
+    title: str,
+    xlabel: str = LATENCY_LABEL,
+) -> PlotFiles:
+    """Empirical P(X > x) on log-log axes: a straight tail means a power law (Hill's α)."""
+    fig, ax = _new()
+    drawn = False
+    for name, raw in groups.items():
+        values = np.sort(clean(raw))
+        values = values[values > 0]
+        if values.size < 2:
+            continue
+        surv = 1.0 - np.arange(1, values.size + 1) / values.size
+        keep = surv > 0
+        ax.loglog(values[keep], surv[keep], label=f"{name} (n={values.size})", linewidth=1.4)
+        drawn = True
+    if not drawn:
+        ax.text(0.5, 0.5, "no positive data", ha="center", va="center", transform=ax.transAxes)
+    else:
+        ax.legend(fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("P(latency > x)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which="both")
+    return _save(fig, out_dir, stem, title)
+
+
+def qq_plot(
+    comparison: Comparison,
+    out_dir: Path,
+    stem: str,
+    title: str,
+    unit: str = "µs",
+) -> PlotFiles:
+    """Simulated quantiles against measured ones; the diagonal is perfect agreement."""
+    fig, ax = _new(5.5, 5.5)
+    m = np.asarray(comparison.qq_measured)
+    s = np.asarray(comparison.qq_simulated)
+    ax.plot(m, s, "o", markersize=3, label="quantiles 0.5 %…99.9 %")
+    lo, hi = float(min(m.min(), s.min())), float(max(m.max(), s.max()))
+    ax.plot([lo, hi], [lo, hi], color="0.4", linestyle="--", label="y = x")
+    ax.set_xlabel(f"measured latency ({unit})")
+    ax.set_ylabel(f"simulated latency ({unit})")
+    ax.set_title(title)
+    ax.text(
+        0.02,
+        0.98,
+        f"KS D = {comparison.ks_statistic:.3f}\nW₁ = {comparison.wasserstein:.3g} {unit}",
+        transform=ax.transAxes,
+        va="top",
+        fontsize=9,
+    )
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(alpha=0.3)
+    return _save(fig, out_dir, stem, title)
+
+
+def b_scatter_plot(
+    runs: Sequence[RunSummary],
+    correlations: Sequence[Correlation],
+    out_dir: Path,
+    stem: str,
+    title: str = "background utilisation b vs mean latency",
+) -> PlotFiles:
+    """Seed 001 Fig. 4: one panel per benchmark, one colour per size, least-squares lines,
+    r and ρ in the legend."""
+    benches = sorted({str(r.benchmark) for r in runs}) or ["(no runs)"]
+    fig = Figure(figsize=(5.0 * len(benches), 4.5), layout="constrained")
+    axes = fig.subplots(1, len(benches), squeeze=False)[0]
+    by_key = {(str(c.benchmark), c.msg_size_bytes): c for c in correlations}
+    for ax, bench in zip(axes, benches, strict=True):
+        mine = [r for r in runs if str(r.benchmark) == bench]
+        sizes = sorted({r.msg_size_bytes for r in mine}, key=lambda s: -1 if s is None else s)
+        for size in sizes:
+            pts = [r for r in mine if r.msg_size_bytes == size]
+            b = np.array([r.b for r in pts])
+            y = np.array([r.mean_latency_us for r in pts])
+            corr = by_key.get((bench, size))
+            label = size_label(size)
+            if corr and corr.pearson_r_mean is not None and corr.spearman_rho_mean is not None:
+                label += f": r={corr.pearson_r_mean:.2f}, ρ={corr.spearman_rho_mean:.2f}"
+            dots = ax.plot(b, y, "o", markersize=4, label=label)[0]
+            if corr and corr.slope_mean_us_per_b is not None and corr.intercept_mean_us is not None:
+                xs = np.linspace(float(b.min()), float(b.max()), 50)  # curved on log y
+                ys = corr.slope_mean_us_per_b * xs + corr.intercept_mean_us
+                ax.plot(xs, ys, "-", color=dots.get_color(), linewidth=1)
+        ax.set_title(bench)
+        ax.set_xlabel("background network utilisation b")
+        ax.set_ylabel("mean latency per run (µs)")
+        if runs and max(r.mean_latency_us for r in runs) > 20 * min(
+            max(r.mean_latency_us, 1e-9) for r in runs
+        ):
+            ax.set_yscale("log")
+        if sizes:
+            ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    return _save(fig, out_dir, stem, title)
+
+
+def b_timeseries_plot(
+    taken_at: Sequence[datetime], b: Sequence[float], out_dir: Path, stem: str, title: str
+) -> PlotFiles:
+    """b (seed 001 eq. 2) of every utilisation snapshot over time."""
+    fig, ax = _new(7.5, 3.5)
+    if len(b):
+        # naive UTC datetime64: matplotlib's own date converter handles these
+        times = np.array(
+            [(x.astimezone(UTC) if x.tzinfo else x).replace(tzinfo=None) for x in taken_at],
+            dtype="datetime64[us]",
+        )
+        ax.plot(times, np.asarray(b, dtype=float), "o-", markersize=3, linewidth=1)
+    else:
+        ax.text(0.5, 0.5, "no snapshots", ha="center", va="center", transform=ax.transAxes)
+    ax.set_xlabel("snapshot time (UTC)")
+    ax.set_ylabel("b (eq. 2)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    fig.autofmt_xdate()
+    return _save(fig, out_dir, stem, title)

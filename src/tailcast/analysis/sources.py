@@ -1,0 +1,116 @@
+"""Resolves the SOURCE argument of `tailcast analyze …` to an Arrow table and records where
+its rows came from (provenance for every number the analysis prints).
+
+A SOURCE is, tried in this order:
+1. a path to a Parquet file (any Parquet file, tailcast's or not);
+2. the name of a store table (runs, samples, replay_iterations, …);
+3. a replay id: its replay_iterations rows (per-iteration latency_us), or, when the replay
+   has none, its replay_ops rows with latency_us = (sim_end_ns − sim_start_ns) / 1000;
+4. otherwise a SQL query over the store (DuckDB views, see `tailcast db`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tailcast.errors import InputError, UsageError
+from tailcast.store import TABLES, Catalog
+
+_SQL_START = re.compile(r"^\s*(?:(?:select|with|from|values|table)\s|\()", re.IGNORECASE)
+_ID_LIKE = re.compile(r"^[A-Za-z0-9_.:-]+$")
+
+
+@dataclass
+class Source:
+    """A resolved SOURCE: its rows, and how they were obtained."""
+
+    spec: str
+    kind: str  # parquet | table | replay | query
+    table: pa.Table
+    query: str | None = None
+    files: list[Path] = field(default_factory=list)
+
+    def provenance(self) -> dict[str, object]:
+        return {
+            "source": self.spec,
+            "kind": self.kind,
+            "query": self.query,
+            "files": [str(p) for p in self.files],
+            "rows": self.table.num_rows,
+        }
+
+
+def _files_of(catalog: Catalog, tables: list[str]) -> list[Path]:
+    return [p for name in tables for p in catalog.tables[name].files]
+
+
+def tables_in(query: str) -> list[str]:
+    """Store tables a query mentions (word match) — used to list the files behind it."""
+    words = set(re.findall(r"[A-Za-z_]+", query.lower()))
+    return [name for name in TABLES if name in words]
+
+
+def _replay_source(catalog: Catalog, spec: str) -> Source | None:
+    ident = spec.replace("'", "''")
+    known = catalog.sql(f"SELECT count(*) AS n FROM replays WHERE replay_id = '{ident}'")
+    in_iters = catalog.sql(
+        f"SELECT count(*) AS n FROM replay_iterations WHERE replay_id = '{ident}'"
+    )
+    n_iters = int(in_iters.column("n")[0].as_py())
+    if n_iters:
+        query = (
+            "SELECT replay_id, iteration, latency_us FROM replay_iterations "
+            f"WHERE replay_id = '{ident}' ORDER BY iteration"
+        )
+        tables = ["replay_iterations"]
+    else:
+        in_ops = catalog.sql(f"SELECT count(*) AS n FROM replay_ops WHERE replay_id = '{ident}'")
+        if not int(in_ops.column("n")[0].as_py()):
+            if int(known.column("n")[0].as_py()):
+                raise UsageError(f"replay {spec} has no replay_iterations or replay_ops rows")
+            return None
+        query = (
+            "SELECT replay_id, rank, seq, op, "
+            "(sim_end_ns - sim_start_ns) / 1000.0 AS latency_us FROM replay_ops "
+            f"WHERE replay_id = '{ident}' ORDER BY rank, seq"
+        )
+        tables = ["replay_ops"]
+    return Source(spec, "replay", catalog.sql(query), query, _files_of(catalog, tables))
+
+
+def resolve(spec: str, catalog: Catalog | None = None) -> Source:
+    """Turns SOURCE into rows; a `catalog` may be passed to reuse one store connection."""
+    if not spec.strip():
+        raise UsageError("empty SOURCE")
+    path = Path(spec).expanduser()
+    if spec.endswith(".parquet") or (path.is_file() and not _SQL_START.match(spec)):
+        if not path.is_file():
+            raise UsageError(f"no such Parquet file: {spec}")
+        try:
+            table = pq.read_table(path)
+        except (OSError, pa.ArrowException) as exc:
+            raise InputError(path, f"not a readable Parquet file ({exc})") from exc
+        return Source(spec, "parquet", table, None, [path])
+    own = catalog is None
+    cat = catalog or Catalog()
+    try:
+        if spec in TABLES:
+            query = f'SELECT * FROM "{spec}"'
+            return Source(spec, "table", cat.sql(query), query, _files_of(cat, [spec]))
+        if _ID_LIKE.match(spec) and not _SQL_START.match(spec):
+            found = _replay_source(cat, spec)
+            if found is not None:
+                return found
+            raise UsageError(
+                f"SOURCE {spec!r} is not a Parquet file, a store table ({', '.join(TABLES)}), "
+                "a stored replay id, or a SQL query"
+            )
+        return Source(spec, "query", cat.sql(spec), spec, _files_of(cat, tables_in(spec)))
+    finally:
+        if own:
+            cat.close()

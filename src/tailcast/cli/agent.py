@@ -1,0 +1,152 @@
+"""`tailcast agent`: the in-job measurement loop and campaign submission."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tailcast.agent.campaign import (
+    campaign_topology,
+    load_campaign,
+    render_campaign,
+    render_collector,
+    submit_scripts,
+    write_scripts,
+)
+from tailcast.agent.loop import (
+    Agent,
+    AgentConfig,
+    check_accepted,
+    parse_benchmarks,
+    parse_sizes,
+)
+from tailcast.cli._common import echo, emit_json, new_app, note
+from tailcast.collectors.heuristic import DEFAULT_THRESHOLD
+
+app = new_app(
+    "Measure collective latencies inside a Slurm allocation (every iteration kept, b before "
+    "and after each run), and submit measurement campaigns as sbatch jobs."
+)
+
+
+@app.command("run")
+def run(
+    benchmarks: Annotated[
+        str, typer.Option("--benchmarks", help="Comma list: bcast,reduce,allreduce,...")
+    ] = "bcast,reduce,alltoall",
+    sizes: Annotated[str, typer.Option("--sizes", help="Comma list, e.g. 4,1K,32K,1M.")] = (
+        "4,1K,32K,1M"
+    ),
+    iterations: Annotated[int, typer.Option("--iterations", help="Timed iterations.")] = 1000,
+    warmup: Annotated[int, typer.Option("--warmup", help="Untimed warm-up iterations.")] = 100,
+    interval_ms: Annotated[
+        float, typer.Option("--interval-ms", help="Pause after each iteration (ms).")
+    ] = 1.0,
+    impl: Annotated[str, typer.Option("--impl", help="builtin (mpi4py) or osu.")] = "builtin",
+    launcher: Annotated[str, typer.Option("--launcher", help="auto, mpirun or srun.")] = "auto",
+    launcher_args: Annotated[
+        str, typer.Option("--launcher-args", help="Extra launcher arguments (shell words).")
+    ] = "",
+    ranks: Annotated[
+        int | None, typer.Option("--ranks", help="MPI ranks; default one per allocated node.")
+    ] = None,
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Accept b if |b_after - b_before| < this.")
+    ] = DEFAULT_THRESHOLD,
+    include_own: Annotated[
+        bool, typer.Option("--include-own-job", help="Count our own job in b.")
+    ] = False,
+    total_nodes: Annotated[
+        int | None, typer.Option("--total-nodes", help="N_t; default from sinfo.")
+    ] = None,
+    backend: Annotated[str, typer.Option("--backend", help="Queue reader.")] = "auto",
+    topology: Annotated[
+        Path | None, typer.Option("--topology", help="TOML topology; default scontrol.")
+    ] = None,
+    osu_dir: Annotated[
+        Path | None, typer.Option("--osu-dir", help="Where the OSU binaries are.")
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds allowed per benchmark run.")
+    ] = 3600.0,
+    per_rank: Annotated[
+        bool, typer.Option("--per-rank/--no-per-rank", help="Keep every rank's times.")
+    ] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Run summaries as JSON.")] = False,
+) -> None:
+    """Per (benchmark, size): snapshot, run, snapshot; store runs + samples. Exit 3 if any
+    run's b was not stable."""
+    cfg = AgentConfig(
+        benchmarks=parse_benchmarks(benchmarks),
+        sizes=parse_sizes(sizes),
+        iterations=iterations,
+        warmup=warmup,
+        interval_ms=interval_ms,
+        impl=impl,
+        launcher=launcher,
+        launcher_args=shlex.split(launcher_args),
+        ranks=ranks,
+        threshold=threshold,
+        exclude_own=not include_own,
+        total_nodes=total_nodes,
+        backend=backend,
+        topology_file=topology,
+        osu_dir=osu_dir,
+        timeout_s=timeout,
+        per_rank=per_rank,
+    )
+    summaries = Agent(cfg, progress=note).run()
+    if as_json:
+        emit_json(summaries)
+    else:
+        for s in summaries:
+            echo(
+                f"{s['run_id']} {s['benchmark']} {s['msg_size_bytes']} B "
+                f"b={s['b_before']:.4f}->{s['b_after']:.4f} accepted={s['b_accepted']} "
+                f"{s['locality']}"
+            )
+    check_accepted(summaries)
+
+
+@app.command("submit")
+def submit(
+    campaign: Annotated[Path, typer.Argument(help="CAMPAIGN.toml")],
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Render the scripts, do not submit.")
+    ] = False,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out-dir", help="Where scripts go (default <campaign>.rendered/)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Scripts and job ids as JSON.")] = False,
+) -> None:
+    """Render a campaign's sbatch scripts (patterns x placements) and submit them."""
+    camp = load_campaign(campaign)
+    jobs = render_campaign(camp, campaign_topology(camp))
+    collector = render_collector(camp)
+    if collector is not None:
+        jobs.append(collector)
+    target = out_dir or campaign.with_name(f"{campaign.stem}.rendered")
+    paths = write_scripts(jobs, target)
+    ids: list[str] = []
+    if not dry_run:
+        workdir = Path.cwd()
+        (workdir / camp.output_dir).mkdir(parents=True, exist_ok=True)
+        ids = submit_scripts(paths, workdir)
+    if as_json:
+        emit_json(
+            {
+                "scripts": paths,
+                "job_ids": ids,
+                "dry_run": dry_run,
+                "jobs": [
+                    {"name": j.name, "placement": j.placement, "pattern": j.pattern} for j in jobs
+                ],
+            }
+        )
+        return
+    for i, path in enumerate(paths):
+        echo(f"{path}" + (f"\tjob {ids[i]}" if ids else "\t(dry run)"))

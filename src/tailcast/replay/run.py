@@ -1,0 +1,205 @@
+"""Replaying a tailcast Parquet trace on a fabric and storing the results.
+
+Writes one `replays` row, the per-operation simulated times (`replay_ops`) and, for traces
+that mark iterations, per-iteration latencies (`replay_iterations`), each as its own atomic
+Parquet file named by the replay id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from tailcast import _core
+from tailcast.errors import InputError, TailcastError, UsageError
+from tailcast.replay.columns import EngineColumns, op_code_table
+from tailcast.replay.fabric import Fabric
+from tailcast.replay.summary import op_summary
+from tailcast.store import ResultsDir
+from tailcast.traces.io import iter_batches, read_meta
+
+ENGINE_COLUMNS = [
+    "rank", "seq", "op", "peer", "root", "send_bytes", "recv_bytes", "tag", "comm", "request",
+    "t_start_ns", "t_end_ns", "iteration", "recv_peer", "recv_tag", "requests", "send_counts",
+    "recv_counts", "new_comm", "comm_members",
+]  # fmt: skip
+
+
+class ReplayFailed(TailcastError):
+    """The engine could not replay the trace (deadlock, unmatched messages, bad schedule)."""
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    seed: int = 0
+    coll: str = ""
+    placement: str = "linear"  # linear | random | a file with one endpoint per rank
+    compute_scale: float = 1.0
+    eager_threshold_bytes: int = 8192
+
+
+@dataclass
+class ReplayOutcome:
+    replay_id: str
+    trace: str
+    fabric: str
+    ranks: int
+    total_time_ns: float
+    stats: dict[str, int]
+    ops: pa.Table  # rank, seq, op, sim_start_ns, sim_end_ns
+    iterations: NDArray[np.int32]
+    iteration_latency_us: NDArray[np.float64]
+    unknown_ops: dict[str, int] = field(default_factory=dict)
+    stored: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "replay_id": self.replay_id,
+            "trace": self.trace,
+            "fabric": self.fabric,
+            "ranks": self.ranks,
+            "total_time_us": self.total_time_ns / 1000.0,
+            "actions": self.stats.get("actions", 0),
+            "messages": self.stats.get("messages", 0),
+            "ops": op_summary(self.ops),
+            "iterations": len(self.iterations),
+            "iteration_p50_us": _pct(self.iteration_latency_us, 50),
+            "iteration_p99_us": _pct(self.iteration_latency_us, 99),
+            "unknown_ops": self.unknown_ops,
+            "stored": self.stored,
+        }
+
+
+def _pct(values: NDArray[np.float64], q: float) -> float | None:
+    return float(np.percentile(values, q)) if len(values) else None
+
+
+def placement_spec(text: str, ranks: int, seed: int) -> str:
+    """CLI placement → engine placement string (`linear`, `random:SEED`, `explicit:…`)."""
+    if text == "linear":
+        return "linear"
+    if text == "random":
+        return f"random:{seed}"
+    path = Path(text)
+    if not path.is_file():
+        raise UsageError(f"--placement: expected linear, random or a file, got {text!r}")
+    endpoints: list[int] = []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        stripped = line.split("#", 1)[0].strip()
+        if not stripped:
+            continue
+        if not stripped.isdigit():
+            raise InputError(path, f"expected an endpoint number, got {stripped!r}", line=number)
+        endpoints.append(int(stripped))
+    if len(endpoints) != ranks:
+        raise InputError(path, f"lists {len(endpoints)} endpoints, the trace has {ranks} ranks")
+    return "explicit:" + ",".join(map(str, endpoints))
+
+
+def load_columns(trace: Path) -> EngineColumns:
+    """The trace's engine columns, read batch by batch."""
+    columns = EngineColumns()
+    for batch in iter_batches(trace, columns=None):
+        present = [c for c in ENGINE_COLUMNS if c in batch.schema.names]
+        columns.add(batch.select(present))
+    return columns
+
+
+def replay_trace(
+    trace: Path, fabric: Fabric, options: ReplayOptions, results: ResultsDir | None = None
+) -> ReplayOutcome:
+    """Replays `trace` on `fabric`; stores the results in `results` when given."""
+    trace = Path(trace)
+    meta = read_meta(trace)
+    columns = load_columns(trace)
+    arrays = columns.arrays()
+    ranks = int(arrays["rank"].max()) + 1 if columns.rows else 0
+    placement = placement_spec(options.placement, ranks, options.seed)
+    try:
+        jobs, stats = _core.replay(
+            [arrays],
+            [placement],
+            fabric.engine,
+            seed=options.seed,
+            eager_threshold_bytes=options.eager_threshold_bytes,
+            compute_scale=options.compute_scale,
+            coll=options.coll,
+        )
+    except ValueError as err:
+        raise ReplayFailed(f"{trace}: {err}") from err
+    job = jobs[0]
+    names = {code: name for name, code in op_code_table().items()}
+    op_names = np.array([names.get(c, "other") for c in range(256)], dtype=object)
+    ops = pa.table(
+        {
+            "rank": pa.array(arrays["rank"].astype(np.int32)),
+            "seq": pa.array(arrays["seq"]),
+            "op": pa.array(op_names[arrays["op"]], type=pa.string()),
+            "sim_start_ns": pa.array(job.sim_start_ns),
+            "sim_end_ns": pa.array(job.sim_end_ns),
+        }
+    )
+    outcome = ReplayOutcome(
+        replay_id=uuid.uuid4().hex,
+        trace=str(trace),
+        fabric=fabric.name,
+        ranks=max(ranks, meta.ranks),
+        total_time_ns=job.total_time_ns,
+        stats=dict(stats),
+        ops=ops,
+        iterations=job.iterations,
+        iteration_latency_us=job.iteration_latency_ns / 1000.0,
+        unknown_ops=columns.unknown_ops,
+    )
+    if results is not None:
+        _store(outcome, trace, fabric, options, results)
+    return outcome
+
+
+def trace_id(trace: Path) -> str:
+    """A stable id of a trace file: sha256 of its bytes (first 16 hex digits)."""
+    digest = hashlib.sha256()
+    with trace.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def _store(
+    outcome: ReplayOutcome, trace: Path, fabric: Fabric, options: ReplayOptions, results: ResultsDir
+) -> None:
+    rid = outcome.replay_id
+    n = outcome.ops.num_rows
+    ops = outcome.ops.drop_columns([]).add_column(0, "replay_id", pa.array([rid] * n, pa.string()))
+    paths = [results.write("replay_ops", ops, name=rid)]
+    if len(outcome.iterations):
+        iterations = {
+            "replay_id": [rid] * len(outcome.iterations),
+            "iteration": outcome.iterations.tolist(),
+            "latency_us": outcome.iteration_latency_us.tolist(),
+        }
+        paths.append(results.write("replay_iterations", pa.table(iterations), name=rid))
+    record = {
+        "replay_id": rid,
+        "trace_id": trace_id(trace),
+        "fabric": fabric.name,
+        "fabric_toml": fabric.toml_text,
+        "fabric_sha256": fabric.sha256,
+        "seed": options.seed,
+        "background_b": None,
+        "coll_overrides": options.coll,
+        "engine_version": _core.engine_version(),
+        "total_time_ns": round(outcome.total_time_ns),
+        "created_at": datetime.now(UTC),
+    }
+    # The replays row goes last: readers that find it also find its ops.
+    paths.append(results.write("replays", [record], name=rid))
+    outcome.stored = [str(p) for p in paths]

@@ -1,0 +1,98 @@
+"""SimGrid TiT import: the public samples, the per-rank list form, malformed input, fuzz."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tailcast.errors import InputError
+from tailcast.traces.convert import detect_format, load_trace
+from tailcast.traces.info import summarize_table
+from tailcast.traces.tit_import import import_tit
+from tailcast.traces.validate import validate_table
+
+
+def _calls(path: Path) -> tuple[int, dict[str, int]]:
+    table, meta = import_tit(path)
+    info = summarize_table(table, meta)
+    return meta.ranks, {op: s.calls for op, s in info.ops.items()}
+
+
+def test_single_file_samples(shared_data: Path) -> None:
+    tit = shared_data / "traces" / "simgrid-tit"
+    ranks, calls = _calls(tit / "actions_allgatherv.txt")
+    assert ranks == 4 and calls == {"allgatherv": 4, "init": 4, "finalize": 4}
+    ranks, calls = _calls(tit / "actions_bcast.txt")
+    assert ranks == 3 and calls["bcast"] == 6 and calls["reduce"] == 3
+    ranks, calls = _calls(tit / "actions_waitall.txt")
+    assert ranks == 3 and calls["irecv"] == 3 and calls["isend"] == 3 and calls["waitall"] == 3
+
+
+def test_sizes_follow_simgrid_datatypes(shared_data: Path) -> None:
+    tit = shared_data / "traces" / "simgrid-tit"
+    table, _ = import_tit(tit / "actions_bcast_reduce_datatypes.txt")  # init 1 -> double
+    rows = [r for r in table.to_pylist() if r["op"] == "bcast"]
+    # "bcast 5e4 1 0": root 1, MPI_DOUBLE; "bcast 5e4 0 3": root 0, MPI_SHORT (2 B)
+    assert {(r["root"], r["send_bytes"]) for r in rows} == {(1, 400_000), (0, 100_000)}
+    table, _ = import_tit(tit / "actions_alltoallv.txt")  # init without arg -> bytes
+    row0 = next(r for r in table.to_pylist() if r["op"] == "alltoallv" and r["rank"] == 0)
+    assert row0["send_counts"] == [1, 40, 30] and row0["recv_counts"] == [1, 80, 100]
+    assert validate_table(*import_tit(tit / "actions_alltoallv.txt")) == []  # counts pair up
+
+
+def test_per_rank_directory_and_list(shared_data: Path, tmp_path: Path) -> None:
+    tit = shared_data / "traces" / "simgrid-tit"
+    ranks, calls = _calls(tit / "ti_traces_32_1")
+    assert ranks == 32
+    assert calls == {"allreduce": 192, "alltoall": 160, "alltoallv": 64, "barrier": 512,
+                     "bcast": 288, "finalize": 32, "gather": 32, "init": 32}  # fmt: skip
+    table, meta = import_tit(tit / "ti_traces_32_1")
+    assert meta.unsupported == {"comm_size": 480}  # SimGrid no-ops are reported, not dropped
+    assert validate_table(table, meta) == []
+    index = tmp_path / "list.txt"
+    index.write_text(f"{tit / 'actions0.txt'}\n{tit / 'actions1.txt'}\n")
+    assert detect_format(index) == "tit"
+    table, meta = load_trace(index)
+    assert meta.ranks == 2 and table.num_rows == 11
+    found = validate_table(table, meta)  # messages match; SimGrid's sample never waits
+    assert [(v.rank, v.op, v.kind) for v in found] == [(1, "isend", "request error")]
+
+
+def test_garbage_line_names_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0 init\n0 send 1 zero 1e6\n1 init\n")
+    with pytest.raises(InputError) as err:
+        import_tit(bad)
+    assert err.value.line == 2 and "bad.txt" in str(err.value)
+    bad.write_text("0 init\nrank0 init\n")
+    with pytest.raises(InputError, match=":2:"):
+        import_tit(bad)
+
+
+_ACTIONS = ["init", "finalize", "send", "isend", "recv", "irecv", "wait", "waitall", "bcast",
+            "alltoallv", "compute", "gatherv", "bogus", "reduce"]  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(-1, 3),
+            st.sampled_from(_ACTIONS),
+            st.lists(st.sampled_from(["0", "1", "2", "1e3", "-4", "x", "7.5", "99"]), max_size=8),
+        ),
+        max_size=20,
+    )
+)
+def test_fuzz_tit_reader(tmp_path_factory: pytest.TempPathFactory, lines: list) -> None:
+    path = tmp_path_factory.mktemp("fuzz") / "t.txt"
+    path.write_text("\n".join(f"{r} {a} {' '.join(args)}" for r, a, args in lines))
+    try:
+        table, meta = import_tit(path)
+    except InputError as err:
+        assert str(path) in str(err)
+        return
+    validate_table(table, meta)  # must not crash on anything the reader accepted
