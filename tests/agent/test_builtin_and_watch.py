@@ -66,15 +66,29 @@ def test_bad_result_file_is_input_error(tmp_path: Path) -> None:
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("benchmark", ["bcast", "reduce", "alltoall", "allgather", "latency"])
-def test_builtin_under_mpirun(
-    mpi_available: None, tmp_path: Path, benchmark: str
-) -> None:
+def test_builtin_under_mpirun(mpi_available: None, tmp_path: Path, benchmark: str) -> None:
     out = tmp_path / "r.npz"
     argv = [
-        "mpirun", "--oversubscribe", "-np", "3", sys.executable, "-m",
-        "tailcast.agent.builtin", "--benchmark", benchmark, "--size", "1024",
-        "--iterations", "40", "--warmup", "3", "--interval-ms", "1", "--out", str(out),
-    ]  # fmt: skip
+        "mpirun",
+        "--oversubscribe",
+        "-np",
+        "3",
+        sys.executable,
+        "-m",
+        "tailcast.agent.builtin",
+        "--benchmark",
+        benchmark,
+        "--size",
+        "1024",
+        "--iterations",
+        "40",
+        "--warmup",
+        "3",
+        "--interval-ms",
+        "1",
+        "--out",
+        str(out),
+    ]
     env = {**os.environ, **MPI_ENV}
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -93,10 +107,21 @@ def test_builtin_under_mpirun(
 
 @pytest.mark.mpi
 def test_builtin_refuses_one_rank(mpi_available: None, tmp_path: Path) -> None:
-    argv = ["mpirun", "-np", "1", sys.executable, "-m", "tailcast.agent.builtin",
-            "--benchmark", "bcast", "--out", str(tmp_path / "r.npz")]  # fmt: skip
-    proc = subprocess.run(argv, env={**os.environ, **MPI_ENV}, capture_output=True, text=True,
-                          timeout=60)  # fmt: skip
+    argv = [
+        "mpirun",
+        "-np",
+        "1",
+        sys.executable,
+        "-m",
+        "tailcast.agent.builtin",
+        "--benchmark",
+        "bcast",
+        "--out",
+        str(tmp_path / "r.npz"),
+    ]
+    proc = subprocess.run(
+        argv, env={**os.environ, **MPI_ENV}, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode != 0 and "at least two" in proc.stderr
     assert not (tmp_path / "r.npz").exists()
 

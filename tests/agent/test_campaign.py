@@ -48,7 +48,9 @@ def test_rendered_scripts_match_golden(campaign_file: Path) -> None:
 
 def test_placements_in_scripts(campaign_file: Path) -> None:
     camp = load_campaign(campaign_file)
-    scripts = {(j.placement, j.pattern): j.script for j in render_campaign(camp, campaign_topology(camp))}
+    scripts = {
+        (j.placement, j.pattern): j.script for j in render_campaign(camp, campaign_topology(camp))
+    }
     assert "#SBATCH --switches=1\n" in scripts[("same_group", "bcast")]
     assert "#SBATCH --nodelist=node[01-02,05-06]\n" in scripts[("same_island", "reduce")]
     assert "#SBATCH --nodelist=node[01,05,09,13]\n" in scripts[("different_islands", "alltoall")]
@@ -68,7 +70,7 @@ def test_without_topology_spread_job_and_same_island_refused(campaign_file: Path
 
 def test_env_values_are_shell_quoted(campaign_file: Path) -> None:
     text = campaign_file.read_text().replace(
-        'env = { OMPI_MCA_btl = "self,vader,tcp" }', "env = { NOTE = \"a b; rm -rf /\" }"
+        'env = { OMPI_MCA_btl = "self,vader,tcp" }', 'env = { NOTE = "a b; rm -rf /" }'
     )
     campaign_file.write_text(text)
     camp = load_campaign(campaign_file)
@@ -84,16 +86,18 @@ def test_sbatch_variables_scrubbed() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ('patterns = ["bcast", "reduce", "alltoall"]', 'patterns = ["bcast", "gather"]',
-         "unknown patterns"),
+        (
+            'patterns = ["bcast", "reduce", "alltoall"]',
+            'patterns = ["bcast", "gather"]',
+            "unknown patterns",
+        ),
         ('"different_islands"]', '"far_away"]', "unknown placements"),
         ('sizes = ["4", "1K", "32K", "1M"]', 'sizes = ["4", "1Q"]', "bad message size"),
         ("nodes = 4 ", "nodes = 1 ", "nodes must be"),
         ("warmup = 100", "warmpu = 100", "unknown [campaign] keys ['warmpu']"),
     ],
 )
-def test_bad_campaign_is_input_error(campaign_file: Path, old: str, new: str,
-                                     message: str) -> None:
+def test_bad_campaign_is_input_error(campaign_file: Path, old: str, new: str, message: str) -> None:
     text = campaign_file.read_text()
     assert old in text
     campaign_file.write_text(text.replace(old, new))

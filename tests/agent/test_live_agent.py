@@ -4,6 +4,7 @@ launching the mpi4py benchmark with mpirun; checks the stored runs and samples."
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,14 +18,28 @@ pytestmark = [pytest.mark.slurm, pytest.mark.mpi, pytest.mark.slow]
 TAILCAST = f"{sys.executable} -m tailcast.cli.main"
 
 
-def _agent_job(cluster: Any, workdir: Path, home: Path, nodes: str, args: str,
-               extra: tuple[str, ...] = ()) -> tuple[str, str]:  # fmt: skip
-    script = f"#!/bin/bash\nexec {TAILCAST} agent run --impl builtin --json {args}\n"
+def _agent_job(
+    cluster: Any, workdir: Path, home: Path, nodes: str, args: str, extra: tuple[str, ...] = ()
+) -> tuple[str, str]:
+    # Set in the script: sbatch --export splits values at commas ("self,tcp").
+    script = (
+        "#!/bin/bash\nexport OMPI_MCA_btl=self,tcp\n"
+        f"exec {TAILCAST} agent run --impl builtin --json --timeout 240 {args}\n"
+    )
     job = cluster.sbatch(
-        ["-N", "4", "-w", nodes, "--ntasks-per-node=1", "--time=10",
-         f"--export=ALL,TAILCAST_HOME={home},OMPI_MCA_btl=self,tcp", *extra],
-        script, workdir,
-    )  # fmt: skip
+        [
+            "-N",
+            "4",
+            "-w",
+            nodes,
+            "--ntasks-per-node=1",
+            "--time=10",
+            f"--export=ALL,TAILCAST_HOME={home}",
+            *extra,
+        ],
+        script,
+        workdir,
+    )
     state = cluster.wait_state(job, {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"}, 300)
     return job, state
 
@@ -36,15 +51,21 @@ def _table(name: str) -> list[dict[str, Any]]:
 def test_agent_same_group(slurm_cluster: Any, tmp_path: Path, results_home: Path) -> None:
     slurm_cluster.cancel_all()
     job, state = _agent_job(
-        slurm_cluster, tmp_path, results_home, "node[01-04]",
+        slurm_cluster,
+        tmp_path,
+        results_home,
+        "node[01-04]",
         "--benchmarks bcast,alltoall --sizes 4,1K --iterations 50 --warmup 5",
-    )  # fmt: skip
+    )
     log = (tmp_path / f"slurm-{job}.out").read_text()
     assert state == "COMPLETED", log
     runs = _table("runs")
     assert sorted((r["benchmark"], r["msg_size_bytes"]) for r in runs) == [
-        ("alltoall", 4), ("alltoall", 1024), ("bcast", 4), ("bcast", 1024),
-    ]  # fmt: skip
+        ("alltoall", 4),
+        ("alltoall", 1024),
+        ("bcast", 4),
+        ("bcast", 1024),
+    ]
     samples = _table("samples")
     for run in runs:
         assert run["slurm_job_id"] == job and run["nodes"] == [f"node0{i}" for i in range(1, 5)]
@@ -54,8 +75,9 @@ def test_agent_same_group(slurm_cluster: Any, tmp_path: Path, results_home: Path
         assert run["b_accepted"] is True  # nothing else runs: b stays 0 with own job excluded
         versions = json.loads(run["versions_json"])
         assert versions["slurm"] == "22.05.8" and "mpi4py" in versions
-        mine = sorted((s for s in samples if s["run_id"] == run["run_id"]),
-                      key=lambda s: s["iteration"])  # fmt: skip
+        mine = sorted(
+            (s for s in samples if s["run_id"] == run["run_id"]), key=lambda s: s["iteration"]
+        )
         assert [s["iteration"] for s in mine] == list(range(50))
         for s in mine:
             assert len(s["rank_latency_us"]) == 4
@@ -70,9 +92,12 @@ def test_agent_different_islands_1000_samples(
 ) -> None:
     slurm_cluster.cancel_all()
     job, state = _agent_job(
-        slurm_cluster, tmp_path, results_home, "node[01,05,09,13]",
+        slurm_cluster,
+        tmp_path,
+        results_home,
+        "node[01,05,09,13]",
         "--benchmarks bcast --sizes 4 --iterations 1000 --warmup 10 --interval-ms 1",
-    )  # fmt: skip
+    )
     assert state == "COMPLETED", (tmp_path / f"slurm-{job}.out").read_text()
     (run,) = _table("runs")
     assert run["locality"] == "different_islands"
@@ -80,3 +105,38 @@ def test_agent_different_islands_1000_samples(
     samples = [s for s in _table("samples") if s["run_id"] == run["run_id"]]
     assert len(samples) == 1000 and run["iterations"] == 1000
     assert all(s["latency_us"] > 0 for s in samples)
+
+
+def test_agent_submit_campaign(
+    slurm_cluster: Any, tmp_path: Path, results_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-job campaign submitted for real; an inherited SBATCH_PARTITION naming a
+    partition that does not exist would make sbatch fail unless it is scrubbed."""
+    slurm_cluster.cancel_all()
+    (tmp_path / "c.toml").write_text(
+        "[campaign]\n"
+        'name = "live"\nnodes = 2\npatterns = ["reduce"]\nsizes = ["1K"]\n'
+        'placements = ["same_group"]\niterations = 20\nwarmup = 2\ntime_limit = "00:05:00"\n'
+        f'tailcast = "{TAILCAST}"\n'
+        'env = { OMPI_MCA_btl = "self,tcp", OMPI_ALLOW_RUN_AS_ROOT = "1", '
+        'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = "1", TAILCAST_HOME = "' + str(results_home) + '" }\n'
+    )
+    monkeypatch.setenv("SBATCH_PARTITION", "no-such-partition")
+    monkeypatch.chdir(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tailcast.cli.main", "agent", "submit", "c.toml", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (job,) = json.loads(proc.stdout)["job_ids"]
+    state = slurm_cluster.wait_state(job, {"COMPLETED", "FAILED", "CANCELLED"}, 240)
+    assert state == "COMPLETED", list((tmp_path / "logs").glob("*"))
+    (run,) = _table("runs")
+    assert (run["benchmark"], run["msg_size_bytes"], run["locality"]) == (
+        "reduce",
+        1024,
+        "same_group",
+    )
+    assert len([s for s in _table("samples") if s["run_id"] == run["run_id"]]) == 20

@@ -45,13 +45,15 @@ def _quiet_queue(cluster: Any) -> None:
 def _submit_background(cluster: Any, workdir: Path) -> list[str]:
     ids = []
     for nodes, count in BACKGROUND.values():
-        ids.append(cluster.sbatch(
-            ["-N", str(count), "-w", nodes, "--ntasks-per-node=1", "--cpus-per-task=1"],
-            "#!/bin/bash\nsleep 600\n", workdir,
-        ))  # fmt: skip
+        ids.append(
+            cluster.sbatch(
+                ["-N", str(count), "-w", nodes, "--ntasks-per-node=1", "--cpus-per-task=1"],
+                "#!/bin/bash\nsleep 600\n",
+                workdir,
+            )
+        )
     # Pending for sure: may not start for an hour.
-    ids.append(cluster.sbatch(["-N", "2", "--begin=now+3600"], "#!/bin/bash\nsleep 1\n",
-                              workdir))  # fmt: skip
+    ids.append(cluster.sbatch(["-N", "2", "--begin=now+3600"], "#!/bin/bash\nsleep 1\n", workdir))
     for job in ids[:-1]:
         cluster.wait_state(job, {"RUNNING"}, timeout=60)
     return ids
@@ -76,14 +78,24 @@ def test_collect_snapshot_b_matches_hand_count(
         f"{cmd} collect snapshot --json --include-own-job > {out_in}\n"
     )
     own = slurm_cluster.sbatch(
-        ["-N", "2", "-w", OWN[0], "--ntasks-per-node=1", f"--export=ALL,TAILCAST_HOME={results_home}"],
-        script, tmp_path,
-    )  # fmt: skip
+        [
+            "-N",
+            "2",
+            "-w",
+            OWN[0],
+            "--ntasks-per-node=1",
+            f"--export=ALL,TAILCAST_HOME={results_home}",
+        ],
+        script,
+        tmp_path,
+    )
     slurm_cluster.wait_state(own, {"COMPLETED", "FAILED", "GONE"}, timeout=120)
     assert out_in.exists() and out_in.stat().st_size, (tmp_path / f"slurm-{own}.out").read_text()
     excluded, included = json.loads(out_ex.read_text()), json.loads(out_in.read_text())
-    for doc, want, flag in ((excluded, expected_excluded, True),
-                            (included, expected_included, False)):  # fmt: skip
+    for doc, want, flag in (
+        (excluded, expected_excluded, True),
+        (included, expected_included, False),
+    ):
         assert {k: doc[k] for k in want} == want
         n_c, n_c_dup, n_a = want["n_c"], want["n_c_dup"], want["n_a_dup"]
         assert doc["b_simple"] == pytest.approx(n_c / 16)
@@ -112,10 +124,23 @@ def test_scontrol_topology_live(slurm_cluster: Any) -> None:
 def test_collect_watch_sigterm_keeps_snapshots(slurm_cluster: Any, results_home: Path) -> None:
     env = {**os.environ, "TAILCAST_HOME": str(results_home)}
     proc = subprocess.Popen(
-        [*TAILCAST, "collect", "watch", "--interval", "0.3", "--duration", "120",
-         "--flush-every", "1000", "--json"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            *TAILCAST,
+            "collect",
+            "watch",
+            "--interval",
+            "0.3",
+            "--duration",
+            "120",
+            "--flush-every",
+            "1000",
+            "--json",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(4)
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=30)

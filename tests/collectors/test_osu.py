@@ -32,47 +32,124 @@ TAIL = ["P50 Tail Lat(us)", "P90 Tail Lat(us)", "P99 Tail Lat(us)"]
 # file -> (title, version, columns, rows, first row size, first avg, last size, last avg)
 GOOD = {
     "omb72__osu_bcast_np4__default.txt": (
-        "OSU MPI Broadcast Latency Test", "7.2", ["Size", "Avg Latency(us)"],
-        21, 1, 0.60, 1048576, None,
+        "OSU MPI Broadcast Latency Test",
+        "7.2",
+        ["Size", "Avg Latency(us)"],
+        21,
+        1,
+        0.60,
+        1048576,
+        None,
     ),
     "omb72__osu_latency_np2__default.txt": (
-        "OSU MPI Latency Test", "7.2", ["Size", "Latency (us)"], 21, 1, 0.12, 1048576, 78.10,
+        "OSU MPI Latency Test",
+        "7.2",
+        ["Size", "Latency (us)"],
+        21,
+        1,
+        0.12,
+        1048576,
+        78.10,
     ),
     "osu_alltoall_np4__default.txt": (
-        "OSU MPI All-to-All Personalized Exchange Latency Test", "7.4",
-        ["Size", "Avg Latency(us)"], 21, 1, 7.49, 1048576, None,
+        "OSU MPI All-to-All Personalized Exchange Latency Test",
+        "7.4",
+        ["Size", "Avg Latency(us)"],
+        21,
+        1,
+        7.49,
+        1048576,
+        None,
     ),
     "osu_alltoall_np4__f.txt": (
-        "OSU MPI All-to-All Personalized Exchange Latency Test", "7.4", FULL,
-        21, 1, 43.60, 1048576, None,
+        "OSU MPI All-to-All Personalized Exchange Latency Test",
+        "7.4",
+        FULL,
+        21,
+        1,
+        43.60,
+        1048576,
+        None,
     ),
     "osu_barrier_np4__default.txt": (
-        "OSU MPI Barrier Latency Test", "7.4", ["Avg Latency(us)"], 1, None, 4.38, None, 4.38,
+        "OSU MPI Barrier Latency Test",
+        "7.4",
+        ["Avg Latency(us)"],
+        1,
+        None,
+        4.38,
+        None,
+        4.38,
     ),
     "osu_bcast_np4__default.txt": (
-        "OSU MPI Broadcast Latency Test", "7.4", ["Size", "Avg Latency(us)"],
-        21, 1, 368.04, 1048576, 3832.76,
+        "OSU MPI Broadcast Latency Test",
+        "7.4",
+        ["Size", "Avg Latency(us)"],
+        21,
+        1,
+        368.04,
+        1048576,
+        3832.76,
     ),
     "osu_bcast_np4__f.txt": (
-        "OSU MPI Broadcast Latency Test", "7.4", FULL, 21, 1, 167.59, 1048576, 560.51,
+        "OSU MPI Broadcast Latency Test",
+        "7.4",
+        FULL,
+        21,
+        1,
+        167.59,
+        1048576,
+        560.51,
     ),
     "osu_bcast_np4__f_c_z.txt": (
-        "OSU MPI Broadcast Latency Test", "7.4", [*FULL, "Validation", *TAIL],
-        17, 1, 2.08, 65536, 16.05,
+        "OSU MPI Broadcast Latency Test",
+        "7.4",
+        [*FULL, "Validation", *TAIL],
+        17,
+        1,
+        2.08,
+        65536,
+        16.05,
     ),
     "osu_bcast_np4__z.txt": (
-        "OSU MPI Broadcast Latency Test", "7.4", ["Size", "Avg Latency(us)", *TAIL],
-        21, 1, 0.59, 1048576, 493.12,
+        "OSU MPI Broadcast Latency Test",
+        "7.4",
+        ["Size", "Avg Latency(us)", *TAIL],
+        21,
+        1,
+        0.59,
+        1048576,
+        493.12,
     ),
     "osu_latency_np2__c_z__m_1-65536.txt": (
-        "OSU MPI Latency Test", "7.4", ["Size", "Avg Latency(us)", "Validation", *TAIL],
-        17, 1, 1.61, 65536, 101.48,
+        "OSU MPI Latency Test",
+        "7.4",
+        ["Size", "Avg Latency(us)", "Validation", *TAIL],
+        17,
+        1,
+        1.61,
+        65536,
+        101.48,
     ),
     "osu_latency_np2__default.txt": (
-        "OSU MPI Latency Test", "7.4", ["Size", "Avg Latency(us)"], 23, 1, 0.13, 4194304, 5870.46,
+        "OSU MPI Latency Test",
+        "7.4",
+        ["Size", "Avg Latency(us)"],
+        23,
+        1,
+        0.13,
+        4194304,
+        5870.46,
     ),
     "osu_reduce_np4__f.txt": (
-        "OSU MPI Reduce Latency Test", "7.4", FULL, 21, 1, 2.06, 1048576, 863.86,
+        "OSU MPI Reduce Latency Test",
+        "7.4",
+        FULL,
+        21,
+        1,
+        2.06,
+        1048576,
+        863.86,
     ),
 }
 
@@ -141,11 +218,15 @@ def test_empty_stdout_without_stderr_is_plain_osu_error() -> None:
 
 
 def test_validation_failure_carries_sizes() -> None:
-    text = (OSU / "osu_bcast_np4__f_c_z.txt").read_text().replace(
-        "2                       1.18              0.08              4.37        1000"
-        "              Pass",
-        "2                       1.18              0.08              4.37        1000"
-        "              Fail",
+    text = (
+        (OSU / "osu_bcast_np4__f_c_z.txt")
+        .read_text()
+        .replace(
+            "2                       1.18              0.08              4.37        1000"
+            "              Pass",
+            "2                       1.18              0.08              4.37        1000"
+            "              Fail",
+        )
     )
     out = parse_osu_output(text, "v.txt")
     with pytest.raises(OsuValidationError, match="Fail at sizes 2"):
@@ -182,7 +263,15 @@ def test_header_without_rows_is_input_error() -> None:
 def test_argv_per_version() -> None:
     bcast = OsuRequest("bcast", 1024, 1000, 100)
     assert osu_argv("osu_bcast", "7.4", bcast) == [
-        "osu_bcast", "-m", "1024:1024", "-i", "1000", "-x", "100", "-f", "-z",
+        "osu_bcast",
+        "-m",
+        "1024:1024",
+        "-i",
+        "1000",
+        "-x",
+        "100",
+        "-f",
+        "-z",
     ]
     assert osu_argv("osu_bcast", "7.2", bcast)[-1] == "-f"  # no -z before 7.3
     custom = OsuRequest("bcast", 4, 10, 1, percentiles=(50, 99))
@@ -196,7 +285,10 @@ def test_argv_per_version() -> None:
     with pytest.raises(UsageError):
         osu_argv("osu_latency", "5.9", latency)
     assert expected_columns("7.4", bcast) == [
-        "Min Latency(us)", "Max Latency(us)", "Iterations", *TAIL,
+        "Min Latency(us)",
+        "Max Latency(us)",
+        "Iterations",
+        *TAIL,
     ]
 
 

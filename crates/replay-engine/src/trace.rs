@@ -50,8 +50,9 @@ impl<'a> Lists<'a> {
     }
 }
 
-/// Borrowed columns of one trace (one row per MPI call).
-#[derive(Debug, Clone, Copy)]
+/// Borrowed columns of one trace (one row per MPI call). `recv_peer`/`recv_tag` and the list
+/// columns may be empty (= all SAME / all empty lists); `..Default::default()` fills them.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct TraceColumns<'a> {
     pub rank: &'a [u32],
     pub seq: &'a [i64],
@@ -126,7 +127,8 @@ pub fn index(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayError
         ("recv_tag", c.recv_tag.len()),
     ];
     for (name, len) in lens {
-        if len != n {
+        let optional = matches!(name, "recv_peer" | "recv_tag");
+        if len != n && !(optional && len == 0) {
             return Err(bad(
                 None,
                 format!("column {name} has {len} rows, rank has {n}"),
@@ -217,6 +219,9 @@ pub fn index(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayError
                 inferred.entry(c.comm[row]).or_default().push(r as u32);
             }
         }
+    }
+    for (id, members) in inferred {
+        comms.entry(id).or_insert(members);
     }
     Ok(TraceIndex {
         ranks,

@@ -277,6 +277,7 @@ mod through_engine {
             t_start_ns: &zeros,
             t_end_ns: &zeros,
             iteration: &iter,
+            ..TraceColumns::default()
         };
         let spec = FabricSpec {
             fabric: FabricConfig::LogGp(LogGpParams::AlphaBeta {

@@ -111,7 +111,8 @@ def run_builtin(
             raise ExternalToolError(
                 launcher.name,
                 f"built-in {benchmark} benchmark failed (status {proc.returncode})",
-                proc.stderr,
+                # Open MPI frames its messages in dashed lines: keep the words
+                "\n".join(ln for ln in proc.stderr.splitlines() if ln.strip("- ")),
                 proc.returncode,
             )
         result = load_builtin_result(out)

@@ -8,6 +8,7 @@ Parquet file named by the replay id.
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -120,6 +121,8 @@ def replay_trace(
     trace = Path(trace)
     meta = read_meta(trace)
     columns = load_columns(trace)
+    for cid, members in _meta_comms(trace, meta.extra.get("comms", "")).items():
+        columns.comms.setdefault(cid, members)
     arrays = columns.arrays()
     ranks = int(arrays["rank"].max()) + 1 if columns.rows else 0
     placement = placement_spec(options.placement, ranks, options.seed)
@@ -162,6 +165,18 @@ def replay_trace(
     if results is not None:
         _store(outcome, trace, fabric, options, results)
     return outcome
+
+
+def _meta_comms(trace: Path, text: str) -> dict[int, list[int]]:
+    """Communicator members an importer recorded in the file metadata (`tailcast.comms`)."""
+    if not text:
+        return {}
+    try:
+        raw = json.loads(text)
+        return {int(k): [int(m) for m in v] for k, v in raw.items()}
+    except (ValueError, TypeError, AttributeError) as exc:
+        message = f"metadata tailcast.comms is not a JSON object of lists ({exc})"
+        raise InputError(trace, message) from exc
 
 
 def trace_id(trace: Path) -> str:

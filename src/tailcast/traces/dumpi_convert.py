@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from tailcast.traces.dumpi_format import DumpiBin, Record, Status
+from tailcast.traces.dumpi_format import DumpiBin, DumpiFormatError, Record, Status
 from tailcast.traces.dumpi_layouts import (
     ANY_SOURCE,
     ANY_TAG,
@@ -34,7 +34,8 @@ from tailcast.traces.dumpi_layouts import (
 from tailcast.traces.schema import COMM_NULL, WORLD, Op, TraceBuilder
 
 SELF_BASE = 1_000_000  # ids of MPI_COMM_SELF (one per rank)
-UNKNOWN_COMM_BASE = 2_000_000  # ids of handles never created in the trace (per rank)
+UNKNOWN_COMM_BASE = 2_000_000  # ids of handles never created in the trace
+INT64_LIMIT = 1 << 63
 
 SEND_OPS = {name: Op.SEND for name in ("Send", "Bsend", "Ssend", "Rsend")} | {
     name: Op.ISEND for name in ("Isend", "Ibsend", "Issend", "Irsend")
@@ -80,6 +81,7 @@ class DumpiConverter:
         self.unsupported: Counter[str] = Counter()
         self.t0 = min((_times(r)[0] for b in bins for r in b.records[:1]), default=0)
         self.partial = False
+        self.unknown_comms = 0
 
     def run(self) -> None:
         """Advances every rank as far as it can; repeats until all are done. If ranks stay
@@ -105,7 +107,8 @@ class DumpiConverter:
         if handle == COMM_NULL_HANDLE:
             return COMM_NULL, []
         self.unsupported["communicator handle never created in the trace"] += 1
-        ident = UNKNOWN_COMM_BASE + st.rank * 65536 + handle
+        ident = UNKNOWN_COMM_BASE + self.unknown_comms
+        self.unknown_comms += 1
         st.comms[handle] = (ident, [])
         return st.comms[handle]
 
@@ -134,6 +137,12 @@ class DumpiConverter:
         return [c * size for c in counts]
 
     def _add(self, st: _Rank, rec: Record, op: str, **values: Any) -> int:
+        for col in ("send_bytes", "recv_bytes", "send_counts", "recv_counts"):
+            v = values.get(col)
+            items: list[int] = v if isinstance(v, list) else [] if v is None else [v]
+            if any(abs(x) >= INT64_LIMIT for x in items):
+                msg = f"byte offset {rec.offset} ({rec.name}): {col} {v} out of range"
+                raise DumpiFormatError(st.bin.path, msg)
         start, end = _times(rec)
         row = len(self.builder)
         values.setdefault("comm", WORLD)

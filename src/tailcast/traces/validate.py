@@ -28,6 +28,7 @@ from tailcast.traces.schema import (
     COMM_CREATION,
     COMPLETIONS,
     NONBLOCKING,
+    P2P_SEND,
     WORLD,
     Op,
     sorted_trace,
@@ -125,6 +126,9 @@ def _structure(rows: list[_Row], ranks: int) -> Iterator[TraceViolation]:
         elif r.op not in ALL_OPS:
             yield MalformedRow(r.rank, r.seq, r.op, "unknown operation")
         seen.add((r.rank, r.seq))
+        if r.op in P2P_SEND | {Op.SENDRECV} and r.values.get("peer") is None:
+            # (a receive without a known source is a wildcard; a send needs its destination)
+            yield MalformedRow(r.rank, r.seq, r.op, "send without a destination (peer)")
         for col in ("peer", "root", "recv_peer"):
             v = r.values.get(col)
             if v is not None and v >= ranks:

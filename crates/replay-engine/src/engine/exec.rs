@@ -127,16 +127,13 @@ impl Engine<'_> {
                 Outcome::End(now)
             }
             Op::Sendrecv => {
-                let from = if c.recv_peer[row] == SAME {
-                    peer
-                } else {
-                    c.recv_peer[row]
+                let pick = |col: &[i32], default: i32| {
+                    col.get(row)
+                        .copied()
+                        .filter(|&v| v != SAME)
+                        .unwrap_or(default)
                 };
-                let rtag = if c.recv_tag[row] == SAME {
-                    tag
-                } else {
-                    c.recv_tag[row]
-                };
+                let (from, rtag) = (pick(c.recv_peer, peer), pick(c.recv_tag, tag));
                 let s = self.post_send(r, dest, sbytes, tag, comm, USER, false);
                 let v = self.post_recv(r, source(from), rtag, comm, USER);
                 self.wait_on(r, vec![s, v], false)

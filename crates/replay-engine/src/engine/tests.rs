@@ -240,7 +240,10 @@ fn nonblocking_waitall_waitany_and_test() {
         .row(2, Op::Init, -2, 0, 0, -1, 0)
         .row(2, Op::Send, 0, 0, 8, -1, 3001);
     let r = run(&t, &alpha_beta(), &opts(0.0)).unwrap();
-    assert_eq!(r.sim_end_ns[2], 0.0, "a test that completed nothing returns at once");
+    assert_eq!(
+        r.sim_end_ns[2], 0.0,
+        "a test that completed nothing returns at once"
+    );
     assert_eq!(
         r.sim_end_ns[3], 1008.0,
         "waitany ends with the first arrival"

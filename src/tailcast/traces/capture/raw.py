@@ -39,6 +39,7 @@ COMM_REG = 101
 MAGIC = 0x54434154
 HEADER = struct.Struct("<6i")
 RECORD = struct.Struct("<5q12i")
+MAX_WORLD = 1 << 22  # a header claiming more ranks is corrupt, not a real run
 NUL32 = -(2**31)
 NUL64 = -(2**63)
 _INT64 = struct.Struct("<q")
@@ -60,6 +61,8 @@ def read_rank_file(path: Path) -> RawRank:
     magic, version, rank, size, _pid, rec_size = HEADER.unpack_from(data, 0)
     if magic != MAGIC or version != 1 or rec_size != RECORD.size:
         raise InputError(path, f"not a tailcast tracer file (magic {magic:#x}, v{version})")
+    if not 0 < size <= MAX_WORLD or not 0 <= rank < size:
+        raise InputError(path, f"corrupt header: rank {rank} of world size {size}")
     out = RawRank(rank, size)
     off = HEADER.size
     while off < len(data):
@@ -101,14 +104,20 @@ def convert_raw(raw_dir: Path, application: str = "") -> tuple[pa.Table, TraceMe
     if not files:
         raise InputError(raw_dir, "no tracer output (rank-*.bin): did the program call MPI_Init?")
     ranks = [read_rank_file(f) for f in files]
-    world = max(r.world_size for r in ranks)
+    world = ranks[0].world_size
+    for f, rr in zip(files, ranks, strict=True):
+        if rr.world_size != world:
+            msg = f"world size {rr.world_size}, but {files[0].name} says {world}"
+            raise InputError(f, msg)
     # Global communicator ids from (members, occurrence) keys.
     local_keys: dict[tuple[int, int], tuple[tuple[int, ...], int]] = {}
-    for rr in ranks:
+    for f, rr in zip(files, ranks, strict=True):
         seen: Counter[tuple[int, ...]] = Counter()
         for rec, lists in zip(rr.records, rr.lists, strict=True):
             if rec[5] == COMM_REG:
                 members = tuple(lists[3])
+                if any(not 0 <= m < world for m in members):
+                    raise InputError(f, f"communicator members {list(members)} outside the world")
                 local_keys[(rr.rank, rec[12])] = (members, seen[members])
                 seen[members] += 1
     world_key = (tuple(range(world)), 0)

@@ -1,0 +1,114 @@
+"""Replay-engine throughput: actions per CPU-second on `ideal` (α-β) and flow fabrics for
+synthetic halo + allreduce traces (1-D halo: 2 irecv, 2 isend, waitall, then an 8-byte
+allreduce; ~1.6 M actions per trace), plus peak RSS. Writes bench/results/replay.json.
+
+Run: .venv/bin/python bench/replay_bench.py [--actions N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tailcast import _core
+from tailcast.replay.fabric import load_fabric
+
+PER_ITERATION = 6  # rows per rank per iteration
+
+
+def halo_allreduce(ranks: int, iterations: int, halo_bytes: int) -> dict[str, Any]:
+    """Engine columns of the synthetic trace, rows grouped by rank in seq order."""
+    codes = _core.op_codes()
+    n = ranks * iterations * PER_ITERATION
+    rank = np.repeat(np.arange(ranks, dtype=np.uint32), iterations * PER_ITERATION)
+    slot = np.tile(np.arange(PER_ITERATION), ranks * iterations)
+    it = np.tile(np.repeat(np.arange(iterations), PER_ITERATION), ranks)
+    left = ((rank.astype(np.int64) - 1) % ranks).astype(np.int32)
+    right = ((rank.astype(np.int64) + 1) % ranks).astype(np.int32)
+    op_of_slot = np.array(
+        [codes[o] for o in ("irecv", "irecv", "isend", "isend", "waitall", "allreduce")],
+        dtype=np.uint8,
+    )
+    peer = np.full(n, -2, dtype=np.int32)
+    peer[slot == 0], peer[slot == 2] = left[slot == 0], left[slot == 2]
+    peer[slot == 1], peer[slot == 3] = right[slot == 1], right[slot == 3]
+    nbytes = np.where(slot < 4, halo_bytes, np.where(slot == 5, 8, 0)).astype(np.int64)
+    request = np.where(slot < 4, slot, -1).astype(np.int64)
+    zeros32, zeros64 = np.zeros(n, np.int32), np.zeros(n, np.int64)
+    same = np.full(n, np.iinfo(np.int32).min, dtype=np.int32)
+    return {
+        "rank": rank,
+        "seq": np.tile(np.arange(iterations * PER_ITERATION, dtype=np.int64), ranks),
+        "op": op_of_slot[slot],
+        "peer": peer,
+        "root": np.full(n, -1, np.int32),
+        "send_bytes": nbytes,
+        "recv_bytes": nbytes,
+        "tag": zeros32,
+        "comm": zeros32,
+        "request": request,
+        "t_start_ns": zeros64,
+        "t_end_ns": zeros64,
+        "iteration": it.astype(np.int32),
+        "recv_peer": same,
+        "recv_tag": same,
+    }
+
+
+def measure(trace: dict[str, Any], fabric: str) -> dict[str, Any]:
+    engine = load_fabric(fabric).engine
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    (job,), stats = _core.replay([trace], ["linear"], engine, compute_scale=0.0)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    return {
+        "fabric": fabric,
+        "actions": stats["actions"],
+        "messages": stats["messages"],
+        "events": stats["events"],
+        "cpu_s": round(cpu, 4),
+        "wall_s": round(wall, 4),
+        "actions_per_cpu_s": round(stats["actions"] / cpu) if cpu > 0 else None,
+        "simulated_total_us": job.total_time_ns / 1000.0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--actions", type=int, default=1_600_000, help="actions per trace")
+    parser.add_argument("--halo-bytes", type=int, default=16384)
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "replay.json"
+    )
+    args = parser.parse_args()
+    runs = []
+    for ranks in (16, 64, 256):
+        iterations = max(1, args.actions // (ranks * PER_ITERATION))
+        trace = halo_allreduce(ranks, iterations, args.halo_bytes)
+        for fabric in ("ideal", "crossbar", "fat-tree-16", "torus-4x4x4"):
+            row = {"ranks": ranks, "iterations": iterations, **measure(trace, fabric)}
+            print(json.dumps(row), flush=True)
+            runs.append(row)
+    result = {
+        "benchmark": "replay_halo_allreduce",
+        "engine_version": _core.engine_version(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "halo_bytes": args.halo_bytes,
+        "runs": runs,
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "simgrid": "not run (lead wires smpireplaymain comparison)",
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
