@@ -33,6 +33,8 @@ def expand_nodes(expr: str) -> tuple[str, ...]:
     expr = expr.strip()
     if not expr or expr in {"(null)", "None", "n/a"}:
         return ()
+    if not any(c in expr for c in "[],"):  # one plain node name: nothing to expand
+        return (expr,)
     try:
         return tuple(hostlist.expand_hostlist(expr))
     except hostlist.BadHostlist as exc:
