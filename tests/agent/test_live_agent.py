@@ -55,7 +55,7 @@ def test_agent_same_group(slurm_cluster: Any, tmp_path: Path, results_home: Path
         tmp_path,
         results_home,
         "node[01-04]",
-        "--benchmarks bcast,alltoall --sizes 4,1K --iterations 50 --warmup 5",
+        "--benchmarks bcast,alltoall --sizes 4,1K --iterations 1000 --warmup 10",
     )
     log = (tmp_path / f"slurm-{job}.out").read_text()
     assert state == "COMPLETED", log
@@ -69,7 +69,7 @@ def test_agent_same_group(slurm_cluster: Any, tmp_path: Path, results_home: Path
     samples = _table("samples")
     for run in runs:
         assert run["slurm_job_id"] == job and run["nodes"] == [f"node0{i}" for i in range(1, 5)]
-        assert (run["ranks"], run["iterations"], run["locality"]) == (4, 50, "same_group")
+        assert (run["ranks"], run["iterations"], run["locality"]) == (4, 1000, "same_group")
         assert run["launcher"] == "mpirun" and run["mpi_library"].startswith("Open MPI")
         assert run["b_before"] is not None and run["b_after"] is not None
         assert run["b_accepted"] is True  # nothing else runs: b stays 0 with own job excluded
@@ -78,7 +78,7 @@ def test_agent_same_group(slurm_cluster: Any, tmp_path: Path, results_home: Path
         mine = sorted(
             (s for s in samples if s["run_id"] == run["run_id"]), key=lambda s: s["iteration"]
         )
-        assert [s["iteration"] for s in mine] == list(range(50))
+        assert [s["iteration"] for s in mine] == list(range(1000))
         for s in mine:
             assert len(s["rank_latency_us"]) == 4
             assert s["latency_us"] == pytest.approx(max(s["rank_latency_us"]))

@@ -8,6 +8,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod fabric;
+pub mod hash;
 pub mod ops;
 pub mod placement;
 pub mod prng;

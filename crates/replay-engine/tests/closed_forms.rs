@@ -254,8 +254,8 @@ mod through_engine {
     use replay_engine::TraceColumns;
     use replay_engine::{replay, FabricSpec, HostParams, JobInput, Placement, ReplayOptions};
 
-    /// Simulated time of one collective (op code, send/recv bytes per the engine's trace
-    /// conventions) with `coll` overrides.
+    /// Simulated time of one collective (op code, send/recv bytes per the trace schema's
+    /// convention: alltoall/allgather carry the per-peer block) with `coll` overrides.
     fn engine_time(op: u8, send: i64, recv: i64, coll: &str) -> f64 {
         let p = P as usize;
         let rank: Vec<u32> = (0..P).collect();
@@ -365,23 +365,23 @@ mod through_engine {
                 "allgather ring 1MiB blocks",
                 ALLGATHER,
                 n,
-                16 * n,
+                n,
                 "allgather=ring",
                 15.0 * ALPHA + frac(16 * MIB) * BETA,
             ),
             (
                 "alltoall pairwise 1MiB blocks",
                 ALLTOALL,
-                16 * n,
-                16 * n,
+                n,
+                n,
                 "alltoall=pairwise",
                 15.0 * (ALPHA + nf * BETA),
             ),
             (
                 "alltoall bruck 8B blocks",
                 ALLTOALL,
-                128,
-                128,
+                8,
+                8,
                 "alltoall=bruck",
                 LG_P * ALPHA + 64.0 * LG_P * BETA,
             ),

@@ -5,7 +5,7 @@ under three placements). A CAMPAIGN.toml lists patterns × sizes × placements; 
 - same_island:       `--nodelist` of one island's nodes taken round-robin over its groups;
 - different_islands: `--nodelist` round-robin over all islands, or `--spread-job` when no
                      topology is known ("spread otherwise").
-Scripts are rendered with jinja2 from slurm_jobs/*.sbatch.j2 and submitted with argv lists
+Scripts are rendered with jinja2 from tailcast/agent/sbatch/*.sbatch.j2 and submitted with argv lists
 (`sbatch --parsable SCRIPT`) in an environment scrubbed of inherited SBATCH_* variables.
 """
 
@@ -40,11 +40,12 @@ PLACEMENTS = (SAME_GROUP, SAME_ISLAND, DIFFERENT_ISLANDS)
 
 
 def templates_dir() -> Path:
-    """$TAILCAST_SLURM_JOBS, else the repository's slurm_jobs/ beside src/."""
+    """$TAILCAST_SLURM_JOBS (a site's own templates), else the templates shipped in the
+    package (tailcast/agent/sbatch/), so an installed wheel can submit campaigns."""
     explicit = os.environ.get("TAILCAST_SLURM_JOBS")
     if explicit:
         return Path(explicit)
-    return Path(__file__).resolve().parents[3] / "slurm_jobs"
+    return Path(__file__).resolve().parent / "sbatch"
 
 
 @dataclass

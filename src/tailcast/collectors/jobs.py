@@ -3,6 +3,7 @@ pyslurm): one `QueueJob` per job with its expanded node list."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -27,9 +28,11 @@ TERMINAL_STATES = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def expand_nodes(expr: str) -> tuple[str, ...]:
     """Expands a Slurm hostlist ("node[01-03,07]") with python-hostlist; "" and "(null)"
-    (what Slurm prints for pending jobs) mean no nodes. Raises ValueError when malformed."""
+    (what Slurm prints for pending jobs) mean no nodes. Raises ValueError when malformed.
+    Cached: successive snapshots of a queue repeat almost every hostlist."""
     expr = expr.strip()
     if not expr or expr in {"(null)", "None", "n/a"}:
         return ()

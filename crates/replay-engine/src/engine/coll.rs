@@ -8,7 +8,6 @@
 //! reduce_scatter `recv_counts` (vector = their sum); reduce_scatter_block the block.
 //! gatherv/scatterv have no coll/tuned decision in Open MPI 4.1 (basic linear is used).
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::exec::Outcome;
@@ -16,6 +15,7 @@ use super::state::{CollRun, RState};
 use super::Engine;
 use crate::collectives::{self, Algo, AlgoParams, CollKind, CollSpec, Step};
 use crate::error::ReplayError;
+use crate::hash::FastMap;
 use crate::ops::Op;
 
 /// Open MPI's defaults when an algorithm is forced by MCA parameter
@@ -29,8 +29,8 @@ type ScheduleKey = (CollKind, u32, u32, u64, Algo, u64, u32, u32);
 
 #[derive(Default)]
 pub struct ScheduleCache {
-    schedules: HashMap<ScheduleKey, Rc<[Step]>>,
-    members: HashMap<(u32, i32), Rc<[u32]>>,
+    schedules: FastMap<ScheduleKey, Rc<[Step]>>,
+    members: FastMap<(u32, i32), Rc<[u32]>>,
 }
 
 fn to_u64(v: &[i64]) -> Vec<u64> {
@@ -119,8 +119,9 @@ impl Engine<'_> {
         );
         let (sc, rc) = (c.send_counts.get(row), c.recv_counts.get(row));
         let spec = spec_of(kind, p, root, s, v, sc, rc);
-        let (algo, params) = match self.overrides.get(&kind) {
-            Some(&algo) => (algo, FORCED_PARAMS),
+        let forced = self.overrides.iter().find(|o| o.0 == kind).map(|o| o.1);
+        let (algo, params) = match forced {
+            Some(algo) => (algo, FORCED_PARAMS),
             None if matches!(op, Op::Gatherv | Op::Scatterv) => (Algo::Linear, FORCED_PARAMS),
             None => collectives::decide(&spec),
         };
@@ -188,7 +189,7 @@ impl Engine<'_> {
             return Outcome::End(self.now);
         }
         let step = &run.steps[run.step];
-        let mut slots = Vec::with_capacity(step.sends.len() + step.recvs.len());
+        let mut slots = self.take_scratch();
         for &(peer, bytes) in &step.sends {
             let dst = run.members[peer as usize];
             if dst != r {

@@ -109,7 +109,7 @@ impl Engine<'_> {
             }
             Op::Send | Op::Bsend | Op::Rsend | Op::Ssend => {
                 let req = self.post_send(r, dest, sbytes, tag, comm, USER, op == Op::Ssend);
-                self.wait_on(r, vec![req], false)
+                self.wait_one(r, req)
             }
             Op::Isend | Op::Ibsend | Op::Irsend | Op::Issend => {
                 let req = self.post_send(r, dest, sbytes, tag, comm, USER, op == Op::Issend);
@@ -119,7 +119,7 @@ impl Engine<'_> {
             }
             Op::Recv => {
                 let req = self.post_recv(r, source(peer), tag, comm, USER);
-                self.wait_on(r, vec![req], false)
+                self.wait_one(r, req)
             }
             Op::Irecv => {
                 let req = self.post_recv(r, source(peer), tag, comm, USER);
@@ -136,7 +136,9 @@ impl Engine<'_> {
                 let (from, rtag) = (pick(c.recv_peer, peer), pick(c.recv_tag, tag));
                 let s = self.post_send(r, dest, sbytes, tag, comm, USER, false);
                 let v = self.post_recv(r, source(from), rtag, comm, USER);
-                self.wait_on(r, vec![s, v], false)
+                let mut slots = self.take_scratch();
+                slots.extend([s, v]);
+                self.wait_on(r, slots, false)
             }
             Op::Wait | Op::Waitall | Op::Waitsome => {
                 let targets = self.targets(r, request, c.requests.get(row), true);
@@ -180,76 +182,63 @@ impl Engine<'_> {
     /// Requests a wait/test row refers to: its `request`, else its `requests` list, else
     /// (neither given) every outstanding request of the rank.
     fn targets(&mut self, r: u32, request: i64, list: &[i64], take_all: bool) -> Vec<u32> {
+        let mut out = self.take_scratch();
         let rank = &mut self.ranks[r as usize];
         let reqs = &self.reqs;
-        let named: Vec<i64> = if request >= 0 {
-            vec![request]
-        } else {
-            list.to_vec()
-        };
+        let single = [request];
+        let named: &[i64] = if request >= 0 { &single } else { list };
         if !named.is_empty() {
             // Ids already completed by an earlier wait, or never posted, are skipped.
-            return named
-                .iter()
-                .filter_map(|id| match rank.reqmap.remove(id) {
-                    Some((s, g)) if valid(reqs, s, g) => Some(s),
-                    _ => None,
-                })
-                .collect();
+            out.extend(named.iter().filter_map(|id| match rank.reqmap.remove(id) {
+                Some((s, g)) if valid(reqs, s, g) => Some(s),
+                _ => None,
+            }));
+            return out;
         }
-        let live: Vec<u32> = rank
-            .outstanding
-            .iter()
-            .filter(|&&(s, g)| valid(reqs, s, g))
-            .map(|&(s, _)| s)
-            .collect();
+        out.extend(
+            rank.outstanding
+                .iter()
+                .filter(|&&(s, g)| valid(reqs, s, g))
+                .map(|&(s, _)| s),
+        );
         if take_all {
             rank.outstanding.clear();
         }
-        live
+        out
+    }
+
+    /// An empty slot buffer (reused, so waits allocate nothing in the steady state).
+    pub(super) fn take_scratch(&mut self) -> Vec<u32> {
+        let mut v = std::mem::take(&mut self.scratch);
+        v.clear();
+        v
+    }
+
+    /// Blocks rank `r` until request `slot` completes.
+    fn wait_one(&mut self, r: u32, slot: u32) -> Outcome {
+        let mut slots = self.take_scratch();
+        slots.push(slot);
+        self.wait_on(r, slots, false)
     }
 
     /// Blocks rank `r` until all (or, with `any`, the first) of `slots` complete.
     pub(super) fn wait_on(&mut self, r: u32, slots: Vec<u32>, any: bool) -> Outcome {
+        if any {
+            return self.wait_any(r, slots);
+        }
         let now = self.now;
-        let (mut pending, mut latest, mut first) = (0u32, now, None::<(Time, u32)>);
+        let (mut pending, mut latest) = (0u32, now);
         for &s in &slots {
-            let req = &self.reqs[s as usize];
+            let req = &mut self.reqs[s as usize];
             if req.is_done() {
                 latest = latest.max(req.done_at);
-                if first.is_none_or(|(t, _)| req.done_at < t) {
-                    first = Some((req.done_at, s));
-                }
             } else {
                 pending += 1;
-            }
-        }
-        if any {
-            if slots.is_empty() {
-                return Outcome::End(now);
-            }
-            if let Some((t, s)) = first {
-                self.consume(s);
-                return Outcome::End(now.max(t));
-            }
-            for &s in &slots {
-                self.reqs[s as usize].waited = true;
-            }
-            let rank = &mut self.ranks[r as usize];
-            rank.waiting = slots;
-            rank.state = RState::Blocked {
-                pending,
-                latest: now,
-                any: true,
-            };
-            return Outcome::Blocked;
-        }
-        for &s in &slots {
-            if !self.reqs[s as usize].is_done() {
-                self.reqs[s as usize].waited = true;
+                req.waited = true;
             }
             self.consume(s);
         }
+        self.scratch = slots;
         if pending == 0 {
             return Outcome::End(latest);
         }
@@ -257,6 +246,44 @@ impl Engine<'_> {
             pending,
             latest,
             any: false,
+        };
+        Outcome::Blocked
+    }
+
+    /// waitany: the request that completes first (in simulated time) ends the wait.
+    fn wait_any(&mut self, r: u32, slots: Vec<u32>) -> Outcome {
+        let now = self.now;
+        if slots.is_empty() {
+            self.scratch = slots;
+            return Outcome::End(now);
+        }
+        let (mut first, mut pending) = (None::<(Time, u32)>, 0u32);
+        for &s in &slots {
+            let req = &self.reqs[s as usize];
+            if !req.is_done() {
+                pending += 1;
+            } else if first.is_none_or(|(t, _)| req.done_at < t) {
+                first = Some((req.done_at, s));
+            }
+        }
+        if let Some((t, s)) = first.filter(|&(t, _)| t <= now) {
+            self.consume(s);
+            self.scratch = slots;
+            return Outcome::End(now.max(t));
+        }
+        for &s in &slots {
+            self.reqs[s as usize].waited = true;
+        }
+        if let Some((t, s)) = first {
+            // Known to complete later: it ends the wait then unless another is earlier.
+            self.push(t, super::Ev::Signal(s));
+        }
+        let rank = &mut self.ranks[r as usize];
+        self.scratch = std::mem::replace(&mut rank.waiting, slots);
+        rank.state = RState::Blocked {
+            pending,
+            latest: now,
+            any: true,
         };
         Outcome::Blocked
     }

@@ -6,11 +6,13 @@
 mod coll;
 mod exec;
 mod p2p;
+mod queue;
 mod report;
 mod state;
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
+
+use crate::hash::FastMap;
 
 use crate::collectives::{self, Algo, CollKind};
 use crate::config::{FabricSpec, HostParams, Placement, ReplayOptions};
@@ -61,27 +63,11 @@ enum Ev {
     Resume(u32),
     /// A message's data enters the fabric.
     Inject(u32),
-    /// A message's data arrived (contention-free fabrics announce it at submit time).
-    Deliver(u32),
+    /// A request some waitany blocks on completes now (its completion time was known
+    /// earlier; the first such instant decides which request ends the waitany).
+    Signal(u32),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Entry {
-    t: Time,
-    seq: u64,
-    ev: Ev,
-}
-impl Eq for Entry {}
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.t.total_cmp(&self.t).then_with(|| o.seq.cmp(&self.seq))
-    }
-}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
 
 struct JobRt<'a> {
     cols: TraceColumns<'a>,
@@ -100,17 +86,18 @@ pub(crate) struct Engine<'a> {
     free_msgs: Vec<u32>,
     unexpected: Vec<std::collections::VecDeque<u32>>,
     posted: Vec<std::collections::VecDeque<p2p::Posted>>,
-    coll_chan: HashMap<(u32, u32, i32), std::collections::VecDeque<p2p::CollEntry>>,
-    heap: BinaryHeap<Entry>,
-    seq: u64,
+    coll_chan: FastMap<(u32, u32, i32), std::collections::VecDeque<p2p::CollEntry>>,
+    heap: queue::EventQueue<Ev>,
     fabric: Box<dyn Fabric>,
     host: HostParams,
     eager_threshold: u64,
     compute_scale: f64,
-    overrides: HashMap<CollKind, Algo>,
+    overrides: Vec<(CollKind, Algo)>,
     sched_cache: coll::ScheduleCache,
     now: Time,
     delivered: Vec<(u32, Time)>,
+    /// Reused buffer of request slots (waits, collective steps).
+    scratch: Vec<u32>,
     fatal: Option<ReplayError>,
     stats: ReplayStats,
 }
@@ -189,34 +176,29 @@ impl<'a> Engine<'a> {
             free_msgs: Vec::new(),
             unexpected: vec![Default::default(); nranks],
             posted: vec![Default::default(); nranks],
-            coll_chan: HashMap::new(),
-            heap: BinaryHeap::with_capacity(nranks * 2),
-            seq: 0,
+            coll_chan: FastMap::default(),
+            heap: queue::EventQueue::with_capacity(nranks * 2),
             fabric,
             host,
             eager_threshold: options.eager_threshold_bytes,
             compute_scale: options.compute_scale,
-            overrides,
+            overrides: overrides.into_iter().collect(),
             sched_cache: coll::ScheduleCache::default(),
             now: 0.0,
             delivered: Vec::new(),
+            scratch: Vec::new(),
             fatal: None,
             stats: ReplayStats::default(),
         })
     }
 
     fn push(&mut self, t: Time, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Entry {
-            t,
-            seq: self.seq,
-            ev,
-        });
+        self.heap.push(t, ev);
     }
 
     /// Earliest pending instant (engine queue or fabric).
     fn horizon(&mut self) -> Time {
-        let h = self.heap.peek().map_or(f64::INFINITY, |e| e.t);
+        let h = self.heap.peek_time().unwrap_or(f64::INFINITY);
         self.fabric.next_time().map_or(h, |f| f.min(h))
     }
 
@@ -229,7 +211,7 @@ impl<'a> Engine<'a> {
                 return Err(err);
             }
             let fabric_t = self.fabric.next_time();
-            let heap_t = self.heap.peek().map(|e| e.t);
+            let heap_t = self.heap.peek_time();
             match (fabric_t, heap_t) {
                 (None, None) => break,
                 (Some(f), h) if h.is_none_or(|h| f < h) => {
@@ -244,13 +226,13 @@ impl<'a> Engine<'a> {
                     self.delivered = delivered;
                 }
                 _ => {
-                    let Entry { t, ev, .. } = self.heap.pop().expect("peeked");
+                    let (t, ev) = self.heap.pop().expect("peeked");
                     self.now = t;
                     self.stats.events += 1;
                     match ev {
                         Ev::Resume(r) => self.resume(r, t),
                         Ev::Inject(m) => self.inject(m),
-                        Ev::Deliver(m) => self.on_deliver(m, t),
+                        Ev::Signal(slot) => self.on_signal(slot, t),
                     }
                 }
             }
@@ -262,6 +244,7 @@ impl<'a> Engine<'a> {
     }
 
     fn finish(self) -> (Vec<JobResult>, ReplayStats) {
+        eprintln!("DEBUG heap max {}", self.heap.max_len);
         let stats = self.stats;
         let ranks = &self.ranks;
         let results = self

@@ -76,46 +76,65 @@ impl Engine<'_> {
         }
     }
 
-    /// The request is known to complete at `at` (>= now).
+    /// The request is known to complete at `at` (>= now; contention-free fabrics let the
+    /// engine know completions ahead of time, without an event per message).
     pub(super) fn complete_req(&mut self, slot: u32, at: Time) {
         let req = &mut self.reqs[slot as usize];
         debug_assert!(!req.is_done());
         req.done_at = at;
-        let (owner, waited, mut consumed) = (req.owner, req.waited, req.consumed);
-        req.waited = false;
+        let (owner, waited, consumed) = (req.owner, req.waited, req.consumed);
         if waited {
             let rank = &mut self.ranks[owner as usize];
-            if let RState::Blocked {
-                pending,
-                latest,
-                any,
-            } = rank.state
-            {
-                let latest = latest.max(at);
-                if any || pending == 1 {
-                    rank.state = RState::Woken;
-                    if any {
-                        // The first request to complete ends a waitany; the wait takes it.
-                        consumed = true;
-                        rank.waiting.retain(|&s| s != slot);
-                        for &s in &rank.waiting {
-                            self.reqs[s as usize].waited = false;
-                        }
-                        rank.waiting.clear();
+            match rank.state {
+                RState::Blocked {
+                    pending,
+                    latest,
+                    any: false,
+                } => {
+                    self.reqs[slot as usize].waited = false;
+                    let latest = latest.max(at);
+                    if pending == 1 {
+                        rank.state = RState::Woken;
+                        self.push(latest, Ev::Resume(owner));
+                    } else {
+                        rank.state = RState::Blocked {
+                            pending: pending - 1,
+                            latest,
+                            any: false,
+                        };
                     }
-                    self.push(latest, Ev::Resume(owner));
-                } else {
-                    rank.state = RState::Blocked {
-                        pending: pending - 1,
-                        latest,
-                        any,
-                    };
                 }
+                // Which request ends a waitany is decided when the first completion instant
+                // comes, not when a completion becomes known.
+                RState::Blocked { any: true, .. } => {
+                    self.push(at, Ev::Signal(slot));
+                    return;
+                }
+                _ => self.reqs[slot as usize].waited = false,
             }
         }
         if consumed {
             self.free_req(slot);
         }
+    }
+
+    /// A waitany target completes now: if the rank still waits, this request ends the wait.
+    pub(super) fn on_signal(&mut self, slot: u32, t: Time) {
+        let req = self.reqs[slot as usize];
+        // A stale signal (the slot was reused) can only match a request that is itself
+        // done at this instant and waited for, which then rightly ends the wait.
+        if !(req.live && req.waited && req.done_at == t) {
+            return;
+        }
+        let owner = req.owner;
+        let rank = &mut self.ranks[owner as usize];
+        for &s in &rank.waiting {
+            self.reqs[s as usize].waited = false;
+        }
+        rank.waiting.clear();
+        rank.state = RState::Woken;
+        self.consume(slot);
+        self.push(t, Ev::Resume(owner));
     }
 
     fn new_msg(&mut self, m: Msg) -> u32 {
@@ -335,7 +354,8 @@ impl Engine<'_> {
         let msg = self.msgs[m as usize];
         let (a, b) = (self.endpoint(msg.src), self.endpoint(msg.dst));
         if let Submitted::At(t) = self.fabric.submit(self.now, m, a, b, msg.bytes) {
-            self.push(t, Ev::Deliver(m));
+            // Known delivery time: apply it now (closed form, no event per message).
+            self.on_deliver(m, t);
         }
     }
 

@@ -130,10 +130,19 @@ pub(super) fn iteration_latencies(
     start: &[f64],
     end: &[f64],
 ) -> (Vec<i32>, Vec<f64>) {
-    let mut latency: BTreeMap<i32, f64> = BTreeMap::new();
-    if c.iteration.iter().all(|&i| i < 0) {
+    let (lo, hi) = c
+        .iteration
+        .iter()
+        .filter(|&&i| i >= 0)
+        .fold((i32::MAX, -1), |(lo, hi), &i| (lo.min(i), hi.max(i)));
+    if hi < 0 {
         return (Vec::new(), Vec::new());
     }
+    let range = (hi - lo) as usize + 1;
+    if range <= 4 * c.len() + 1024 {
+        return dense_latencies(c, index, start, end, lo, range);
+    }
+    let mut latency: BTreeMap<i32, f64> = BTreeMap::new();
     let mut span: HashMap<i32, (f64, f64)> = HashMap::new();
     for r in 0..index.ranks as usize {
         span.clear();
@@ -151,4 +160,46 @@ pub(super) fn iteration_latencies(
         }
     }
     latency.into_iter().unzip()
+}
+
+/// `iteration_latencies` for iteration ids in a dense range `lo..lo + range`: per rank,
+/// runs of rows with one iteration are folded into per-iteration spans (no hashing).
+fn dense_latencies(
+    c: &TraceColumns<'_>,
+    index: &TraceIndex,
+    start: &[f64],
+    end: &[f64],
+    lo: i32,
+    range: usize,
+) -> (Vec<i32>, Vec<f64>) {
+    let mut latency = vec![f64::NAN; range];
+    let mut span = vec![(f64::INFINITY, f64::NEG_INFINITY); range];
+    let mut touched: Vec<usize> = Vec::new();
+    for r in 0..index.ranks as usize {
+        for &row in &index.order[index.starts[r]..index.starts[r + 1]] {
+            let (row, it) = (row as usize, c.iteration[row as usize]);
+            if it >= 0 {
+                let slot = &mut span[(it - lo) as usize];
+                if slot.0 == f64::INFINITY {
+                    touched.push((it - lo) as usize);
+                }
+                slot.0 = slot.0.min(start[row]);
+                slot.1 = slot.1.max(end[row]);
+            }
+        }
+        for &i in &touched {
+            let (s, e) = span[i];
+            latency[i] = if latency[i].is_nan() {
+                e - s
+            } else {
+                latency[i].max(e - s)
+            };
+            span[i] = (f64::INFINITY, f64::NEG_INFINITY);
+        }
+        touched.clear();
+    }
+    (0..range)
+        .filter(|&i| !latency[i].is_nan())
+        .map(|i| (lo + i as i32, latency[i]))
+        .unzip()
 }

@@ -1,8 +1,7 @@
 //! Per-rank, per-request and per-message state of the event loop.
 
-use std::collections::HashMap;
-
 use crate::fabric::Time;
+use crate::hash::FastMap;
 
 pub const NONE: u32 = u32::MAX;
 /// `Msg::inst` of user (non-collective) messages.
@@ -51,7 +50,7 @@ pub struct RankRt {
     /// Captured end of the previous row (for compute gaps).
     pub prev_captured_end: Option<i64>,
     /// Trace request id → (request slot, generation).
-    pub reqmap: HashMap<i64, (u32, u32)>,
+    pub reqmap: FastMap<i64, (u32, u32)>,
     /// Requests posted and not yet waited for, in post order (slot, generation).
     pub outstanding: Vec<(u32, u32)>,
     /// Requests the current blocking operation waits on.
@@ -73,7 +72,7 @@ impl RankRt {
             state: RState::Ready,
             cur_row: 0,
             prev_captured_end: None,
-            reqmap: HashMap::new(),
+            reqmap: FastMap::default(),
             outstanding: Vec::new(),
             waiting: Vec::new(),
             coll_count: Vec::new(),

@@ -1,0 +1,106 @@
+//! Profiling driver: replays the synthetic halo + allreduce trace of bench/replay_bench.py
+//! (per rank and iteration: irecv left, irecv right, isend left, isend right, waitall,
+//! 8-byte allreduce) and prints throughput and a checksum of every simulated time.
+//!
+//! cargo run --release -p replay-engine --example halo -- RANKS ACTIONS [ideal|crossbar]
+
+use std::time::Instant;
+
+use replay_engine::config::{Duplex, FabricConfig, FlowParams, LogGpParams, Routing, Topology};
+use replay_engine::{replay, FabricSpec, HostParams, JobInput, Placement, ReplayOptions};
+use replay_engine::TraceColumns;
+
+const PER_ITERATION: usize = 6;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let ranks: usize = args.get(1).map_or(16, |a| a.parse().expect("ranks"));
+    let actions: usize = args.get(2).map_or(1_600_000, |a| a.parse().expect("actions"));
+    let fabric = args.get(3).map_or("ideal", String::as_str);
+    let iterations = (actions / (ranks * PER_ITERATION)).max(1);
+    let n = ranks * iterations * PER_ITERATION;
+    let (mut rank, mut seq, mut op, mut peer) = (vec![], vec![], vec![], vec![]);
+    let (mut bytes, mut request, mut iteration) = (vec![], vec![], vec![]);
+    for r in 0..ranks {
+        let left = ((r + ranks - 1) % ranks) as i32;
+        let right = ((r + 1) % ranks) as i32;
+        for it in 0..iterations {
+            for slot in 0..PER_ITERATION {
+                rank.push(r as u32);
+                seq.push((it * PER_ITERATION + slot) as i64);
+                op.push([6u8, 6, 5, 5, 11, 35][slot]);
+                peer.push([left, right, left, right, -2, -2][slot]);
+                bytes.push([16384i64, 16384, 16384, 16384, 0, 8][slot]);
+                request.push(if slot < 4 { slot as i64 } else { -1 });
+                iteration.push(it as i32);
+            }
+        }
+    }
+    let (zeros32, zeros64, root) = (vec![0i32; n], vec![0i64; n], vec![-1i32; n]);
+    let columns = TraceColumns {
+        rank: &rank,
+        seq: &seq,
+        op: &op,
+        peer: &peer,
+        root: &root,
+        send_bytes: &bytes,
+        recv_bytes: &bytes,
+        tag: &zeros32,
+        comm: &zeros32,
+        request: &request,
+        t_start_ns: &zeros64,
+        t_end_ns: &zeros64,
+        iteration: &iteration,
+        ..TraceColumns::default()
+    };
+    let spec = match fabric {
+        "ideal" => FabricSpec {
+            fabric: FabricConfig::LogGp(LogGpParams::AlphaBeta {
+                alpha_ns: 1000.0,
+                beta_ns_per_byte: 0.1,
+            }),
+            host: HostParams::default(),
+        },
+        _ => FabricSpec {
+            fabric: FabricConfig::Flow(FlowParams {
+                topology: Topology::Crossbar { endpoints: 64 },
+                link_bandwidth_gbps: 100.0,
+                hop_latency_ns: 100.0,
+                duplex: Duplex::Full,
+                routing: Routing::DModK,
+            }),
+            host: HostParams {
+                overhead_ns: 300.0,
+                overhead_ns_per_byte: 0.0,
+                gamma_ns_per_byte: 0.05,
+                handshake: true,
+            },
+        },
+    };
+    let options = ReplayOptions {
+        compute_scale: 0.0,
+        ..ReplayOptions::default()
+    };
+    let jobs = [JobInput {
+        columns,
+        placement: Placement::Linear { offset: 0 },
+    }];
+    let t0 = Instant::now();
+    let (results, stats) = replay(&jobs, &spec, &options).expect("replay");
+    let secs = t0.elapsed().as_secs_f64();
+    let mut sum = 0u64;
+    for (i, (s, e)) in results[0].sim_start_ns.iter().zip(&results[0].sim_end_ns).enumerate() {
+        sum = sum
+            .wrapping_mul(0x100000001b3)
+            .wrapping_add(s.to_bits() ^ e.to_bits().rotate_left(17) ^ i as u64);
+    }
+    println!(
+        "{fabric} ranks={ranks} actions={} messages={} events={} secs={secs:.4} \
+         Mactions/s={:.2} total_ns={} checksum={sum:016x}",
+        stats.actions,
+        stats.messages,
+        stats.events,
+        stats.actions as f64 / secs / 1e6,
+        results[0].total_time_ns,
+    );
+}
