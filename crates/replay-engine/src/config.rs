@@ -101,6 +101,9 @@ pub struct ReplayOptions {
     pub seed: u64,
     /// `--coll` override text, e.g. "allreduce=ring,bcast=binomial".
     pub coll_overrides: String,
+    /// Evaluate collectives in closed form where the fabric allows it (stateless α-β);
+    /// the results are identical either way, this only exists to test that.
+    pub closed_form_collectives: bool,
 }
 
 impl Default for ReplayOptions {
@@ -110,6 +113,7 @@ impl Default for ReplayOptions {
             compute_scale: 1.0,
             seed: 0,
             coll_overrides: String::new(),
+            closed_form_collectives: true,
         }
     }
 }

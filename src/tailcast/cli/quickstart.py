@@ -19,7 +19,7 @@ app = new_app(
 def quickstart(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable summary.")] = False,
 ) -> None:
-    """Replay bundled traces, store and query results, and report where they are."""
+    """Load a bundled campaign, replay, compare, correlate, predict, and write the report."""
     result = run_quickstart(progress=note)
     if as_json:
         emit_json(

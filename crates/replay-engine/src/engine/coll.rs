@@ -26,6 +26,8 @@ const FORCED_PARAMS: AlgoParams = AlgoParams {
 };
 
 type ScheduleKey = (CollKind, u32, u32, u64, Algo, u64, u32, u32);
+/// A schedule key without the member: the shape of one collective instance.
+pub(super) type ShapeKey = (CollKind, u32, u32, u64, Algo, u64, u32);
 
 #[derive(Default)]
 pub struct ScheduleCache {
@@ -126,6 +128,13 @@ impl Engine<'_> {
             None => collectives::decide(&spec),
         };
         let cacheable = spec.per_peer_bytes.is_empty() && spec.recv_per_peer_bytes.is_empty();
+        if cacheable && self.gathers.enabled {
+            let shape = (kind, p, root, spec.bytes, algo, params.segsize, params.fanout);
+            if let Some(plan) = self.plan_for(shape, &spec, algo, &params) {
+                let inst = self.ranks[r as usize].next_instance(comm);
+                return self.gather(r, me, comm, inst, shape, plan, members);
+            }
+        }
         let key = (
             kind,
             p,

@@ -34,7 +34,7 @@ impl Engine<'_> {
                         Outcome::End(t)
                     }
                 }
-                RState::Blocked { .. } | RState::Done => return,
+                RState::Blocked { .. } | RState::Gathered | RState::Done => return,
             };
             let next = match outcome {
                 Outcome::End(end) => self.finish_row(r, end),

@@ -5,7 +5,9 @@
 
 mod coll;
 mod exec;
+mod gather;
 mod p2p;
+mod plan;
 mod queue;
 mod report;
 mod state;
@@ -56,7 +58,7 @@ pub struct ReplayStats {
     pub events: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     /// The rank continues (meaning depends on its state: next row, next collective step,
     /// or the end of a wait).
@@ -94,6 +96,7 @@ pub(crate) struct Engine<'a> {
     compute_scale: f64,
     overrides: Vec<(CollKind, Algo)>,
     sched_cache: coll::ScheduleCache,
+    gathers: gather::Gathers,
     now: Time,
     delivered: Vec<(u32, Time)>,
     /// Reused buffer of request slots (waits, collective steps).
@@ -167,6 +170,9 @@ impl<'a> Engine<'a> {
             });
         }
         let nranks = ranks.len();
+        let closed_form = options.closed_form_collectives
+            && !host.handshake
+            && fabric.alpha_beta().is_some();
         Ok(Self {
             jobs,
             ranks,
@@ -184,6 +190,7 @@ impl<'a> Engine<'a> {
             compute_scale: options.compute_scale,
             overrides: overrides.into_iter().collect(),
             sched_cache: coll::ScheduleCache::default(),
+            gathers: gather::Gathers::new(closed_form),
             now: 0.0,
             delivered: Vec::new(),
             scratch: Vec::new(),
@@ -244,7 +251,6 @@ impl<'a> Engine<'a> {
     }
 
     fn finish(self) -> (Vec<JobResult>, ReplayStats) {
-        eprintln!("DEBUG heap max {}", self.heap.max_len);
         let stats = self.stats;
         let ranks = &self.ranks;
         let results = self

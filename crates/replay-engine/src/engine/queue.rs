@@ -1,106 +1,51 @@
-//! The engine's event queue: a 4-ary min-heap on (time, insertion sequence). Times are
-//! finite and >= 0, so their IEEE-754 bit patterns order like the numbers and the key
-//! compares as two integers; the sequence number breaks ties in insertion order, which
-//! keeps a replay a pure function of its inputs. A 4-ary heap halves the depth of a binary
-//! one and keeps a node's children in one cache line.
+//! The engine's event queue, ordered by (time, insertion sequence). Times are finite and
+//! >= 0, so their IEEE-754 bit patterns order like the numbers and the key is one u128
+//! (time bits, sequence) compared as an integer; ties break in insertion order, which keeps
+//! a replay a pure function of its inputs.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use crate::fabric::Time;
 
-#[derive(Debug, Clone, Copy)]
-struct Slot<E> {
-    t: u64,
-    seq: u64,
-    ev: E,
-}
-
-impl<E> Slot<E> {
-    #[inline]
-    fn before(&self, o: &Self) -> bool {
-        (self.t, self.seq) < (o.t, o.seq)
-    }
-}
-
 #[derive(Debug)]
-pub struct EventQueue<E> {
-    heap: Vec<Slot<E>>,
+pub struct EventQueue<E: Ord> {
+    heap: BinaryHeap<Reverse<(u128, E)>>,
     seq: u64,
-    pub max_len: usize,
 }
-
-const ARITY: usize = 4;
 
 #[inline]
-fn key(t: Time) -> u64 {
+fn key(t: Time, seq: u64) -> u128 {
     debug_assert!(t >= 0.0 && !t.is_nan(), "event time {t}");
-    (t + 0.0).to_bits() // + 0.0 turns -0.0 into +0.0
+    (u128::from((t + 0.0).to_bits()) << 64) | u128::from(seq) // + 0.0: -0.0 → +0.0
 }
 
-impl<E: Copy> EventQueue<E> {
+#[inline]
+fn time_of(k: u128) -> Time {
+    f64::from_bits((k >> 64) as u64)
+}
+
+impl<E: Ord + Copy> EventQueue<E> {
     pub fn with_capacity(n: usize) -> Self {
         Self {
-            heap: Vec::with_capacity(n),
+            heap: BinaryHeap::with_capacity(n),
             seq: 0,
-            max_len: 0,
         }
-    }
-
-    pub fn len(&self) -> usize {
-        self.heap.len()
     }
 
     pub fn push(&mut self, t: Time, ev: E) {
         self.seq += 1;
-        let item = Slot {
-            t: key(t),
-            seq: self.seq,
-            ev,
-        };
-        let mut i = self.heap.len();
-        self.heap.push(item);
-        self.max_len = self.max_len.max(self.heap.len());
-        while i > 0 {
-            let parent = (i - 1) / ARITY;
-            if !item.before(&self.heap[parent]) {
-                break;
-            }
-            self.heap[i] = self.heap[parent];
-            i = parent;
-        }
-        self.heap[i] = item;
+        self.heap.push(Reverse((key(t, self.seq), ev)));
     }
 
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.first().map(|s| f64::from_bits(s.t))
+        self.heap.peek().map(|Reverse((k, _))| time_of(*k))
     }
 
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let top = *self.heap.first()?;
-        let last = self.heap.pop().expect("non-empty");
-        let n = self.heap.len();
-        if n > 0 {
-            let mut i = 0;
-            loop {
-                let first = i * ARITY + 1;
-                if first >= n {
-                    break;
-                }
-                let mut best = first;
-                for c in first + 1..(first + ARITY).min(n) {
-                    if self.heap[c].before(&self.heap[best]) {
-                        best = c;
-                    }
-                }
-                if !self.heap[best].before(&last) {
-                    break;
-                }
-                self.heap[i] = self.heap[best];
-                i = best;
-            }
-            self.heap[i] = last;
-        }
-        Some((f64::from_bits(top.t), top.ev))
+        self.heap.pop().map(|Reverse((k, ev))| (time_of(k), ev))
     }
 }
 
@@ -116,13 +61,12 @@ mod tests {
         let mut expect = Vec::new();
         for i in 0..2000u32 {
             let t = (rng.below(50) * 10) as f64;
-            q.push(t, i);
-            expect.push((t, i));
+            q.push(t, 5000 - i); // payloads in reverse: order must come from the sequence
+            expect.push((t, 5000 - i));
         }
-        expect.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        expect.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
         let got: Vec<(f64, u32)> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(got, expect);
-        assert_eq!(q.len(), 0);
         q.push(-0.0, 1);
         q.push(0.0, 2);
         assert_eq!(q.pop(), Some((0.0, 1)));

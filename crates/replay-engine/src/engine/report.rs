@@ -38,6 +38,9 @@ impl Engine<'_> {
         if let RState::Blocked { pending, .. } = rank.state {
             text += &format!(", {pending} request(s) pending");
         }
+        if rank.state == RState::Gathered {
+            text += ", waiting for the other members to enter";
+        }
         text + ")"
     }
 

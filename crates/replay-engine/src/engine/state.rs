@@ -22,6 +22,8 @@ pub enum RState {
     },
     /// The wait ended at the event time: finish the blocked operation.
     Woken,
+    /// In a closed-form collective, waiting for the other members to enter it.
+    Gathered,
     Done,
 }
 

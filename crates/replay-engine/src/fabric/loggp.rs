@@ -84,6 +84,16 @@ impl Fabric for LogGpFabric {
     }
 
     fn advance(&mut self, _now: Time, _delivered: &mut Vec<(TransferId, Time)>) {}
+
+    fn alpha_beta(&self) -> Option<(f64, f64)> {
+        match self.params {
+            LogGpParams::AlphaBeta {
+                alpha_ns,
+                beta_ns_per_byte,
+            } => Some((alpha_ns, beta_ns_per_byte)),
+            LogGpParams::LogGp { .. } => None, // the NIC gap makes it stateful
+        }
+    }
 }
 
 #[cfg(test)]

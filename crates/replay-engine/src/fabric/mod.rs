@@ -52,6 +52,12 @@ pub trait Fabric: Send {
     fn next_time(&mut self) -> Option<Time>;
     /// Moves the fabric to `now` and appends every transfer delivered at or before it.
     fn advance(&mut self, now: Time, delivered: &mut Vec<(TransferId, Time)>);
+    /// Stateless α-β models only: (α, β) such that `submit(now, .., n)` always answers
+    /// exactly `now + α + n·β` (evaluated in that order), whatever the endpoints and the
+    /// history. It lets the engine evaluate collectives in closed form. None otherwise.
+    fn alpha_beta(&self) -> Option<(f64, f64)> {
+        None
+    }
 }
 
 /// Builds the fabric a configuration describes; `rng` drives random routing choices.

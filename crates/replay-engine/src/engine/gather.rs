@@ -1,0 +1,153 @@
+//! Closed-form collectives in the event loop (see plan.rs). Members entering an instance
+//! wait ("gather") until the last one enters; then the plan gives every member's exit time
+//! at once and each resumes then. Used only on stateless fabrics and for collective shapes
+//! whose exits depend on every entry, so no member could have left earlier.
+
+use std::rc::Rc;
+
+use super::coll::ShapeKey;
+use super::exec::Outcome;
+use super::plan::{Costs, Plan};
+use super::state::RState;
+use super::{Engine, Ev};
+use crate::collectives::{self, Algo, AlgoParams, CollSpec, Step};
+use crate::error::ReplayError;
+use crate::fabric::Time;
+use crate::hash::FastMap;
+
+/// Bound on the one-off dependency analysis of a plan (nodes × bitset words).
+const MAX_PLAN_WORDS: usize = 1 << 22;
+
+/// An instance some members have entered.
+struct Open {
+    inst: u64,
+    shape: ShapeKey,
+    plan: Rc<Plan>,
+    members: Rc<[u32]>,
+    entry: Vec<Time>,
+    entered: usize,
+}
+
+pub struct Gathers {
+    /// The fabric and host costs allow closed forms.
+    pub enabled: bool,
+    plans: FastMap<ShapeKey, Option<Rc<Plan>>>,
+    open: FastMap<(u32, i32), Open>,
+    start: Vec<Time>,
+    exits: Vec<Time>,
+}
+
+impl Gathers {
+    pub fn new(enabled: bool) -> Self {
+        Self {
+            enabled,
+            plans: FastMap::default(),
+            open: FastMap::default(),
+            start: Vec::new(),
+            exits: Vec::new(),
+        }
+    }
+}
+
+impl Engine<'_> {
+    /// The plan of a collective shape, if it has one (built once per shape).
+    pub(super) fn plan_for(
+        &mut self,
+        shape: ShapeKey,
+        spec: &CollSpec,
+        algo: Algo,
+        params: &AlgoParams,
+    ) -> Option<Rc<Plan>> {
+        if let Some(plan) = self.gathers.plans.get(&shape) {
+            return plan.clone();
+        }
+        let plan = self.build_plan(spec, algo, params).map(Rc::new);
+        self.gathers.plans.insert(shape, plan.clone());
+        plan
+    }
+
+    fn build_plan(&self, spec: &CollSpec, algo: Algo, params: &AlgoParams) -> Option<Plan> {
+        let p = spec.comm_size as usize;
+        let words = p.div_ceil(64);
+        let mut scheds: Vec<Rc<[Step]>> = Vec::with_capacity(p);
+        let mut nodes = 0;
+        for me in 0..p as u32 {
+            let steps: Rc<[Step]> = collectives::schedule(spec, algo, params, me).ok()?.into();
+            nodes += steps.len() + 1;
+            if nodes * words > MAX_PLAN_WORDS {
+                return None;
+            }
+            scheds.push(steps);
+        }
+        let (alpha_ns, beta_ns_per_byte) = self.fabric.alpha_beta()?;
+        let costs = Costs {
+            alpha_ns,
+            beta_ns_per_byte,
+            overhead_ns: self.host.overhead_ns,
+            overhead_ns_per_byte: self.host.overhead_ns_per_byte,
+            gamma_ns_per_byte: self.host.gamma_ns_per_byte,
+            eager_threshold: self.eager_threshold,
+        };
+        Plan::build(&scheds, &costs)
+    }
+
+    /// Rank `r` (member `me`) enters instance `inst` of a closed-form collective.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn gather(
+        &mut self,
+        r: u32,
+        me: u32,
+        comm: i32,
+        inst: u64,
+        shape: ShapeKey,
+        plan: Rc<Plan>,
+        members: Rc<[u32]>,
+    ) -> Outcome {
+        let now = self.now;
+        let job = self.ranks[r as usize].job;
+        let p = members.len();
+        let open = self.gathers.open.entry((job, comm)).or_insert_with(|| Open {
+            inst,
+            shape,
+            plan,
+            members,
+            entry: vec![f64::NAN; p],
+            entered: 0,
+        });
+        if open.inst != inst || open.shape != shape || !open.entry[me as usize].is_nan() {
+            let message = format!(
+                "members of communicator {comm} disagree on collective #{inst} (kind, size, \
+                 root or bytes differ from the first member's)"
+            );
+            if self.fatal.is_none() {
+                let row = self.ranks[r as usize].cur_row as usize;
+                self.fatal = Some(ReplayError::Collective {
+                    trace: job,
+                    row,
+                    message,
+                });
+            }
+            return Outcome::Failed;
+        }
+        open.entry[me as usize] = now;
+        open.entered += 1;
+        if open.entered < p {
+            self.ranks[r as usize].state = RState::Gathered;
+            return Outcome::Blocked;
+        }
+        let open = self.gathers.open.remove(&(job, comm)).expect("open");
+        let g = &mut self.gathers;
+        open.plan.evaluate(&open.entry, &mut g.start, &mut g.exits);
+        let exits = std::mem::take(&mut self.gathers.exits);
+        for (i, &m) in open.members.iter().enumerate() {
+            if m != r {
+                self.ranks[m as usize].state = RState::Woken;
+                self.push(exits[i], Ev::Resume(m));
+            }
+        }
+        let mine = exits[me as usize];
+        self.gathers.exits = exits;
+        self.stats.messages += open.plan.messages();
+        Outcome::End(mine)
+    }
+}

@@ -1,0 +1,346 @@
+//! Closed-form collectives on stateless, contention-free fabrics (the α-β form).
+//!
+//! There a message's cost depends only on when its two sides are posted (eager: the data
+//! leaves at post + o and arrives α + nβ later; rendezvous without handshake: it leaves
+//! when both sides are posted), so a collective instance is a max-plus computation over its
+//! members' entry times. Matching within an instance is FIFO per (sender, receiver) in
+//! program order, which does not depend on time either. A `Plan` fixes, once per collective
+//! shape, the message pairing and an order in which every step's inputs are ready; each
+//! instance is then evaluated in one pass over flat arrays, without requests, queues or
+//! events — exactly the times the event-driven path computes (same expressions).
+//!
+//! Causality: the engine can only evaluate when the last member enters, so a plan is used
+//! only if every member's exit depends on every member's entry (`all_dependent`; true for
+//! allreduce, allgather, alltoall, barrier, …; false e.g. for a bcast root sending eagerly).
+
+use std::rc::Rc;
+
+use crate::collectives::Step;
+use crate::fabric::Time;
+use crate::hash::FastMap;
+
+/// One step of one rank, a node of the plan.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    rank: u32,
+    /// Its messages: sends `send_lo..send_hi`, receives `recv_lo..recv_hi` (global ids).
+    send_lo: u32,
+    send_hi: u32,
+    recv_lo: u32,
+    recv_hi: u32,
+    reduce_bytes: u64,
+    /// The rank's last node: its start is the exit.
+    terminal: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Msg {
+    /// Node that posts the send / the matching receive.
+    send_node: u32,
+    recv_node: u32,
+    bytes: u64,
+    rndv: bool,
+    /// n·β and the host overhead o + n·O of this message.
+    n_beta: f64,
+    o: f64,
+}
+
+#[derive(Debug)]
+pub struct Plan {
+    p: u32,
+    alpha: f64,
+    gamma: f64,
+    nodes: Vec<Node>,
+    /// Node ids in an order where each node's inputs are known. Node `first[r] + j` is step
+    /// j of rank r; node `first[r + 1] - 1` is its terminal node (its start is the exit).
+    order: Vec<u32>,
+    first: Vec<u32>,
+    msgs: Vec<Msg>,
+    /// Per receive id, its message id (sends are message ids directly).
+    recv_msg: Vec<u32>,
+}
+
+/// Host and fabric costs; a transfer submitted at `now` arrives at `now + α + n·β`.
+#[derive(Debug, Clone, Copy)]
+pub struct Costs {
+    pub alpha_ns: f64,
+    pub beta_ns_per_byte: f64,
+    pub overhead_ns: f64,
+    pub overhead_ns_per_byte: f64,
+    pub gamma_ns_per_byte: f64,
+    pub eager_threshold: u64,
+}
+
+impl Plan {
+    /// The plan of a collective whose members run `scheds` (indexed by communicator rank);
+    /// None if the schedules do not pair up, cannot complete, or some exit would not depend
+    /// on every entry.
+    pub fn build(scheds: &[Rc<[Step]>], costs: &Costs) -> Option<Plan> {
+        let p = scheds.len();
+        let mut nodes = Vec::new();
+        let mut first = Vec::with_capacity(p + 1);
+        let mut msgs: Vec<Msg> = Vec::new();
+        let mut recvs: Vec<(u32, u32)> = Vec::new(); // (node, src)
+        // FIFO pairing per (src, dst): k-th send ↔ k-th receive.
+        let mut chan: FastMap<(u32, u32), (Vec<u32>, Vec<u32>)> = FastMap::default();
+        for (r, steps) in scheds.iter().enumerate() {
+            first.push(nodes.len() as u32);
+            for step in steps.iter() {
+                let id = nodes.len() as u32;
+                let (send_lo, recv_lo) = (msgs.len() as u32, recvs.len() as u32);
+                for &(peer, bytes) in &step.sends {
+                    if peer as usize == r {
+                        continue;
+                    }
+                    if peer as usize >= p {
+                        return None;
+                    }
+                    chan.entry((r as u32, peer)).or_default().0.push(msgs.len() as u32);
+                    msgs.push(Msg {
+                        send_node: id,
+                        recv_node: u32::MAX,
+                        bytes,
+                        rndv: bytes > costs.eager_threshold,
+                        // The engine's expressions, so both paths give bit-identical times.
+                        n_beta: bytes as f64 * costs.beta_ns_per_byte,
+                        o: costs.overhead_ns + bytes as f64 * costs.overhead_ns_per_byte,
+                    });
+                }
+                for &(peer, _) in &step.recvs {
+                    if peer as usize == r {
+                        continue;
+                    }
+                    if peer as usize >= p {
+                        return None;
+                    }
+                    chan.entry((peer, r as u32)).or_default().1.push(recvs.len() as u32);
+                    recvs.push((id, peer));
+                }
+                nodes.push(Node {
+                    rank: r as u32,
+                    send_lo,
+                    send_hi: msgs.len() as u32,
+                    recv_lo,
+                    recv_hi: recvs.len() as u32,
+                    reduce_bytes: step.reduce_bytes,
+                    terminal: false,
+                });
+            }
+            nodes.push(Node {
+                rank: r as u32,
+                send_lo: msgs.len() as u32,
+                send_hi: msgs.len() as u32,
+                recv_lo: recvs.len() as u32,
+                recv_hi: recvs.len() as u32,
+                reduce_bytes: 0,
+                terminal: true,
+            }); // terminal node: its start is the rank's exit
+        }
+        first.push(nodes.len() as u32);
+        let mut recv_msg = vec![u32::MAX; recvs.len()];
+        for (sends, rs) in chan.values() {
+            if sends.len() != rs.len() {
+                return None;
+            }
+            for (&m, &v) in sends.iter().zip(rs) {
+                msgs[m as usize].recv_node = recvs[v as usize].0;
+                recv_msg[v as usize] = m;
+            }
+        }
+        let order = topological(&nodes, &first, &msgs, &recvs, &recv_msg)?;
+        let plan = Plan {
+            p: p as u32,
+            alpha: costs.alpha_ns,
+            gamma: costs.gamma_ns_per_byte,
+            nodes,
+            order,
+            first,
+            msgs,
+            recv_msg,
+        };
+        plan.all_dependent().then_some(plan)
+    }
+
+    /// Messages one instance exchanges.
+    pub fn messages(&self) -> u64 {
+        self.msgs.len() as u64
+    }
+
+    /// Whether every rank's exit depends on every rank's entry (bitset propagation in the
+    /// plan's order).
+    fn all_dependent(&self) -> bool {
+        let words = (self.p as usize).div_ceil(64);
+        let mut start = vec![0u64; self.nodes.len() * words];
+        for r in 0..self.p as usize {
+            start[self.first[r] as usize * words + r / 64] |= 1 << (r % 64);
+        }
+        let mut acc = vec![0u64; words];
+        for &n in &self.order {
+            let node = self.nodes[n as usize];
+            if node.terminal {
+                continue;
+            }
+            acc.copy_from_slice(&start[n as usize * words..(n as usize + 1) * words]);
+            let mut join = |other: u32| {
+                for w in 0..words {
+                    acc[w] |= start[other as usize * words + w];
+                }
+            };
+            for v in node.recv_lo..node.recv_hi {
+                join(self.msgs[self.recv_msg[v as usize] as usize].send_node);
+            }
+            for m in &self.msgs[node.send_lo as usize..node.send_hi as usize] {
+                if m.rndv {
+                    join(m.recv_node);
+                }
+            }
+            start[(n as usize + 1) * words..(n as usize + 2) * words].copy_from_slice(&acc);
+        }
+        (0..self.p as usize).all(|r| {
+            let exit = (self.first[r + 1] - 1) as usize;
+            let bits = &start[exit * words..(exit + 1) * words];
+            (0..self.p as usize).all(|k| bits[k / 64] >> (k % 64) & 1 == 1)
+        })
+    }
+
+    /// Exit times of all members from their entry times (`start` is a reused buffer).
+    /// Every expression is the event-driven path's (p2p.rs, coll.rs), in the same order.
+    pub fn evaluate(&self, entry: &[Time], start: &mut Vec<Time>, exits: &mut Vec<Time>) {
+        start.clear();
+        start.resize(self.nodes.len(), f64::NAN);
+        for r in 0..self.p as usize {
+            start[self.first[r] as usize] = entry[r];
+        }
+        let alpha = self.alpha;
+        for &n in &self.order {
+            let node = self.nodes[n as usize];
+            if node.terminal {
+                continue;
+            }
+            let t = start[n as usize];
+            let mut latest = t;
+            for v in node.recv_lo..node.recv_hi {
+                let m = &self.msgs[self.recv_msg[v as usize] as usize];
+                let sent = start[m.send_node as usize];
+                let done = if m.rndv {
+                    sent.max(t) + alpha + m.n_beta + m.o
+                } else {
+                    t.max(sent + m.o + alpha + m.n_beta) + m.o
+                };
+                latest = latest.max(done);
+            }
+            for m in &self.msgs[node.send_lo as usize..node.send_hi as usize] {
+                let done = if m.rndv {
+                    t.max(start[m.recv_node as usize]) + alpha + m.n_beta
+                } else {
+                    t + m.o
+                };
+                latest = latest.max(done);
+            }
+            start[n as usize + 1] = latest + node.reduce_bytes as f64 * self.gamma;
+        }
+        exits.clear();
+        exits.extend((0..self.p as usize).map(|r| start[self.first[r + 1] as usize - 1]));
+    }
+}
+
+/// Kahn's algorithm over "step n completes" events: n needs its own start (the previous
+/// step of its rank) and the start of every partner node (senders of its receives, and
+/// receivers of its rendezvous sends). None if the schedules cannot complete.
+fn topological(
+    nodes: &[Node],
+    first: &[u32],
+    msgs: &[Msg],
+    recvs: &[(u32, u32)],
+    recv_msg: &[u32],
+) -> Option<Vec<u32>> {
+    let n = nodes.len();
+    // An edge u → v: v's completion needs u's completion (u = the node before v's partner).
+    let is_first = |x: u32| first[nodes[x as usize].rank as usize] == x;
+    let mut needs = vec![0u32; n];
+    let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for v in 0..n as u32 {
+        let node = nodes[v as usize];
+        let mut add = |partner: u32| {
+            if !is_first(partner) {
+                out[partner as usize - 1].push(v);
+                needs[v as usize] += 1;
+            }
+        };
+        add(v);
+        for r in node.recv_lo..node.recv_hi {
+            add(msgs[recv_msg[r as usize] as usize].send_node);
+        }
+        for m in &msgs[node.send_lo as usize..node.send_hi as usize] {
+            if m.rndv {
+                add(m.recv_node);
+            }
+        }
+    }
+    debug_assert!(recvs.len() == recv_msg.len());
+    let mut order: Vec<u32> = (0..n as u32).filter(|&v| needs[v as usize] == 0).collect();
+    let mut i = 0;
+    while i < order.len() {
+        let u = order[i] as usize;
+        for k in 0..out[u].len() {
+            let v = out[u][k];
+            needs[v as usize] -= 1;
+            if needs[v as usize] == 0 {
+                order.push(v);
+            }
+        }
+        i += 1;
+    }
+    (order.len() == n).then_some(order)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collectives::{schedule, AlgoParams, CollKind, CollSpec};
+
+    const COSTS: Costs = Costs {
+        alpha_ns: 1000.0,
+        beta_ns_per_byte: 1.0,
+        overhead_ns: 0.0,
+        overhead_ns_per_byte: 0.0,
+        gamma_ns_per_byte: 0.5,
+        eager_threshold: 8192,
+    };
+
+    fn scheds(kind: CollKind, p: u32, bytes: u64, algo: crate::collectives::Algo) -> Vec<Rc<[Step]>> {
+        let spec = CollSpec::new(kind, p, 0, bytes);
+        let params = AlgoParams {
+            segsize: 0,
+            fanout: 4,
+        };
+        (0..p)
+            .map(|me| schedule(&spec, algo, &params, me).unwrap().into())
+            .collect()
+    }
+
+    #[test]
+    fn recursive_doubling_allreduce_is_all_dependent_and_matches_the_closed_form() {
+        use crate::collectives::Algo;
+        let s = scheds(CollKind::Allreduce, 8, 8, Algo::RecursiveDoubling);
+        let plan = Plan::build(&s, &COSTS).expect("plan");
+        let (mut start, mut exits) = (Vec::new(), Vec::new());
+        plan.evaluate(&[0.0; 8], &mut start, &mut exits);
+        // Thakur et al.: lg p (α + nβ + nγ) = 3 (1000 + 8 + 4).
+        assert!(exits.iter().all(|&e| e == 3036.0), "{exits:?}");
+        // A late member delays everyone.
+        let mut entry = [0.0; 8];
+        entry[5] = 100.0;
+        plan.evaluate(&entry, &mut start, &mut exits);
+        assert!(exits.iter().all(|&e| e == 3136.0), "{exits:?}");
+    }
+
+    #[test]
+    fn an_eager_bcast_root_does_not_wait_so_it_has_no_plan() {
+        use crate::collectives::Algo;
+        let s = scheds(CollKind::Bcast, 8, 8, Algo::Binomial);
+        assert!(Plan::build(&s, &COSTS).is_none());
+        let s = scheds(CollKind::Barrier, 8, 0, Algo::RecursiveDoubling);
+        assert!(Plan::build(&s, &COSTS).is_some());
+    }
+}
