@@ -1,11 +1,11 @@
 """Type stubs of the compiled replay engine (crates/replay-py). Checked by mypy.stubtest."""
 
-from typing import final
+from typing import Any, final
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["JobReplay", "engine_version", "op_codes", "replay", "replay_local"]
+__all__ = ["JobReplay", "engine_version", "op_codes", "replay", "replay_local", "squeue_columns"]
 
 def engine_version() -> str: ...
 def replay_local(
@@ -54,3 +54,15 @@ def replay(
     torus3d (x, y, z), link_bandwidth_gbps, hop_latency_ns, duplex, routing); host costs
     overhead_ns, overhead_ns_per_byte, gamma_ns_per_byte. Returns per-trace results and
     counters (actions, messages, events). Raises ValueError on bad input or deadlock."""
+
+def squeue_columns(data: bytes) -> dict[str, list[Any]]:
+    """Scans `squeue --json` output (Slurm 22.05 and newer shapes) in one pass without the
+    GIL, reading only the queue fields. Returns columns, one entry per element of `jobs`:
+    job_id, array_job_id, array_task_id, node_count, user_id: int | None (None: absent,
+    null, boolean, or an unset/infinite `{"set", "infinite", "number"}` object);
+    job_state: tuple[str, ...] (upper-cased; () when absent or ""); nodes: str | None (None
+    also for "" and falsy values); user_name: str | None. Also "problems": list of
+    (index, line, message) for job entries of the wrong shape, in order; "release",
+    "cluster": [] or [str] (meta.Slurm's, the cluster else from the first job); "errors":
+    the JSON text of each element of the top-level `errors`. Raises ValueError on a syntax
+    or shape error, the message starting "line N, column C (byte B): "."""

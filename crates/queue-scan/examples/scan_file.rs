@@ -6,14 +6,20 @@ use std::time::Instant;
 /// shared machine.
 fn cpu_s() -> f64 {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    let ns: f64 = text.split_whitespace().next().and_then(|t| t.parse().ok()).unwrap_or(0.0);
+    let ns: f64 = text
+        .split_whitespace()
+        .next()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0.0);
     ns / 1e9
 }
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: scan_file FILE [REPEATS]");
-    let repeats: usize = args.next().map_or(3, |n| n.parse().expect("REPEATS is a number"));
+    let repeats: usize = args
+        .next()
+        .map_or(3, |n| n.parse().expect("REPEATS is a number"));
     let data = std::fs::read(&path).expect("readable file");
     for _ in 0..repeats {
         let (t0, c0) = (Instant::now(), cpu_s());

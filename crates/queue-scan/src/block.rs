@@ -49,8 +49,8 @@ mod imp {
     }
 }
 
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-mod imp {
+#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
+mod swar {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
 
@@ -62,7 +62,7 @@ mod imp {
 
     /// High bit set in exactly the bytes of `w` below 0x20.
     fn control(w: u64) -> u64 {
-        !((w & !HIGHS) + (ONES * 0x60) | w) & HIGHS
+        !(((w & !HIGHS) + (ONES * 0x60)) | w) & HIGHS
     }
 
     /// The eight high bits of `m` gathered into the low byte.
@@ -87,7 +87,10 @@ mod imp {
     }
 }
 
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub(crate) use imp::{non_blank, string_stops};
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+pub(crate) use swar::{non_blank, string_stops};
 
 #[cfg(test)]
 mod tests {
@@ -103,16 +106,34 @@ mod tests {
     fn masks_mark_exactly_the_right_bytes() {
         let b = block(b"x\"y\\\x1f\x20\x7f\xff\xc3\xa9\n\t\r !");
         assert_eq!(string_stops(&b), 0b1_1010 | 1 << 10 | 1 << 11 | 1 << 12);
-        assert_eq!(non_blank(&b) & !(0xffff << 15), 0b100_0011_1101_1111 & !(1 << 5));
+        assert_eq!(
+            non_blank(&b) & !(0xffff << 15),
+            0b100_0011_1101_1111 & !(1 << 5)
+        );
         assert_eq!(non_blank(&[b' '; BLOCK]), 0);
         assert_eq!(string_stops(&[b'a'; BLOCK]), 0);
+    }
+
+    #[test]
+    fn portable_and_simd_masks_agree() {
+        // Every byte value at every position, next to every interesting neighbour.
+        for value in 0..=255u8 {
+            for next in [b' ', b'"', b'\\', b'\n', 0x1f, 0x21, b'a', 0xff] {
+                for at in 0..BLOCK - 1 {
+                    let mut b = [b'x'; BLOCK];
+                    (b[at], b[at + 1]) = (value, next);
+                    assert_eq!(swar::string_stops(&b), string_stops(&b), "{b:?}");
+                    assert_eq!(swar::non_blank(&b), non_blank(&b), "{b:?}");
+                }
+            }
+        }
     }
 
     #[test]
     fn bytes_next_to_matches_are_not_matched() {
         // Borrow-prone neighbours: 0x21 after a space, 0x0b after a newline, 0x20 after 0x1f.
         let b = block(b" !\n\x0b\x1f ");
-        assert_eq!(non_blank(&b) & 0x3f, 0b1010);
+        assert_eq!(non_blank(&b) & 0x3f, 0b1_1010);
         assert_eq!(string_stops(&b) & 0x3f, 0b1_1100);
     }
 }

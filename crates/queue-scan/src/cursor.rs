@@ -207,7 +207,13 @@ impl<'a> Cursor<'a> {
     fn key_colon(&mut self) -> Res<()> {
         let found = self.next_token()?;
         if found != b'"' {
-            return fault(ErrorKind::Expected { what: "a string key", found }, self.pos);
+            return fault(
+                ErrorKind::Expected {
+                    what: "a string key",
+                    found,
+                },
+                self.pos,
+            );
         }
         self.skip_string()?;
         self.expect(b':', "':'")
@@ -223,7 +229,13 @@ impl<'a> Cursor<'a> {
             b'n' => self.literal(b"null"),
             b'-' | b'0'..=b'9' => self.number().map(|_| ()),
             b'{' | b'[' => self.skip_container(),
-            found => fault(ErrorKind::Expected { what: "a value", found }, self.pos),
+            found => fault(
+                ErrorKind::Expected {
+                    what: "a value",
+                    found,
+                },
+                self.pos,
+            ),
         }
     }
 
@@ -264,7 +276,15 @@ impl<'a> Cursor<'a> {
                 b'-' | b'0'..=b'9' => {
                     self.number()?;
                 }
-                found => return fault(ErrorKind::Expected { what: "a value", found }, self.pos),
+                found => {
+                    return fault(
+                        ErrorKind::Expected {
+                            what: "a value",
+                            found,
+                        },
+                        self.pos,
+                    )
+                }
             }
             // A value is complete: close containers until one continues or none is open.
             while open.depth > 0 {
@@ -299,9 +319,27 @@ mod tests {
     #[test]
     fn numbers_follow_the_grammar() {
         let info = |s: &str| Cursor::new(s.as_bytes()).number();
-        assert_eq!(info("0").unwrap(), NumberInfo { integer: true, zero: true });
-        assert_eq!(info("-0.00e7").unwrap(), NumberInfo { integer: false, zero: true });
-        assert_eq!(info("120").unwrap(), NumberInfo { integer: true, zero: false });
+        assert_eq!(
+            info("0").unwrap(),
+            NumberInfo {
+                integer: true,
+                zero: true
+            }
+        );
+        assert_eq!(
+            info("-0.00e7").unwrap(),
+            NumberInfo {
+                integer: false,
+                zero: true
+            }
+        );
+        assert_eq!(
+            info("120").unwrap(),
+            NumberInfo {
+                integer: true,
+                zero: false
+            }
+        );
         for bad in ["01", "1.", "-", "1e", "1e+", ".5", "-x"] {
             assert!(info(bad).is_err(), "{bad}");
         }

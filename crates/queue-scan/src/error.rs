@@ -100,7 +100,10 @@ impl Error {
         let offset = offset.min(data.len());
         let before = &data[..offset];
         let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
-        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
         Self {
             kind,
             offset,

@@ -55,7 +55,10 @@ fn decode_unicode(data: &[u8], at: usize) -> Res<(char, usize)> {
             if !(0xDC00..=0xDFFF).contains(&second) {
                 return fault(ErrorKind::LoneSurrogate, at);
             }
-            (0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00), at + 12)
+            (
+                0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00),
+                at + 12,
+            )
         }
         0xDC00..=0xDFFF => return fault(ErrorKind::LoneSurrogate, at),
         _ => (first, at + 6),
@@ -106,7 +109,10 @@ mod tests {
 
     #[test]
     fn simple_escapes_and_slash() {
-        assert_eq!(text(r#"\/tmp\/a\"b\\c\n\t\r\b\f"#).unwrap(), "/tmp/a\"b\\c\n\t\r\u{8}\u{c}");
+        assert_eq!(
+            text(r#"\/tmp\/a\"b\\c\n\t\r\b\f"#).unwrap(),
+            "/tmp/a\"b\\c\n\t\r\u{8}\u{c}"
+        );
     }
 
     #[test]

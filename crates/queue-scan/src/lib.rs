@@ -22,7 +22,7 @@ pub use error::{Error, ErrorKind};
 
 use cursor::Cursor;
 use error::{fault, Res};
-use values::{array, number, object, raw, scalar, states, string, Num, Scalar};
+use values::{array, number, object, raw, scalar, shown, states, string, Num, Scalar};
 
 /// Deepest nesting of containers inside one skipped value.
 pub const MAX_DEPTH: usize = 1024;
@@ -74,7 +74,10 @@ impl std::fmt::Display for ProblemKind {
             Self::JobIdNotSet => f.write_str("job_id is not set"),
             Self::NotANumber { field, text } => write!(f, "{field}: expected a number, got {text}"),
             Self::BadState { text } => {
-                write!(f, "job_state must be a string or a list of strings, got {text}")
+                write!(
+                    f,
+                    "job_state must be a string or a list of strings, got {text}"
+                )
             }
             Self::NodesNotString { text } => {
                 write!(f, "nodes must be a hostlist string, got {text}")
@@ -83,11 +86,13 @@ impl std::fmt::Display for ProblemKind {
     }
 }
 
-/// The first problem of one job entry; `offset` is where the entry starts.
+/// The first problem of one job entry; `offset` and `line` (1-based) are where the entry
+/// starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     pub index: usize,
     pub offset: usize,
+    pub line: usize,
     pub kind: ProblemKind,
 }
 
@@ -97,7 +102,7 @@ pub struct Scan {
     pub jobs: Columns,
     /// Job entries that cannot be used, in order.
     pub problems: Vec<Problem>,
-    /// `meta.Slurm.release` (or `meta.slurm.release`), when a non-empty string or a number.
+    /// `meta.Slurm.release` (or `meta.slurm.release`), when a non-empty string.
     pub release: Option<String>,
     /// `meta.Slurm.cluster`, else the first job's `cluster`, when non-empty.
     pub cluster: Option<String>,
@@ -109,7 +114,21 @@ pub struct Scan {
 /// Scans `squeue --json` output.
 pub fn scan(data: &[u8]) -> Result<Scan, Error> {
     let mut c = Cursor::new(data);
-    document(&mut c).map_err(|f| Error::at(f.kind, data, f.offset))
+    let mut out = document(&mut c).map_err(|f| Error::at(f.kind, data, f.offset))?;
+    locate(data, &mut out.problems);
+    Ok(out)
+}
+
+/// Sets the line of each problem: one pass up to the last one (offsets increase).
+fn locate(data: &[u8], problems: &mut [Problem]) {
+    let (mut line, mut counted) = (1, 0);
+    for p in problems {
+        line += data[counted..p.offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        (p.line, counted) = (line, p.offset);
+    }
 }
 
 fn document(c: &mut Cursor<'_>) -> Res<Scan> {
@@ -117,10 +136,10 @@ fn document(c: &mut Cursor<'_>) -> Res<Scan> {
     let mut first_job_cluster = None;
     let mut meta = Meta::default();
     let mut saw_jobs = false;
-    let top = c.next_token()?;
-    if top != b'{' {
+    if c.next_token()? != b'{' {
+        let at = c.pos;
         c.skip_value()?;
-        return fault(ErrorKind::TopNotObject, 0);
+        return fault(ErrorKind::TopNotObject, at);
     }
     object(c, |c, key| {
         match key {
@@ -129,11 +148,16 @@ fn document(c: &mut Cursor<'_>) -> Res<Scan> {
                     return fault(ErrorKind::JobsNotArray, c.pos);
                 }
                 (out.jobs, out.problems, saw_jobs) = (Columns::default(), Vec::new(), true);
+                first_job_cluster = None;
                 array(c, |c, index| {
                     job(c, index, &mut out, &mut first_job_cluster)
                 })?;
             }
             b"meta" if c.next_token()? == b'{' => meta = read_meta(c)?,
+            b"meta" => {
+                meta = Meta::default(); // `doc.get("meta") or {}`: not an object, no meta
+                c.skip_value()?;
+            }
             b"errors" => out.errors = errors(c)?,
             _ => c.skip_value()?,
         }
@@ -147,7 +171,11 @@ fn document(c: &mut Cursor<'_>) -> Res<Scan> {
     if !saw_jobs {
         return fault(ErrorKind::NoJobs, end.saturating_sub(1));
     }
-    let slurm = if meta.upper_nonempty { meta.upper } else { meta.lower };
+    let slurm = if meta.upper_nonempty {
+        meta.upper
+    } else {
+        meta.lower
+    };
     out.release = slurm.release;
     out.cluster = slurm.cluster.or(first_job_cluster);
     Ok(out)
@@ -171,29 +199,17 @@ struct Meta {
 fn read_meta(c: &mut Cursor<'_>) -> Res<Meta> {
     let mut meta = Meta::default();
     object(c, |c, key| {
-        if !matches!(key, b"Slurm" | b"slurm") || c.next_token()? != b'{' {
+        if !matches!(key, b"Slurm" | b"slurm") {
             return c.skip_value();
         }
-        let mut slurm = SlurmMeta::default();
-        let mut members = 0;
-        object(c, |c, key| {
-            members += 1;
-            let value = match scalar(c)? {
-                Scalar::Str(s) if !s.is_empty() => Some(s),
-                Scalar::Other(text) if key == b"release" && text.as_bytes()[0] != b'[' => {
-                    Some(text)
-                }
-                _ => None,
-            };
-            match key {
-                b"release" => slurm.release = value,
-                b"cluster" => slurm.cluster = value,
-                _ => {}
-            }
-            Ok(())
-        })?;
+        let (slurm, truthy) = if c.next_token()? == b'{' {
+            read_slurm(c)?
+        } else {
+            let (_, _, truthy) = raw(c)?;
+            (SlurmMeta::default(), truthy)
+        };
         if key == b"Slurm" {
-            (meta.upper, meta.upper_nonempty) = (slurm, members > 0);
+            (meta.upper, meta.upper_nonempty) = (slurm, truthy);
         } else {
             meta.lower = slurm;
         }
@@ -202,14 +218,40 @@ fn read_meta(c: &mut Cursor<'_>) -> Res<Meta> {
     Ok(meta)
 }
 
+/// The `Slurm` object's release and cluster (non-empty strings), and whether it has members.
+fn read_slurm(c: &mut Cursor<'_>) -> Res<(SlurmMeta, bool)> {
+    let mut slurm = SlurmMeta::default();
+    let mut members = 0;
+    object(c, |c, key| {
+        members += 1;
+        let value = match scalar(c)? {
+            Scalar::Str(s) if !s.is_empty() => Some(s),
+            _ => None,
+        };
+        match key {
+            b"release" => slurm.release = value,
+            b"cluster" => slurm.cluster = value,
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok((slurm, members > 0))
+}
+
 fn errors(c: &mut Cursor<'_>) -> Res<Vec<String>> {
+    let text = |c: &Cursor<'_>, start, end| String::from_utf8_lossy(&c.data[start..end]).into();
     if c.next_token()? != b'[' {
-        let (text, truthy) = raw(c)?;
-        return Ok(if truthy { vec![text] } else { Vec::new() });
+        let (start, end, truthy) = raw(c)?;
+        return Ok(if truthy {
+            vec![text(c, start, end)]
+        } else {
+            Vec::new()
+        });
     }
     let mut all = Vec::new();
     array(c, |c, _| {
-        all.push(raw(c)?.0);
+        let (start, end, _) = raw(c)?;
+        all.push(text(c, start, end));
         Ok(())
     })?;
     Ok(all)
@@ -259,7 +301,8 @@ fn job(
             Ok(())
         })?;
     } else {
-        let (text, _) = raw(c)?;
+        let (from, to, _) = raw(c)?;
+        let text = shown(c.data, from, to);
         push_problem(out, index, start, ProblemKind::NotAnObject { text });
     }
     push_job(out, index, start, f);
@@ -284,6 +327,7 @@ fn push_problem(out: &mut Scan, index: usize, offset: usize, kind: ProblemKind) 
         out.problems.push(Problem {
             index,
             offset,
+            line: 0, // set by `locate` once the scan is done
             kind,
         });
     }

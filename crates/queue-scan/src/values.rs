@@ -54,7 +54,13 @@ where
     loop {
         let found = c.next_token()?;
         if found != b'"' {
-            return fault(ErrorKind::Expected { what: "a string key", found }, c.pos);
+            return fault(
+                ErrorKind::Expected {
+                    what: "a string key",
+                    found,
+                },
+                c.pos,
+            );
         }
         let key = key(c)?;
         c.expect(b':', "':'")?;
@@ -65,7 +71,15 @@ where
                 c.pos += 1;
                 return Ok(());
             }
-            found => return fault(ErrorKind::Expected { what: "',' or '}'", found }, c.pos),
+            found => {
+                return fault(
+                    ErrorKind::Expected {
+                        what: "',' or '}'",
+                        found,
+                    },
+                    c.pos,
+                )
+            }
         }
     }
 }
@@ -90,7 +104,15 @@ where
                 c.pos += 1;
                 return Ok(());
             }
-            found => return fault(ErrorKind::Expected { what: "',' or ']'", found }, c.pos),
+            found => {
+                return fault(
+                    ErrorKind::Expected {
+                        what: "',' or ']'",
+                        found,
+                    },
+                    c.pos,
+                )
+            }
         }
     }
 }
@@ -129,7 +151,11 @@ fn skip(c: &mut Cursor<'_>) -> Res<(u8, usize, usize)> {
 
 /// Python's truth value of the JSON value `data[start..end]` that begins with `first`.
 fn truthy(data: &[u8], first: u8, start: usize, end: usize) -> bool {
-    let inner = || data[start + 1..end - 1].iter().any(|b| !b.is_ascii_whitespace());
+    let inner = || {
+        data[start + 1..end - 1]
+            .iter()
+            .any(|b| !b.is_ascii_whitespace())
+    };
     match first {
         b't' => true,
         b'f' | b'n' => false,
@@ -142,11 +168,10 @@ fn truthy(data: &[u8], first: u8, start: usize, end: usize) -> bool {
     }
 }
 
-/// Skips the value at the cursor; returns its text and truth value.
-pub(crate) fn raw(c: &mut Cursor<'_>) -> Res<(String, bool)> {
+/// Skips the value at the cursor; returns its span and Python truth value.
+pub(crate) fn raw(c: &mut Cursor<'_>) -> Res<(usize, usize, bool)> {
     let (first, start, end) = skip(c)?;
-    let text = shown(c.data, start, end);
-    Ok((text, truthy(c.data, first, start, end)))
+    Ok((start, end, truthy(c.data, first, start, end)))
 }
 
 fn int_text(text: &str) -> Option<i64> {
@@ -184,7 +209,10 @@ pub(crate) fn number(c: &mut Cursor<'_>) -> Res<Num> {
             let text = string(c)?;
             let digits = text.trim_matches(|ch: char| ch.is_ascii_whitespace() || ch == '\x0b');
             let ok = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
-            Ok(ok.then(|| int_text(digits)).flatten().map_or_else(|| bad(c), Num::Int))
+            Ok(ok
+                .then(|| int_text(digits))
+                .flatten()
+                .map_or_else(|| bad(c), Num::Int))
         }
         b'{' => number_object(c),
         b't' | b'f' | b'n' => {

@@ -3,6 +3,7 @@
 //! 8-byte allreduce) and prints throughput and a checksum of every simulated time.
 //!
 //! cargo run --release -p replay-engine --example halo -- RANKS ACTIONS [ideal|crossbar]
+//!     [HALO_BYTES] [OVERHEAD_NS]   (crossbar: one endpoint per rank)
 
 use std::time::Instant;
 
@@ -17,6 +18,8 @@ fn main() {
     let ranks: usize = args.get(1).map_or(16, |a| a.parse().expect("ranks"));
     let actions: usize = args.get(2).map_or(1_600_000, |a| a.parse().expect("actions"));
     let fabric = args.get(3).map_or("ideal", String::as_str);
+    let halo: i64 = args.get(4).map_or(16384, |a| a.parse().expect("halo bytes"));
+    let overhead: f64 = args.get(5).map_or(300.0, |a| a.parse().expect("overhead ns"));
     let iterations = (actions / (ranks * PER_ITERATION)).max(1);
     let n = ranks * iterations * PER_ITERATION;
     let (mut rank, mut seq, mut op, mut peer) = (vec![], vec![], vec![], vec![]);
@@ -30,7 +33,7 @@ fn main() {
                 seq.push((it * PER_ITERATION + slot) as i64);
                 op.push([6u8, 6, 5, 5, 11, 35][slot]);
                 peer.push([left, right, left, right, -2, -2][slot]);
-                bytes.push([16384i64, 16384, 16384, 16384, 0, 8][slot]);
+                bytes.push([halo, halo, halo, halo, 0, 8][slot]);
                 request.push(if slot < 4 { slot as i64 } else { -1 });
                 iteration.push(it as i32);
             }
@@ -63,14 +66,16 @@ fn main() {
         },
         _ => FabricSpec {
             fabric: FabricConfig::Flow(FlowParams {
-                topology: Topology::Crossbar { endpoints: 64 },
+                topology: Topology::Crossbar {
+                    endpoints: ranks as u32,
+                },
                 link_bandwidth_gbps: 100.0,
                 hop_latency_ns: 100.0,
                 duplex: Duplex::Full,
                 routing: Routing::DModK,
             }),
             host: HostParams {
-                overhead_ns: 300.0,
+                overhead_ns: overhead,
                 overhead_ns_per_byte: 0.0,
                 gamma_ns_per_byte: 0.05,
                 handshake: true,

@@ -99,18 +99,22 @@ pub const OP_TABLE: &[(&str, Op)] = &[
     ("reduce_scatter_block", Op::ReduceScatterBlock),
 ];
 
+/// Code → op, built at compile time (decoding is on the engine's hot path).
+static LOOKUP: [Option<Op>; 256] = {
+    let mut t = [None; 256];
+    let mut i = 0;
+    while i < OP_TABLE.len() {
+        t[OP_TABLE[i].1 as usize] = Some(OP_TABLE[i].1);
+        i += 1;
+    }
+    t
+};
+
 impl Op {
     /// The op of a numeric code, or None for a code not in the table.
+    #[inline]
     pub fn from_code(code: u8) -> Option<Op> {
-        // The table is small; a lookup array keeps decoding O(1) on the hot path.
-        static LOOKUP: std::sync::OnceLock<[Option<Op>; 256]> = std::sync::OnceLock::new();
-        LOOKUP.get_or_init(|| {
-            let mut t = [None; 256];
-            for &(_, op) in OP_TABLE {
-                t[op as usize] = Some(op);
-            }
-            t
-        })[code as usize]
+        LOOKUP[code as usize]
     }
 
     pub fn name(self) -> &'static str {

@@ -2,6 +2,7 @@
 //! Only conversions live here; all semantics are in the engine crate.
 
 mod config;
+mod queue;
 
 use numpy::{Element, IntoPyArray, PyArray1, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -237,6 +238,7 @@ fn replay<'py>(
         compute_scale,
         seed,
         coll_overrides: coll.to_string(),
+        closed_form_collectives: true,
     };
     let (results, stats) = py
         .allow_threads(|| replay_engine::replay(&jobs, &spec, &options))
@@ -268,6 +270,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_local, m)?)?;
     m.add_function(wrap_pyfunction!(op_codes, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_function(wrap_pyfunction!(queue::squeue_columns, m)?)?;
     m.add_class::<JobReplay>()?;
     Ok(())
 }

@@ -25,8 +25,10 @@ def quickstart(
         emit_json(
             {
                 "results_dir": result.results_dir,
+                "report": result.report,
                 "steps": [{"step": n, "seconds": s, "summary": m} for n, s, m in result.steps],
             }
         )
         return
     echo(f"results: {result.results_dir}")
+    echo(f"report:  {result.report}")

@@ -52,7 +52,7 @@ pub struct RankRt {
     /// Captured end of the previous row (for compute gaps).
     pub prev_captured_end: Option<i64>,
     /// Trace request id → (request slot, generation).
-    pub reqmap: FastMap<i64, (u32, u32)>,
+    pub reqmap: ReqMap,
     /// Requests posted and not yet waited for, in post order (slot, generation).
     pub outstanding: Vec<(u32, u32)>,
     /// Requests the current blocking operation waits on.
@@ -60,7 +60,53 @@ pub struct RankRt {
     /// Collective calls made so far per communicator (the instance number of the next).
     pub coll_count: Vec<(i32, u64)>,
     pub coll: Option<CollRun>,
+    /// The last closed-form collective call, to skip the decision on repeated calls.
+    pub memo: Option<CollMemo>,
     pub finish: Time,
+}
+
+/// Arguments of a collective call and what they led to (closed-form path).
+#[derive(Debug, Clone)]
+pub struct CollMemo {
+    pub args: (u8, i32, i32, i64, i64),
+    pub shape: super::coll::ShapeKey,
+    pub plan: std::rc::Rc<super::plan::Plan>,
+    pub members: std::rc::Rc<[u32]>,
+    pub me: u32,
+}
+
+/// Trace request id → (request slot, generation). Ids are small integers in most traces:
+/// those index a vector; others go to a hash map.
+#[derive(Debug, Default)]
+pub struct ReqMap {
+    small: Vec<(u32, u32)>,
+    big: FastMap<i64, (u32, u32)>,
+}
+
+const SMALL_IDS: i64 = 4096;
+
+impl ReqMap {
+    pub fn insert(&mut self, id: i64, v: (u32, u32)) {
+        if (0..SMALL_IDS).contains(&id) {
+            let i = id as usize;
+            if self.small.len() <= i {
+                self.small.resize(i + 1, (NONE, 0));
+            }
+            self.small[i] = v;
+        } else {
+            self.big.insert(id, v);
+        }
+    }
+
+    pub fn remove(&mut self, id: &i64) -> Option<(u32, u32)> {
+        if (0..SMALL_IDS).contains(id) {
+            let slot = self.small.get_mut(*id as usize)?;
+            let v = std::mem::replace(slot, (NONE, 0));
+            (v.0 != NONE).then_some(v)
+        } else {
+            self.big.remove(id)
+        }
+    }
 }
 
 impl RankRt {
@@ -74,7 +120,8 @@ impl RankRt {
             state: RState::Ready,
             cur_row: 0,
             prev_captured_end: None,
-            reqmap: FastMap::default(),
+            reqmap: ReqMap::default(),
+            memo: None,
             outstanding: Vec::new(),
             waiting: Vec::new(),
             coll_count: Vec::new(),

@@ -19,6 +19,8 @@ struct Flow {
     live: bool,
     version: u32,
     tag: u32,
+    /// Finish time of its current heap entry (NaN: none).
+    finish_at: f64,
 }
 
 /// Min-heap entry: (time, slot, version); stale versions are skipped.
@@ -52,6 +54,10 @@ pub struct MaxMin {
     unfixed: Vec<u32>,
     comp_links: Vec<u32>,
     comp_flows: Vec<FlowSlot>,
+    shares: BinaryHeap<Share>,
+    /// Route vectors of removed flows, reused by `add` (no allocation per flow).
+    spare_links: Vec<Vec<u32>>,
+    live: usize,
     /// Statistics: flows re-rated over all re-computations.
     pub rerated: u64,
 }
@@ -88,20 +94,28 @@ impl MaxMin {
             unfixed: vec![0; n],
             comp_links: Vec::new(),
             comp_flows: Vec::new(),
+            shares: BinaryHeap::new(),
+            spare_links: Vec::new(),
+            live: 0,
             rerated: 0,
         }
     }
 
     /// Adds a flow of `bytes` over `links` at time `now`; `tag` is returned when it drains.
     pub fn add(&mut self, now: f64, links: &[u32], bytes: f64, tag: u32) -> FlowSlot {
+        let mut route = self.spare_links.pop().unwrap_or_default();
+        route.clear();
+        route.extend_from_slice(links);
+        self.live += 1;
         let flow = Flow {
-            links: links.to_vec(),
+            links: route,
             rate: 0.0,
             remaining: bytes,
             updated_at: now,
             live: true,
             version: 0,
             tag,
+            finish_at: f64::NAN,
         };
         let slot = match self.free.pop() {
             Some(s) => {
@@ -131,6 +145,8 @@ impl MaxMin {
             }
             self.dirty.push(l);
         }
+        self.spare_links.push(links);
+        self.live -= 1;
         let f = &mut self.flows[slot as usize];
         f.live = false;
         f.version = f.version.wrapping_add(1);
@@ -177,7 +193,8 @@ impl MaxMin {
 
     /// Progressive filling over the marked component.
     fn fill(&mut self, now: f64) {
-        let mut heap = BinaryHeap::with_capacity(self.comp_links.len());
+        let mut heap = std::mem::take(&mut self.shares);
+        heap.clear();
         for &l in &self.comp_links {
             let n = self.link_flows[l as usize].len() as u32;
             self.rem[l as usize] = self.capacity[l as usize];
@@ -219,16 +236,27 @@ impl MaxMin {
                     }
                 }
                 let fl = &mut self.flows[f as usize];
-                fl.rate = share;
-                fl.version = fl.version.wrapping_add(1);
                 let t = if share > 0.0 {
                     now + fl.remaining / share
                 } else {
                     f64::INFINITY
                 };
-                self.finish.push(Finish(t, f, fl.version));
+                fl.rate = share;
                 self.rerated += 1;
+                if t == fl.finish_at {
+                    continue; // its heap entry still holds (same rate, same finish time)
+                }
+                fl.finish_at = t;
+                fl.version = fl.version.wrapping_add(1);
+                self.finish.push(Finish(t, f, fl.version));
             }
+        }
+        self.shares = heap;
+        // Re-rated flows leave stale entries behind; drop them once they dominate.
+        if self.finish.len() > 4 * self.live + 1024 {
+            let flows = &self.flows;
+            self.finish
+                .retain(|e| flows[e.1 as usize].live && flows[e.1 as usize].version == e.2);
         }
     }
 

@@ -1,0 +1,44 @@
+"""`tailcast quickstart` (what `make demo` runs) on the bundled real data, offline."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tailcast.replay.fabric import bundled_fabrics
+from tailcast.store import Catalog, ResultsDir
+
+pytestmark = pytest.mark.slow
+
+
+def test_quickstart_builds_the_whole_pipeline(results_home: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "tailcast.cli.main", "quickstart", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    report = Path(doc["report"])
+    assert report.is_file() and report.stat().st_size > 100_000
+    html = report.read_text()
+    assert html.count("<img") >= 10 and "data:image/png;base64," in html
+    assert doc["steps"][0]["step"] == "load the bundled campaign"
+    with Catalog(ResultsDir(results_home)) as cat:
+        runs = cat.rows("SELECT count(*) AS n, count(DISTINCT locality) AS loc FROM runs")[0]
+        assert runs == {"n": 72, "loc": 2}
+        fabrics = {r["fabric"] for r in cat.rows("SELECT DISTINCT fabric FROM replays")}
+        assert set(bundled_fabrics()) <= fabrics
+        sims = cat.rows("SELECT count(DISTINCT replay_id) AS n FROM replay_iterations")[0]["n"]
+        assert sims == 9  # one OSU-pattern simulation per measured (benchmark, size)
+    # Running it again adds simulations but never duplicates the bundled campaign.
+    again = subprocess.run(
+        [sys.executable, "-m", "tailcast.cli.main", "quickstart", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    with Catalog(ResultsDir(results_home)) as cat:
+        assert cat.rows("SELECT count(*) AS n FROM runs")[0]["n"] == 72
