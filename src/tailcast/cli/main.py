@@ -63,15 +63,28 @@ def _root(
     _state["debug"] = debug or os.environ.get("TAILCAST_DEBUG") == "1"
 
 
-app.add_typer(agent.app, name="agent")
-app.add_typer(analyze.app, name="analyze")
-app.add_typer(collect.app, name="collect")
-app.add_typer(db.app, name="db")
-app.add_typer(predict.app, name="predict")
-app.add_typer(quickstart.app, name="quickstart")
-app.add_typer(replay.app, name="replay")
-app.add_typer(report.app, name="report")
-app.add_typer(trace.app, name="trace")
+# One line per sub-command, in the order of the workflow: what it is for, for a newcomer.
+SUBCOMMANDS = [
+    (
+        quickstart.app,
+        "quickstart",
+        "Whole pipeline on bundled real data, ends in a report.",
+    ),
+    (collect.app, "collect", "Slurm queue → background traffic b; topology; OSU files."),
+    (agent.app, "agent", "Measure collective latencies inside Slurm jobs."),
+    (trace.app, "trace", "Capture, import (OTF2/DUMPI/TiT), synthesise MPI traces."),
+    (replay.app, "replay", "Replay a trace on a modelled fabric: simulated latencies."),
+    (
+        analyze.app,
+        "analyze",
+        "Tails, fits, bimodality, b correlation, measured vs sim.",
+    ),
+    (report.app, "report", "Write a static HTML report of everything in the store."),
+    (predict.app, "predict", "Predict a collective's latency tail from the live queue's b."),
+    (db.app, "db", "Query the results store with SQL (DuckDB over Parquet)."),
+]
+for sub_app, name, short in SUBCOMMANDS:
+    app.add_typer(sub_app, name=name, short_help=short)
 
 
 def main() -> None:

@@ -55,6 +55,8 @@ pub struct MaxMin {
     comp_links: Vec<u32>,
     comp_flows: Vec<FlowSlot>,
     shares: BinaryHeap<Share>,
+    /// Per link, the share of its latest heap entry (a lower bound of its current share).
+    pushed: Vec<f64>,
     /// Route vectors of removed flows, reused by `add` (no allocation per flow).
     spare_links: Vec<Vec<u32>>,
     live: usize,
@@ -95,6 +97,7 @@ impl MaxMin {
             comp_links: Vec::new(),
             comp_flows: Vec::new(),
             shares: BinaryHeap::new(),
+            pushed: vec![0.0; n],
             spare_links: Vec::new(),
             live: 0,
             rerated: 0,
@@ -193,16 +196,19 @@ impl MaxMin {
 
     /// Progressive filling over the marked component.
     fn fill(&mut self, now: f64) {
-        let mut heap = std::mem::take(&mut self.shares);
-        heap.clear();
+        let mut initial = std::mem::take(&mut self.shares).into_vec();
+        initial.clear();
         for &l in &self.comp_links {
             let n = self.link_flows[l as usize].len() as u32;
             self.rem[l as usize] = self.capacity[l as usize];
             self.unfixed[l as usize] = n;
             if n > 0 {
-                heap.push(Share(self.capacity[l as usize] / f64::from(n), l));
+                let share = self.capacity[l as usize] / f64::from(n);
+                self.pushed[l as usize] = share;
+                initial.push(Share(share, l));
             }
         }
+        let mut heap = BinaryHeap::from(initial); // O(n) heapify
         // Settle the bytes moved at the old rates, then mark every flow of the component
         // unfixed (flow_mark == epoch means "not yet given its new rate").
         for &f in &self.comp_flows {
@@ -218,6 +224,7 @@ impl MaxMin {
             }
             let current = self.rem[l as usize].max(0.0) / f64::from(n);
             if current != share {
+                self.pushed[l as usize] = current;
                 heap.push(Share(current, l));
                 continue;
             }
@@ -232,7 +239,14 @@ impl MaxMin {
                     self.unfixed[m as usize] -= 1;
                     let k = self.unfixed[m as usize];
                     if k > 0 && m != l {
-                        heap.push(Share(self.rem[m as usize].max(0.0) / f64::from(k), m));
+                        // Shares mostly grow as flows get fixed: a link needs a new entry
+                        // only if its share fell below its latest one (stale entries are
+                        // refreshed when popped), which keeps the fixing order.
+                        let current = self.rem[m as usize].max(0.0) / f64::from(k);
+                        if current < self.pushed[m as usize] {
+                            self.pushed[m as usize] = current;
+                            heap.push(Share(current, m));
+                        }
                     }
                 }
                 let fl = &mut self.flows[f as usize];
