@@ -26,7 +26,7 @@ from tailcast.analysis.compare import compare_samples
 from tailcast.analysis.correlation import correlate
 from tailcast.analysis.fitting import fit_distributions
 from tailcast.analysis.sources import resolve, tables_in
-from tailcast.analysis.tails import group_values, tail_metrics
+from tailcast.analysis.tails import TAIL_METRIC_COLUMNS, group_values, tail_metrics
 from tailcast.errors import TailcastError
 from tailcast.store import Catalog, ResultsDir
 from tailcast.store.parquet_io import atomic_path
@@ -158,23 +158,7 @@ def _measured_sections(b: _Builder, fit_groups: int, fit_time_limit_s: float) ->
         return [sec]
     groups = [(k, v) for k, v in group_values(table, "latency_us", GROUP_COLUMNS) if v.size]
     rows = [{**k, **tail_metrics(v).as_dict()} for k, v in groups]
-    cols = [
-        *GROUP_COLUMNS,
-        "n",
-        "mean",
-        "median",
-        "p85",
-        "p90",
-        "p95",
-        "p99",
-        "p99_9",
-        "max",
-        "mean_over_median",
-        "p99_over_p50",
-        "share_above_p85",
-        "hill_alpha",
-        "hill_k",
-    ]
+    cols = [*GROUP_COLUMNS, *TAIL_METRIC_COLUMNS]
     sec.tables.append(b.table("Tail metrics per group (latency in µs)", rows, prov, cols))
     bimo = []
     for k, v in groups:

@@ -57,6 +57,13 @@ class TailMetrics:
         return asdict(self)
 
 
+# The columns tables of tail metrics show, in this order (CLI and report).
+TAIL_METRIC_COLUMNS = (
+    "n", "mean", "median", "p85", "p90", "p95", "p99", "p99_9", "max",
+    "mean_over_median", "p99_over_p50", "share_above_p85", "hill_alpha", "hill_k",
+)  # fmt: skip
+
+
 def clean(values: Sequence[float] | npt.ArrayLike) -> FloatArray:
     """Values as a float array with nulls/NaN/inf dropped."""
     arr = np.asarray(values, dtype=np.float64).ravel()

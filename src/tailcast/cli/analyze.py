@@ -14,7 +14,7 @@ from tailcast.analysis.correlation import correlate as correlate_store
 from tailcast.analysis.fitting import DEFAULT_TIME_LIMIT_S, fit_distributions
 from tailcast.analysis.plots import b_scatter_plot, ccdf_plot, frequency_plot, qq_plot
 from tailcast.analysis.sources import Source, resolve
-from tailcast.analysis.tails import group_values, tails_by_group
+from tailcast.analysis.tails import TAIL_METRIC_COLUMNS, group_values, tails_by_group
 from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.errors import UsageError
 
@@ -78,26 +78,7 @@ def tails(
     if as_json:
         emit_json({"column": column, "by": _by(by), "groups": rows, "provenance": src.provenance()})
         return
-    _print_rows(
-        rows,
-        [
-            *_by(by),
-            "n",
-            "mean",
-            "median",
-            "p85",
-            "p90",
-            "p95",
-            "p99",
-            "p99_9",
-            "max",
-            "mean_over_median",
-            "p99_over_p50",
-            "share_above_p85",
-            "hill_alpha",
-            "hill_k",
-        ],
-    )
+    _print_rows(rows, [*_by(by), *TAIL_METRIC_COLUMNS])
 
 
 @app.command("fit")
