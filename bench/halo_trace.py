@@ -24,7 +24,7 @@ OPS = np.array(["irecv", "irecv", "isend", "isend", "waitall", "allreduce"], dty
 
 
 def halo_batches(
-    ranks: int, iterations: int, halo_bytes: int, batch_iterations: int = 40_000
+    ranks: int, iterations: int, halo_bytes: int, batch_iterations: int = 10_000
 ) -> Iterator[pa.RecordBatch]:
     """TRACE rows of the trace, rank by rank, `batch_iterations` iterations per batch."""
     for rank in range(ranks):
@@ -88,7 +88,9 @@ def _batch(rank: int, left: int, right: int, first: int, its: int, nbytes: int) 
     return pa.RecordBatch.from_pydict(columns, schema=TRACE)
 
 
-def write_halo_trace(path: Path, ranks: int, iterations: int, halo_bytes: int) -> int:
+def write_halo_trace(
+    path: Path, ranks: int, iterations: int, halo_bytes: int, row_group_rows: int = ROW_GROUP_ROWS
+) -> int:
     """Writes the trace to `path` (streaming); returns its number of rows."""
     meta = TraceMeta(
         ranks=ranks, application="synthetic halo + allreduce", source_format="tailcast",
@@ -100,6 +102,6 @@ def write_halo_trace(path: Path, ranks: int, iterations: int, halo_bytes: int) -
     rows = 0
     with atomic_path(Path(path)) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as w:
         for batch in halo_batches(ranks, iterations, halo_bytes):
-            w.write_batch(batch, row_group_size=ROW_GROUP_ROWS)
+            w.write_batch(batch, row_group_size=row_group_rows)
             rows += batch.num_rows
     return rows

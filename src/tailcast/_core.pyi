@@ -5,7 +5,15 @@ from typing import Any, final
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["JobReplay", "engine_version", "op_codes", "replay", "replay_local", "squeue_columns"]
+__all__ = [
+    "JobReplay",
+    "ReplayStream",
+    "engine_version",
+    "op_codes",
+    "replay",
+    "replay_local",
+    "squeue_columns",
+]
 
 def engine_version() -> str: ...
 def replay_local(
@@ -66,3 +74,34 @@ def squeue_columns(data: bytes) -> dict[str, list[Any]]:
     "cluster": [] or [str] (meta.Slurm's, the cluster else from the first job); "errors":
     the JSON text of each element of the top-level `errors`. Raises ValueError on a syntax
     or shape error, the message starting "line N, column C (byte B): "."""
+
+@final
+class ReplayStream:
+    """One trace replayed from per-rank chunks (memory grows with the rows in flight).
+
+    `comms`: communicator id → world ranks in communicator-rank order (every communicator a
+    collective uses, except 0 = all ranks). Drive it with `run()`, which returns the rank
+    that needs rows (feed them with `feed`, or `close` the rank when it has no more) or
+    None when the replay is done; then `finish()`. Results do not depend on chunk sizes.
+    Keeps the GIL (the engine is not shared across threads)."""
+
+    def __new__(
+        cls,
+        ranks: int,
+        comms: dict[int, list[int]],
+        placement: str,
+        fabric: dict[str, int | float | str],
+        *,
+        seed: int = 0,
+        eager_threshold_bytes: int = 8192,
+        compute_scale: float = 1.0,
+        coll: str = "",
+        keep_ops: bool = True,
+    ) -> ReplayStream: ...
+    def feed(self, rank: int, columns: dict[str, NDArray[np.generic]], first_row: int) -> None:
+        """Appends rows of `rank` in seq order (columns as `replay` takes)."""
+    def close(self, rank: int) -> None: ...
+    def run(self) -> int | None: ...
+    def take_ops(self) -> dict[str, NDArray[np.generic]]:
+        """Rows executed since the last call: rank, seq, op, sim_start_ns, sim_end_ns."""
+    def finish(self) -> tuple[JobReplay, dict[str, int]]: ...

@@ -8,18 +8,24 @@
 use std::time::Instant;
 
 use replay_engine::config::{Duplex, FabricConfig, FlowParams, LogGpParams, Routing, Topology};
-use replay_engine::{replay, FabricSpec, HostParams, JobInput, Placement, ReplayOptions};
 use replay_engine::TraceColumns;
+use replay_engine::{replay, FabricSpec, HostParams, JobInput, Placement, ReplayOptions};
 
 const PER_ITERATION: usize = 6;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let ranks: usize = args.get(1).map_or(16, |a| a.parse().expect("ranks"));
-    let actions: usize = args.get(2).map_or(1_600_000, |a| a.parse().expect("actions"));
+    let actions: usize = args
+        .get(2)
+        .map_or(1_600_000, |a| a.parse().expect("actions"));
     let fabric = args.get(3).map_or("ideal", String::as_str);
-    let halo: i64 = args.get(4).map_or(16384, |a| a.parse().expect("halo bytes"));
-    let overhead: f64 = args.get(5).map_or(300.0, |a| a.parse().expect("overhead ns"));
+    let halo: i64 = args
+        .get(4)
+        .map_or(16384, |a| a.parse().expect("halo bytes"));
+    let overhead: f64 = args
+        .get(5)
+        .map_or(300.0, |a| a.parse().expect("overhead ns"));
     let iterations = (actions / (ranks * PER_ITERATION)).max(1);
     let n = ranks * iterations * PER_ITERATION;
     let (mut rank, mut seq, mut op, mut peer) = (vec![], vec![], vec![], vec![]);
@@ -94,7 +100,12 @@ fn main() {
     let (results, stats) = replay(&jobs, &spec, &options).expect("replay");
     let secs = t0.elapsed().as_secs_f64();
     let mut sum = 0u64;
-    for (i, (s, e)) in results[0].sim_start_ns.iter().zip(&results[0].sim_end_ns).enumerate() {
+    for (i, (s, e)) in results[0]
+        .sim_start_ns
+        .iter()
+        .zip(&results[0].sim_end_ns)
+        .enumerate()
+    {
         sum = sum
             .wrapping_mul(0x100000001b3)
             .wrapping_add(s.to_bits() ^ e.to_bits().rotate_left(17) ^ i as u64);

@@ -16,7 +16,9 @@ pub mod timeline;
 pub mod trace;
 
 pub use config::{FabricSpec, HostParams, Placement, ReplayOptions};
-pub use engine::{replay, JobInput, JobResult, ReplayStats};
+pub use engine::{
+    replay, JobInput, JobResult, OpsOut, Progress, ReplayStats, ReplayStream, StreamJob,
+};
 pub use error::ReplayError;
 pub use trace::TraceColumns;
 

@@ -125,6 +125,24 @@ impl Op {
             .unwrap_or("other")
     }
 
+    /// Point-to-point calls (their `peer` must be a rank of the trace).
+    pub fn is_p2p(self) -> bool {
+        matches!(
+            self,
+            Op::Send
+                | Op::Recv
+                | Op::Isend
+                | Op::Irecv
+                | Op::Ssend
+                | Op::Issend
+                | Op::Sendrecv
+                | Op::Bsend
+                | Op::Rsend
+                | Op::Ibsend
+                | Op::Irsend
+        )
+    }
+
     /// The collective this op starts, if it is one.
     pub fn collective(self) -> Option<CollKind> {
         Some(match self {

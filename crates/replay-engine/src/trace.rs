@@ -110,7 +110,17 @@ pub fn index(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayError
         row,
         message,
     };
+    check_lengths(c, n).map_err(|m| bad(None, m))?;
+    if n > u32::MAX as usize {
+        return Err(bad(None, "more than 2^32 rows".into()));
+    }
+    index_checked(trace, c)
+}
+
+/// Every column (and list column) has `n` rows; the optional ones may be empty.
+pub fn check_lengths(c: &TraceColumns<'_>, n: usize) -> Result<(), String> {
     let lens = [
+        ("rank", c.rank.len()),
         ("seq", c.seq.len()),
         ("op", c.op.len()),
         ("peer", c.peer.len()),
@@ -127,12 +137,9 @@ pub fn index(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayError
         ("recv_tag", c.recv_tag.len()),
     ];
     for (name, len) in lens {
-        let optional = matches!(name, "recv_peer" | "recv_tag");
+        let optional = matches!(name, "recv_peer" | "recv_tag" | "rank");
         if len != n && !(optional && len == 0) {
-            return Err(bad(
-                None,
-                format!("column {name} has {len} rows, rank has {n}"),
-            ));
+            return Err(format!("column {name} has {len} rows, seq has {n}"));
         }
     }
     for (name, lists, rows) in [
@@ -143,11 +150,18 @@ pub fn index(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayError
     ] {
         lists
             .check(rows)
-            .map_err(|m| bad(None, format!("list column {name}: {m}")))?;
+            .map_err(|m| format!("list column {name}: {m}"))?;
     }
-    if n > u32::MAX as usize {
-        return Err(bad(None, "more than 2^32 rows".into()));
-    }
+    Ok(())
+}
+
+fn index_checked(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayError> {
+    let n = c.len();
+    let bad = |row: Option<usize>, message: String| ReplayError::BadTrace {
+        trace,
+        row,
+        message,
+    };
     let ranks = c.rank.iter().map(|&r| r + 1).max().unwrap_or(0);
     if ranks > 1 << 24 {
         return Err(bad(
@@ -208,7 +222,7 @@ pub fn index(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayError
                 return Err(bad(Some(row), "t_end_ns < t_start_ns".into()));
             }
             let peer = c.peer[row];
-            if peer >= 0 && peer as u32 >= ranks && is_p2p(op) {
+            if peer >= 0 && peer as u32 >= ranks && op.is_p2p() {
                 return Err(bad(
                     Some(row),
                     format!("peer {peer} is not a rank of the trace"),
@@ -229,21 +243,4 @@ pub fn index(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayError
         starts,
         comms,
     })
-}
-
-fn is_p2p(op: Op) -> bool {
-    matches!(
-        op,
-        Op::Send
-            | Op::Recv
-            | Op::Isend
-            | Op::Irecv
-            | Op::Ssend
-            | Op::Issend
-            | Op::Sendrecv
-            | Op::Bsend
-            | Op::Rsend
-            | Op::Ibsend
-            | Op::Irsend
-    )
 }

@@ -5,8 +5,8 @@
 use replay_engine::config::{FabricConfig, LogGpParams};
 use replay_engine::ops::Op;
 use replay_engine::prng::SplitMix64;
-use replay_engine::{replay, FabricSpec, HostParams, JobInput, Placement, ReplayOptions};
 use replay_engine::TraceColumns;
+use replay_engine::{replay, FabricSpec, HostParams, JobInput, Placement, ReplayOptions};
 
 struct Trace {
     rank: Vec<u32>,
@@ -46,7 +46,11 @@ fn trace(p: u32, calls: &[(Op, i64)], seed: u64) -> Trace {
             t.seq.push(i as i64);
             t.op.push(op as u8);
             t.peer.push(-2);
-            t.root.push(if matches!(op, Op::Reduce | Op::Bcast) { 1 } else { -1 });
+            t.root.push(if matches!(op, Op::Reduce | Op::Bcast) {
+                1
+            } else {
+                -1
+            });
             t.bytes.push(bytes);
             t.zero.push(0);
             t.request.push(-1);
@@ -132,8 +136,16 @@ fn closed_form_collectives_are_bit_identical_to_the_event_driven_path() {
                 let event = run(&t, coll, false, host);
                 let closed = run(&t, coll, true, host);
                 assert!(
-                    event.0.iter().zip(&closed.0).all(|(a, b)| a.to_bits() == b.to_bits())
-                        && event.1.iter().zip(&closed.1).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    event
+                        .0
+                        .iter()
+                        .zip(&closed.0)
+                        .all(|(a, b)| a.to_bits() == b.to_bits())
+                        && event
+                            .1
+                            .iter()
+                            .zip(&closed.1)
+                            .all(|(a, b)| a.to_bits() == b.to_bits()),
                     "p={p} coll={coll:?} host={host:?}"
                 );
                 assert_eq!(event.2, closed.2, "message counts");

@@ -3,6 +3,7 @@
 
 mod config;
 mod queue;
+mod stream;
 
 use numpy::{Element, IntoPyArray, PyArray1, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -50,23 +51,23 @@ fn op_codes() -> std::collections::HashMap<&'static str, u8> {
 
 /// Replay results of one trace (times in ns from the start of the replay).
 #[pyclass(frozen, module = "tailcast._core")]
-struct JobReplay {
+pub(crate) struct JobReplay {
     #[pyo3(get)]
-    sim_start_ns: Py<PyArray1<i64>>,
+    pub(crate) sim_start_ns: Py<PyArray1<i64>>,
     #[pyo3(get)]
-    sim_end_ns: Py<PyArray1<i64>>,
+    pub(crate) sim_end_ns: Py<PyArray1<i64>>,
     #[pyo3(get)]
-    iterations: Py<PyArray1<i32>>,
+    pub(crate) iterations: Py<PyArray1<i32>>,
     #[pyo3(get)]
-    iteration_latency_ns: Py<PyArray1<f64>>,
+    pub(crate) iteration_latency_ns: Py<PyArray1<f64>>,
     #[pyo3(get)]
-    endpoints: Py<PyArray1<u32>>,
+    pub(crate) endpoints: Py<PyArray1<u32>>,
     #[pyo3(get)]
-    total_time_ns: f64,
+    pub(crate) total_time_ns: f64,
 }
 
 /// Borrowed numpy columns of one trace.
-struct Columns<'py> {
+pub(crate) struct Columns<'py> {
     rank: PyReadonlyArray1<'py, u32>,
     seq: PyReadonlyArray1<'py, i64>,
     op: PyReadonlyArray1<'py, u8>,
@@ -130,7 +131,7 @@ fn column<'py, T: Element>(
 }
 
 impl<'py> Columns<'py> {
-    fn from_dict(d: &Bound<'py, PyDict>) -> PyResult<Self> {
+    pub(crate) fn from_dict(d: &Bound<'py, PyDict>) -> PyResult<Self> {
         Ok(Self {
             rank: column(d, "rank", "uint32")?,
             seq: column(d, "seq", "int64")?,
@@ -159,7 +160,7 @@ impl<'py> Columns<'py> {
         })
     }
 
-    fn view(&self) -> PyResult<TraceColumns<'_>> {
+    pub(crate) fn view(&self) -> PyResult<TraceColumns<'_>> {
         Ok(TraceColumns {
             rank: self.rank.as_slice()?,
             seq: self.seq.as_slice()?,
@@ -195,7 +196,7 @@ impl<'py> Columns<'py> {
     }
 }
 
-fn to_ns(v: Vec<f64>) -> Vec<i64> {
+pub(crate) fn to_ns(v: Vec<f64>) -> Vec<i64> {
     v.into_iter().map(|t| t.round() as i64).collect()
 }
 
@@ -272,5 +273,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(queue::squeue_columns, m)?)?;
     m.add_class::<JobReplay>()?;
+    m.add_class::<stream::ReplayStream>()?;
     Ok(())
 }

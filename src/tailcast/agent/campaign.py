@@ -5,8 +5,8 @@ under three placements). A CAMPAIGN.toml lists patterns × sizes × placements; 
 - same_island:       `--nodelist` of one island's nodes taken round-robin over its groups;
 - different_islands: `--nodelist` round-robin over all islands, or `--spread-job` when no
                      topology is known ("spread otherwise").
-Scripts are rendered with jinja2 from tailcast/agent/sbatch/*.sbatch.j2 and submitted with argv lists
-(`sbatch --parsable SCRIPT`) in an environment scrubbed of inherited SBATCH_* variables.
+Scripts are rendered with jinja2 from tailcast/agent/sbatch/*.sbatch.j2 and submitted with
+argv lists (`sbatch --parsable SCRIPT`) in an environment scrubbed of inherited SBATCH_* variables.
 """
 
 from __future__ import annotations

@@ -41,6 +41,17 @@ def run(
     store: Annotated[
         bool, typer.Option("--store/--no-store", help="Write results to $TAILCAST_HOME.")
     ] = True,
+    stream: Annotated[
+        bool,
+        typer.Option(
+            "--stream/--in-memory",
+            help="Read the trace in chunks (memory bounded by the rows in flight; needs a "
+            "trace sorted by rank, as tailcast writes them). Summaries then give op counts.",
+        ),
+    ] = False,
+    ops: Annotated[
+        bool, typer.Option("--ops/--no-ops", help="Store per-operation times (with --stream).")
+    ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable summary.")] = False,
 ) -> None:
     """Replays TRACE; prints total simulated time and per-op-type p50/p99."""
@@ -58,7 +69,19 @@ def run(
         compute_scale=compute_scale,
         eager_threshold_bytes=eager_threshold,
     )
-    outcome = replay_trace(trace, load_fabric(fabric), options, ResultsDir() if store else None)
+    results = ResultsDir() if store else None
+    if stream:
+        from tailcast.replay.stream import stream_replay
+
+        streamed = stream_replay(trace, load_fabric(fabric), options, results, keep_ops=ops)
+        if streamed.unknown_ops:
+            note(f"replayed as local no-ops (unknown to the engine): {streamed.unknown_ops}")
+        if as_json:
+            emit_json(streamed.summary())
+        else:
+            _print_stream_summary(streamed.summary())
+        return
+    outcome = replay_trace(trace, load_fabric(fabric), options, results)
     summary = outcome.summary()
     if outcome.unknown_ops:
         note(f"replayed as local no-ops (unknown to the engine): {outcome.unknown_ops}")
@@ -80,6 +103,21 @@ def _print_summary(s: dict[str, Any]) -> None:
     echo(f"{'op':<22}{'count':>10}{'p50 us':>14}{'p99 us':>14}")
     for name, row in sorted(s["ops"].items()):
         echo(f"{name:<22}{row['count']:>10}{row['p50_us']:>14.3f}{row['p99_us']:>14.3f}")
+    if s["stored"]:
+        note(f"replay {s['replay_id']} stored ({len(s['stored'])} files)")
+
+
+def _print_stream_summary(s: dict[str, Any]) -> None:
+    echo(f"trace      {s['trace']} ({s['ranks']} ranks, {s['actions']} actions, streamed)")
+    echo(f"fabric     {s['fabric']}")
+    echo(f"total time {s['total_time_us']:.3f} us")
+    if s["iterations"]:
+        echo(
+            f"iterations {s['iterations']}: p50 {s['iteration_p50_us']:.3f} us, "
+            f"p99 {s['iteration_p99_us']:.3f} us"
+        )
+    for name, count in sorted(s["op_counts"].items()):
+        echo(f"{name:<22}{count:>10}")
     if s["stored"]:
         note(f"replay {s['replay_id']} stored ({len(s['stored'])} files)")
 

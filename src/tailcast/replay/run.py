@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from tailcast import _core
@@ -140,12 +141,12 @@ def replay_trace(
         raise ReplayFailed(f"{trace}: {err}") from err
     job = jobs[0]
     names = {code: name for name, code in op_code_table().items()}
-    op_names = np.array([names.get(c, "other") for c in range(256)], dtype=object)
+    op_names = pa.array([names.get(c, "other") for c in range(256)], pa.string())
     ops = pa.table(
         {
             "rank": pa.array(arrays["rank"].astype(np.int32)),
             "seq": pa.array(arrays["seq"]),
-            "op": pa.array(op_names[arrays["op"]], type=pa.string()),
+            "op": pc.take(op_names, pa.array(arrays["op"].astype(np.int32))),
             "sim_start_ns": pa.array(job.sim_start_ns),
             "sim_end_ns": pa.array(job.sim_end_ns),
         }

@@ -72,25 +72,20 @@ fn spec_of(kind: CollKind, p: u32, root: u32, s: u64, r: u64, sc: &[i64], rc: &[
     spec
 }
 
-impl Engine<'_> {
-    pub(super) fn start_collective(&mut self, r: u32, row: usize, op: Op) -> Outcome {
+impl Engine {
+    pub(super) fn start_collective(&mut self, r: u32, op: Op) -> Outcome {
         let Some(kind) = op.collective() else {
             return Outcome::End(self.now);
         };
         let rank = &self.ranks[r as usize];
         let job_id = rank.job;
         let job = &self.jobs[job_id as usize];
-        let c = job.cols;
-        let comm = c.comm[row];
-        let (sc, rc) = (c.send_counts.get(row), c.recv_counts.get(row));
-        let args = (
-            op as u8,
-            comm,
-            c.root[row],
-            c.send_bytes[row],
-            c.recv_bytes[row],
-        );
-        if sc.is_empty() && rc.is_empty() {
+        let row = rank.cur;
+        let comm = row.comm;
+        let (sc, rc) = (rank.rows.send_counts(), rank.rows.recv_counts());
+        let args = (op as u8, comm, row.root, row.send_bytes, row.recv_bytes);
+        let plain = sc.is_empty() && rc.is_empty();
+        if plain {
             // A repeated call (same arguments) takes the same closed-form path.
             if let Some(m) = rank.memo.as_ref().filter(|m| m.args == args) {
                 let (shape, plan, members, me) = (m.shape, m.plan.clone(), m.members.clone(), m.me);
@@ -101,7 +96,7 @@ impl Engine<'_> {
         let members = match self.sched_cache.members.get(&(job_id, comm)) {
             Some(m) => m.clone(),
             None => {
-                let local = job.index.comms.get(&comm).map(Vec::as_slice).unwrap_or(&[]);
+                let local = job.comms.get(&comm).map(Vec::as_slice).unwrap_or(&[]);
                 let m: Rc<[u32]> = local.iter().map(|&l| job.base + l).collect();
                 self.sched_cache.members.insert((job_id, comm), m.clone());
                 m
@@ -111,30 +106,24 @@ impl Engine<'_> {
         let local = rank.local;
         let Some(me) = members.iter().position(|&m| m == r) else {
             let m = format!("rank {local} is not a member of communicator {comm}");
-            return self.fail(job_id, row, m);
+            return self.fail(job_id, row.id as usize, m);
         };
         let me = me as u32;
-        let root = if c.root[row] >= 0 {
+        let root = if row.root >= 0 {
             match members
                 .iter()
-                .position(|&m| m == job.base + c.root[row] as u32)
+                .position(|&m| m == job.base + row.root as u32)
             {
                 Some(i) => i as u32,
                 None => {
-                    let m = format!(
-                        "root {} is not a member of communicator {comm}",
-                        c.root[row]
-                    );
-                    return self.fail(job_id, row, m);
+                    let m = format!("root {} is not a member of communicator {comm}", row.root);
+                    return self.fail(job_id, row.id as usize, m);
                 }
             }
         } else {
             0
         };
-        let (s, v) = (
-            c.send_bytes[row].max(0) as u64,
-            c.recv_bytes[row].max(0) as u64,
-        );
+        let (s, v) = (row.send_bytes.max(0) as u64, row.recv_bytes.max(0) as u64);
         let spec = spec_of(kind, p, root, s, v, sc, rc);
         let forced = self.overrides.iter().find(|o| o.0 == kind).map(|o| o.1);
         let (algo, params) = match forced {
@@ -144,10 +133,18 @@ impl Engine<'_> {
         };
         let cacheable = spec.per_peer_bytes.is_empty() && spec.recv_per_peer_bytes.is_empty();
         if cacheable && self.gathers.enabled {
-            let shape = (kind, p, root, spec.bytes, algo, params.segsize, params.fanout);
+            let shape = (
+                kind,
+                p,
+                root,
+                spec.bytes,
+                algo,
+                params.segsize,
+                params.fanout,
+            );
             if let Some(plan) = self.plan_for(shape, &spec, algo, &params) {
                 let rank = &mut self.ranks[r as usize];
-                if sc.is_empty() && rc.is_empty() {
+                if plain {
                     rank.memo = Some(CollMemo {
                         args,
                         shape,
@@ -185,7 +182,10 @@ impl Engine<'_> {
                     }
                     steps
                 }
-                Err(e) => return self.fail(job_id, row, format!("{} ({algo:?}): {e}", op.name())),
+                Err(e) => {
+                    let m = format!("{} ({algo:?}): {e}", op.name());
+                    return self.fail(job_id, row.id as usize, m);
+                }
             },
         };
         let rank = &mut self.ranks[r as usize];

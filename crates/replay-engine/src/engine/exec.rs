@@ -18,7 +18,7 @@ pub(super) enum Outcome {
     Failed,
 }
 
-impl Engine<'_> {
+impl Engine {
     /// Runs rank `r` from `t` for as long as it does not need to wait for other events.
     pub(super) fn resume(&mut self, r: u32, t: Time) {
         let mut t = t;
@@ -55,46 +55,46 @@ impl Engine<'_> {
     pub(super) fn finish_row(&mut self, r: u32, end: Time) -> Option<Time> {
         let rank = &mut self.ranks[r as usize];
         let job = &mut self.jobs[rank.job as usize];
-        let row = rank.cur_row as usize;
-        job.sim_end[row] = end;
-        rank.prev_captured_end = Some(job.cols.t_end_ns[row]);
-        rank.pos += 1;
-        if rank.pos == rank.end {
+        super::stream::record(job, rank, end);
+        let captured_end = rank.cur.t_end;
+        // The current row started only with its successor buffered (or as the last one).
+        let Some(next_start) = rank.rows.advance() else {
             rank.state = RState::Done;
             rank.finish = end;
             return None;
-        }
+        };
         rank.state = RState::Ready;
-        let next = job.index.order[rank.pos] as usize;
-        let gap = (job.cols.t_start_ns[next] - job.cols.t_end_ns[row]).max(0);
+        let gap = (next_start - captured_end).max(0);
         Some(end + gap as f64 * self.compute_scale)
     }
 
     fn start_row(&mut self, r: u32) -> Outcome {
         let now = self.now;
         let rank = &mut self.ranks[r as usize];
-        if rank.pos == rank.end {
-            rank.state = RState::Done;
-            rank.finish = now;
+        if !rank.rows.can_start() {
+            if rank.rows.exhausted() {
+                rank.state = RState::Done;
+                rank.finish = now;
+            } else {
+                self.starved = Some((r, now)); // the driver feeds rows, then it goes on
+            }
             return Outcome::Blocked;
         }
-        let job = &mut self.jobs[rank.job as usize];
-        let row = job.index.order[rank.pos] as usize;
-        rank.cur_row = row as u32;
-        job.sim_start[row] = now;
+        let row = *rank.rows.current();
+        rank.cur = row;
+        rank.cur_start = now;
         self.stats.actions += 1;
-        let c = job.cols;
-        let base = job.base;
-        let op = Op::from_code(c.op[row]).unwrap_or(Op::Other);
-        let (peer, tag, comm) = (c.peer[row], c.tag[row], c.comm[row]);
-        let sbytes = c.send_bytes[row].max(0) as u64;
+        let base = self.jobs[rank.job as usize].base;
+        let op = Op::from_code(row.op).unwrap_or(Op::Other);
+        let (peer, tag, comm) = (row.peer, row.tag, row.comm);
+        let sbytes = row.send_bytes.max(0) as u64;
         let dest = (peer >= 0).then(|| base + peer as u32);
         let source = |p: i32| match p {
             p if p >= 0 => Some(i64::from(base + p as u32)),
             ANY_SOURCE => Some(i64::from(ANY_SOURCE)),
             _ => None,
         };
-        let request = c.request[row];
+        let request = row.request;
         match op {
             Op::Other
             | Op::Init
@@ -104,7 +104,7 @@ impl Engine<'_> {
             | Op::CommCreate
             | Op::CommFree => Outcome::End(now),
             Op::Compute => {
-                let d = (c.t_end_ns[row] - c.t_start_ns[row]) as f64 * self.compute_scale;
+                let d = (row.t_end - row.t_start) as f64 * self.compute_scale;
                 Outcome::End(now + d)
             }
             Op::Send | Op::Bsend | Op::Rsend | Op::Ssend => {
@@ -127,13 +127,8 @@ impl Engine<'_> {
                 Outcome::End(now)
             }
             Op::Sendrecv => {
-                let pick = |col: &[i32], default: i32| {
-                    col.get(row)
-                        .copied()
-                        .filter(|&v| v != SAME)
-                        .unwrap_or(default)
-                };
-                let (from, rtag) = (pick(c.recv_peer, peer), pick(c.recv_tag, tag));
+                let pick = |v: i32, default: i32| if v == SAME { default } else { v };
+                let (from, rtag) = (pick(row.recv_peer, peer), pick(row.recv_tag, tag));
                 let s = self.post_send(r, dest, sbytes, tag, comm, USER, false);
                 let v = self.post_recv(r, source(from), rtag, comm, USER);
                 let mut slots = self.take_scratch();
@@ -141,27 +136,26 @@ impl Engine<'_> {
                 self.wait_on(r, slots, false)
             }
             Op::Wait | Op::Waitall | Op::Waitsome => {
-                let targets = self.targets(r, request, c.requests.get(row), true);
+                let targets = self.targets(r, request, true);
                 self.wait_on(r, targets, false)
             }
             Op::Waitany => {
                 let named = request >= 0;
-                let targets = self.targets(r, request, c.requests.get(row), false);
+                let targets = self.targets(r, request, false);
                 self.wait_on(r, targets, !named)
             }
             // A test row names the requests it found complete in the captured run; the
             // program relies on them from here on, so the replay waits for them. A test
             // that completed nothing names none and costs nothing.
             Op::Test | Op::Testall | Op::Testany | Op::Testsome => {
-                let list = c.requests.get(row);
-                if request < 0 && list.is_empty() {
+                if request < 0 && self.ranks[r as usize].rows.requests().is_empty() {
                     Outcome::End(now)
                 } else {
-                    let targets = self.targets(r, request, list, true);
+                    let targets = self.targets(r, request, true);
                     self.wait_on(r, targets, false)
                 }
             }
-            _ => self.start_collective(r, row, op),
+            _ => self.start_collective(r, op),
         }
     }
 
@@ -181,28 +175,37 @@ impl Engine<'_> {
 
     /// Requests a wait/test row refers to: its `request`, else its `requests` list, else
     /// (neither given) every outstanding request of the rank.
-    fn targets(&mut self, r: u32, request: i64, list: &[i64], take_all: bool) -> Vec<u32> {
+    fn targets(&mut self, r: u32, request: i64, take_all: bool) -> Vec<u32> {
         let mut out = self.take_scratch();
-        let rank = &mut self.ranks[r as usize];
+        let super::state::RankRt {
+            rows,
+            reqmap,
+            outstanding,
+            ..
+        } = &mut self.ranks[r as usize];
         let reqs = &self.reqs;
         let single = [request];
-        let named: &[i64] = if request >= 0 { &single } else { list };
+        let named: &[i64] = if request >= 0 {
+            &single
+        } else {
+            rows.requests()
+        };
         if !named.is_empty() {
             // Ids already completed by an earlier wait, or never posted, are skipped.
-            out.extend(named.iter().filter_map(|id| match rank.reqmap.remove(id) {
+            out.extend(named.iter().filter_map(|id| match reqmap.remove(id) {
                 Some((s, g)) if valid(reqs, s, g) => Some(s),
                 _ => None,
             }));
             return out;
         }
         out.extend(
-            rank.outstanding
+            outstanding
                 .iter()
                 .filter(|&&(s, g)| valid(reqs, s, g))
                 .map(|&(s, _)| s),
         );
         if take_all {
-            rank.outstanding.clear();
+            outstanding.clear();
         }
         out
     }

@@ -20,6 +20,8 @@ const MAX_PLAN_WORDS: usize = 1 << 22;
 
 /// An instance some members have entered.
 struct Open {
+    job: u32,
+    comm: i32,
     inst: u64,
     shape: ShapeKey,
     plan: Rc<Plan>,
@@ -32,7 +34,10 @@ pub struct Gathers {
     /// The fabric and host costs allow closed forms.
     pub enabled: bool,
     plans: FastMap<ShapeKey, Option<Rc<Plan>>>,
-    open: FastMap<(u32, i32), Open>,
+    /// Open instances (one per communicator at most; usually very few at a time).
+    open: Vec<Open>,
+    /// Entry-time buffers of closed instances, reused.
+    spare: Vec<Vec<Time>>,
     start: Vec<Time>,
     exits: Vec<Time>,
 }
@@ -42,14 +47,15 @@ impl Gathers {
         Self {
             enabled,
             plans: FastMap::default(),
-            open: FastMap::default(),
+            open: Vec::new(),
+            spare: Vec::new(),
             start: Vec::new(),
             exits: Vec::new(),
         }
     }
 }
 
-impl Engine<'_> {
+impl Engine {
     /// The plan of a collective shape, if it has one (built once per shape).
     pub(super) fn plan_for(
         &mut self,
@@ -106,21 +112,34 @@ impl Engine<'_> {
         let now = self.now;
         let job = self.ranks[r as usize].job;
         let p = members.len();
-        let open = self.gathers.open.entry((job, comm)).or_insert_with(|| Open {
-            inst,
-            shape,
-            plan,
-            members,
-            entry: vec![f64::NAN; p],
-            entered: 0,
-        });
+        let g = &mut self.gathers;
+        let at = match g.open.iter().position(|o| o.job == job && o.comm == comm) {
+            Some(i) => i,
+            None => {
+                let mut entry = g.spare.pop().unwrap_or_default();
+                entry.clear();
+                entry.resize(p, f64::NAN);
+                g.open.push(Open {
+                    job,
+                    comm,
+                    inst,
+                    shape,
+                    plan,
+                    members,
+                    entry,
+                    entered: 0,
+                });
+                g.open.len() - 1
+            }
+        };
+        let open = &mut g.open[at];
         if open.inst != inst || open.shape != shape || !open.entry[me as usize].is_nan() {
             let message = format!(
                 "members of communicator {comm} disagree on collective #{inst} (kind, size, \
                  root or bytes differ from the first member's)"
             );
             if self.fatal.is_none() {
-                let row = self.ranks[r as usize].cur_row as usize;
+                let row = self.ranks[r as usize].cur.id as usize;
                 self.fatal = Some(ReplayError::Collective {
                     trace: job,
                     row,
@@ -135,9 +154,10 @@ impl Engine<'_> {
             self.ranks[r as usize].state = RState::Gathered;
             return Outcome::Blocked;
         }
-        let open = self.gathers.open.remove(&(job, comm)).expect("open");
         let g = &mut self.gathers;
+        let open = g.open.swap_remove(at);
         open.plan.evaluate(&open.entry, &mut g.start, &mut g.exits);
+        g.spare.push(open.entry);
         let exits = std::mem::take(&mut self.gathers.exits);
         for (i, &m) in open.members.iter().enumerate() {
             if m != r {

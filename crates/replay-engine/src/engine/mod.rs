@@ -10,43 +10,20 @@ mod p2p;
 mod plan;
 mod queue;
 mod report;
+mod rows;
 mod state;
+mod stream;
 
 use std::collections::HashMap;
-
-use crate::hash::FastMap;
 
 use crate::collectives::{self, Algo, CollKind};
 use crate::config::{FabricSpec, HostParams, Placement, ReplayOptions};
 use crate::error::ReplayError;
 use crate::fabric::{self, Fabric, Time};
+use crate::hash::FastMap;
 use crate::placement::place;
-use crate::trace::{self, TraceColumns, TraceIndex};
 use state::{Msg, RankRt, Req};
-
-/// One trace to replay and where its ranks sit.
-#[derive(Debug, Clone)]
-pub struct JobInput<'a> {
-    pub columns: TraceColumns<'a>,
-    pub placement: Placement,
-}
-
-/// Replay results of one trace.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JobResult {
-    /// Simulated start / end of every row (ns from the start of the replay), in row order.
-    pub sim_start_ns: Vec<f64>,
-    pub sim_end_ns: Vec<f64>,
-    /// Iteration ids present in the trace (ascending) and their latency: per rank the span
-    /// from its first start to its last end inside the iteration, maximum over ranks (OSU's
-    /// reported quantity).
-    pub iterations: Vec<i32>,
-    pub iteration_latency_ns: Vec<f64>,
-    /// Time the last rank finished.
-    pub total_time_ns: f64,
-    /// Endpoint of every rank.
-    pub endpoints: Vec<u32>,
-}
+pub use stream::{replay, JobInput, JobResult, OpsOut, Progress, ReplayStream, StreamJob};
 
 /// Whole-replay counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -70,17 +47,27 @@ enum Ev {
     Signal(u32),
 }
 
-
-struct JobRt<'a> {
-    cols: TraceColumns<'a>,
-    index: TraceIndex,
-    base: u32,
-    sim_start: Vec<f64>,
-    sim_end: Vec<f64>,
+/// What the engine knows about one trace before its rows come.
+#[derive(Debug, Clone)]
+struct JobSetup {
+    ranks: u32,
+    /// Communicator id → world ranks in communicator-rank order (0 = every rank if absent).
+    comms: HashMap<i32, Vec<u32>>,
+    placement: Placement,
+    output: stream::Output,
 }
 
-pub(crate) struct Engine<'a> {
-    jobs: Vec<JobRt<'a>>,
+struct JobRt {
+    base: u32,
+    ranks: u32,
+    comms: HashMap<i32, Vec<u32>>,
+    output: stream::Output,
+    /// Iteration → latency (longest per-rank span), folded as ranks leave iterations.
+    iterations: stream::IterationLatency,
+}
+
+pub(crate) struct Engine {
+    jobs: Vec<JobRt>,
     ranks: Vec<RankRt>,
     reqs: Vec<Req>,
     free_reqs: Vec<u32>,
@@ -101,54 +88,44 @@ pub(crate) struct Engine<'a> {
     delivered: Vec<(u32, Time)>,
     /// Reused buffer of request slots (waits, collective steps).
     scratch: Vec<u32>,
+    /// A rank that must not continue before more of its rows are fed, and when.
+    starved: Option<(u32, Time)>,
+    started: bool,
     fatal: Option<ReplayError>,
     stats: ReplayStats,
 }
 
-/// Replays `jobs` together on one fabric.
-pub fn replay(
-    jobs: &[JobInput<'_>],
-    spec: &FabricSpec,
-    options: &ReplayOptions,
-) -> Result<(Vec<JobResult>, ReplayStats), ReplayError> {
-    if !options.compute_scale.is_finite() || options.compute_scale < 0.0 {
-        return Err(ReplayError::BadConfig(
-            "compute_scale must be finite and >= 0".into(),
-        ));
-    }
-    let host = spec.host;
-    let host_values = [
-        host.overhead_ns,
-        host.overhead_ns_per_byte,
-        host.gamma_ns_per_byte,
-    ];
-    if host_values.iter().any(|v| !v.is_finite() || *v < 0.0) {
-        return Err(ReplayError::BadConfig(
-            "host costs must be finite and >= 0".into(),
-        ));
-    }
-    let overrides = collectives::parse_overrides(&options.coll_overrides)
-        .map_err(|e| ReplayError::BadConfig(e.to_string()))?;
-    let fabric = fabric::build(spec, options.seed).map_err(ReplayError::BadConfig)?;
-    let mut engine = Engine::new(jobs, fabric, host, options, overrides)?;
-    engine.run()?;
-    Ok(engine.finish())
-}
-
-impl<'a> Engine<'a> {
+impl Engine {
     fn new(
-        inputs: &[JobInput<'a>],
-        fabric: Box<dyn Fabric>,
-        host: HostParams,
+        setups: Vec<JobSetup>,
+        spec: &FabricSpec,
         options: &ReplayOptions,
-        overrides: HashMap<CollKind, Algo>,
     ) -> Result<Self, ReplayError> {
-        let mut jobs = Vec::with_capacity(inputs.len());
+        if !options.compute_scale.is_finite() || options.compute_scale < 0.0 {
+            return Err(ReplayError::BadConfig(
+                "compute_scale must be finite and >= 0".into(),
+            ));
+        }
+        let host = spec.host;
+        let host_values = [
+            host.overhead_ns,
+            host.overhead_ns_per_byte,
+            host.gamma_ns_per_byte,
+        ];
+        if host_values.iter().any(|v| !v.is_finite() || *v < 0.0) {
+            return Err(ReplayError::BadConfig(
+                "host costs must be finite and >= 0".into(),
+            ));
+        }
+        let overrides: HashMap<CollKind, Algo> =
+            collectives::parse_overrides(&options.coll_overrides)
+                .map_err(|e| ReplayError::BadConfig(e.to_string()))?;
+        let fabric = fabric::build(spec, options.seed).map_err(ReplayError::BadConfig)?;
+        let mut jobs = Vec::with_capacity(setups.len());
         let mut ranks = Vec::new();
-        for (j, input) in inputs.iter().enumerate() {
-            let index = trace::index(j as u32, &input.columns)?;
+        for (j, setup) in setups.into_iter().enumerate() {
             let endpoints =
-                place(index.ranks, fabric.endpoints(), &input.placement).map_err(|m| {
+                place(setup.ranks, fabric.endpoints(), &setup.placement).map_err(|m| {
                     ReplayError::BadTrace {
                         trace: j as u32,
                         row: None,
@@ -156,23 +133,22 @@ impl<'a> Engine<'a> {
                     }
                 })?;
             let base = ranks.len() as u32;
-            for r in 0..index.ranks {
-                let (s, e) = (index.starts[r as usize], index.starts[r as usize + 1]);
-                ranks.push(RankRt::new(j as u32, r, endpoints[r as usize], s, e));
+            for r in 0..setup.ranks {
+                ranks.push(RankRt::new(j as u32, r, endpoints[r as usize]));
             }
-            let n = input.columns.len();
+            let mut comms = setup.comms;
+            comms.entry(0).or_insert_with(|| (0..setup.ranks).collect());
             jobs.push(JobRt {
-                cols: input.columns,
-                index,
                 base,
-                sim_start: vec![0.0; n],
-                sim_end: vec![0.0; n],
+                ranks: setup.ranks,
+                comms,
+                output: setup.output,
+                iterations: Default::default(),
             });
         }
         let nranks = ranks.len();
-        let closed_form = options.closed_form_collectives
-            && !host.handshake
-            && fabric.alpha_beta().is_some();
+        let closed_form =
+            options.closed_form_collectives && !host.handshake && fabric.alpha_beta().is_some();
         Ok(Self {
             jobs,
             ranks,
@@ -194,6 +170,8 @@ impl<'a> Engine<'a> {
             now: 0.0,
             delivered: Vec::new(),
             scratch: Vec::new(),
+            starved: None,
+            started: false,
             fatal: None,
             stats: ReplayStats::default(),
         })
@@ -209,9 +187,21 @@ impl<'a> Engine<'a> {
         self.fabric.next_time().map_or(h, |f| f.min(h))
     }
 
-    fn run(&mut self) -> Result<(), ReplayError> {
-        for r in 0..self.ranks.len() as u32 {
-            self.push(0.0, Ev::Resume(r));
+    /// Runs until every rank finished (`Progress::Done`) or one needs more rows
+    /// (`Progress::NeedInput`); after feeding it, call again: the replay continues exactly
+    /// where it paused, so results do not depend on how the rows were chunked.
+    fn run(&mut self) -> Result<Progress, ReplayError> {
+        if !self.started {
+            self.started = true;
+            for r in 0..self.ranks.len() as u32 {
+                self.push(0.0, Ev::Resume(r));
+            }
+        }
+        if let Some((r, t)) = self.starved.take() {
+            self.resume(r, t);
+            if let Some(p) = self.paused() {
+                return Ok(p);
+            }
         }
         loop {
             if let Some(err) = self.fatal.take() {
@@ -237,7 +227,12 @@ impl<'a> Engine<'a> {
                     self.now = t;
                     self.stats.events += 1;
                     match ev {
-                        Ev::Resume(r) => self.resume(r, t),
+                        Ev::Resume(r) => {
+                            self.resume(r, t);
+                            if let Some(p) = self.paused() {
+                                return Ok(p);
+                            }
+                        }
                         Ev::Inject(m) => self.inject(m),
                         Ev::Signal(slot) => self.on_signal(slot, t),
                     }
@@ -247,36 +242,30 @@ impl<'a> Engine<'a> {
         if let Some(err) = self.fatal.take() {
             return Err(err);
         }
-        self.check_complete()
+        self.check_complete()?;
+        Ok(Progress::Done)
     }
 
-    fn finish(self) -> (Vec<JobResult>, ReplayStats) {
-        let stats = self.stats;
-        let ranks = &self.ranks;
-        let results = self
-            .jobs
-            .into_iter()
-            .map(|job| {
-                let (iterations, latency) = report::iteration_latencies(
-                    &job.cols,
-                    &job.index,
-                    &job.sim_start,
-                    &job.sim_end,
-                );
-                let members =
-                    &ranks[job.base as usize..job.base as usize + job.index.ranks as usize];
-                let total = members.iter().map(|r| r.finish).fold(0.0, f64::max);
-                JobResult {
-                    sim_start_ns: job.sim_start,
-                    sim_end_ns: job.sim_end,
-                    iterations,
-                    iteration_latency_ns: latency,
-                    total_time_ns: total,
-                    endpoints: members.iter().map(|r| r.endpoint).collect(),
-                }
-            })
-            .collect();
-        (results, stats)
+    fn paused(&mut self) -> Option<Progress> {
+        if let Some(err) = &self.fatal {
+            let _ = err;
+            self.starved = None;
+            return None; // the loop reports the error
+        }
+        let (r, _) = self.starved?;
+        let rank = &self.ranks[r as usize];
+        Some(Progress::NeedInput {
+            job: rank.job,
+            rank: rank.local,
+        })
+    }
+
+    /// Simulated time the last rank of `job` finished, and every rank's endpoint.
+    fn job_end(&self, job: usize) -> (f64, Vec<u32>) {
+        let j = &self.jobs[job];
+        let members = &self.ranks[j.base as usize..(j.base + j.ranks) as usize];
+        let total = members.iter().map(|r| r.finish).fold(0.0, f64::max);
+        (total, members.iter().map(|r| r.endpoint).collect())
     }
 }
 

@@ -39,7 +39,7 @@ pub struct CollEntry {
 /// Where a send goes (None = MPI_PROC_NULL).
 pub type Dest = Option<u32>;
 
-impl Engine<'_> {
+impl Engine {
     pub(super) fn new_req(&mut self, owner: u32) -> u32 {
         let req = Req {
             owner,

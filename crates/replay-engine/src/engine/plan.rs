@@ -80,7 +80,7 @@ impl Plan {
         let mut first = Vec::with_capacity(p + 1);
         let mut msgs: Vec<Msg> = Vec::new();
         let mut recvs: Vec<(u32, u32)> = Vec::new(); // (node, src)
-        // FIFO pairing per (src, dst): k-th send ↔ k-th receive.
+                                                     // FIFO pairing per (src, dst): k-th send ↔ k-th receive.
         let mut chan: FastMap<(u32, u32), (Vec<u32>, Vec<u32>)> = FastMap::default();
         for (r, steps) in scheds.iter().enumerate() {
             first.push(nodes.len() as u32);
@@ -94,7 +94,10 @@ impl Plan {
                     if peer as usize >= p {
                         return None;
                     }
-                    chan.entry((r as u32, peer)).or_default().0.push(msgs.len() as u32);
+                    chan.entry((r as u32, peer))
+                        .or_default()
+                        .0
+                        .push(msgs.len() as u32);
                     msgs.push(Msg {
                         send_node: id,
                         recv_node: u32::MAX,
@@ -111,7 +114,10 @@ impl Plan {
                     if peer as usize >= p {
                         return None;
                     }
-                    chan.entry((peer, r as u32)).or_default().1.push(recvs.len() as u32);
+                    chan.entry((peer, r as u32))
+                        .or_default()
+                        .1
+                        .push(recvs.len() as u32);
                     recvs.push((id, peer));
                 }
                 nodes.push(Node {
@@ -280,8 +286,7 @@ fn topological(
     let mut i = 0;
     while i < order.len() {
         let u = order[i] as usize;
-        for k in 0..out[u].len() {
-            let v = out[u][k];
+        for &v in &out[u] {
             needs[v as usize] -= 1;
             if needs[v as usize] == 0 {
                 order.push(v);
@@ -306,7 +311,12 @@ mod tests {
         eager_threshold: 8192,
     };
 
-    fn scheds(kind: CollKind, p: u32, bytes: u64, algo: crate::collectives::Algo) -> Vec<Rc<[Step]>> {
+    fn scheds(
+        kind: CollKind,
+        p: u32,
+        bytes: u64,
+        algo: crate::collectives::Algo,
+    ) -> Vec<Rc<[Step]>> {
         let spec = CollSpec::new(kind, p, 0, bytes);
         let params = AlgoParams {
             segsize: 0,

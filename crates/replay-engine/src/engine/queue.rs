@@ -1,7 +1,7 @@
 //! The engine's event queue, ordered by (time, insertion sequence). Times are finite and
-//! >= 0, so their IEEE-754 bit patterns order like the numbers and the key is one u128
-//! (time bits, sequence) compared as an integer; ties break in insertion order, which keeps
-//! a replay a pure function of its inputs.
+//! non-negative, so their IEEE-754 bit patterns order like the numbers and the key is one
+//! u128 (time bits, sequence) compared as an integer; ties break in insertion order, which
+//! keeps a replay a pure function of its inputs.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -10,7 +10,7 @@ pub const USER: u64 = u64::MAX;
 /// What a rank does when its next Resume event fires.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RState {
-    /// Start row `pos` at the event time.
+    /// Start the current row at the event time.
     Ready,
     /// Start step `step` of the running collective.
     CollStep,
@@ -43,14 +43,15 @@ pub struct RankRt {
     pub job: u32,
     pub local: u32,
     pub endpoint: u32,
-    /// Position in the trace index's row order, and the end of this rank's rows.
-    pub pos: usize,
-    pub end: usize,
+    /// Buffered rows (the current one first).
+    pub rows: super::rows::RankRows,
     pub state: RState,
-    /// Row being executed.
-    pub cur_row: u32,
-    /// Captured end of the previous row (for compute gaps).
-    pub prev_captured_end: Option<i64>,
+    /// Row being executed and its simulated start.
+    pub cur: super::rows::Row,
+    pub cur_start: Time,
+    /// Iterations this rank is in whose spans (first start, last end) are not yet folded
+    /// into the trace's per-iteration latencies.
+    pub open_iterations: Vec<(i32, Time, Time)>,
     /// Trace request id → (request slot, generation).
     pub reqmap: ReqMap,
     /// Requests posted and not yet waited for, in post order (slot, generation).
@@ -110,16 +111,16 @@ impl ReqMap {
 }
 
 impl RankRt {
-    pub fn new(job: u32, local: u32, endpoint: u32, pos: usize, end: usize) -> Self {
+    pub fn new(job: u32, local: u32, endpoint: u32) -> Self {
         Self {
             job,
             local,
             endpoint,
-            pos,
-            end,
+            rows: Default::default(),
             state: RState::Ready,
-            cur_row: 0,
-            prev_captured_end: None,
+            cur: Default::default(),
+            cur_start: 0.0,
+            open_iterations: Vec::new(),
             reqmap: ReqMap::default(),
             memo: None,
             outstanding: Vec::new(),

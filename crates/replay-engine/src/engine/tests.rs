@@ -3,6 +3,7 @@
 use super::*;
 use crate::config::{Duplex, FabricConfig, FlowParams, LogGpParams, Routing, Topology};
 use crate::ops::Op;
+use crate::trace::TraceColumns;
 
 /// Owned columns of a test trace; rows are appended with `row`.
 #[derive(Default, Clone)]

@@ -209,8 +209,8 @@ impl MaxMin {
             }
         }
         let mut heap = BinaryHeap::from(initial); // O(n) heapify
-        // Settle the bytes moved at the old rates, then mark every flow of the component
-        // unfixed (flow_mark == epoch means "not yet given its new rate").
+                                                  // Settle the bytes moved at the old rates, then mark every flow of the component
+                                                  // unfixed (flow_mark == epoch means "not yet given its new rate").
         for &f in &self.comp_flows {
             let fl = &mut self.flows[f as usize];
             fl.remaining = (fl.remaining - fl.rate * (now - fl.updated_at)).max(0.0);

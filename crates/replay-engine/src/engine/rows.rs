@@ -1,0 +1,232 @@
+//! The rows the engine has buffered for each rank: owned chunks, fed in seq order, released
+//! once executed. A rank only starts a row when the row after it is buffered too (or its
+//! input is closed), because finishing a row needs the next one's captured start (compute
+//! gap); a rank that would need more input makes the engine pause and ask for it.
+
+use std::collections::VecDeque;
+
+use crate::ops::Op;
+use crate::trace::{TraceColumns, SAME};
+
+/// One trace row, decoded (null encodings as in trace.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Row {
+    /// Row number in the trace file (for error messages and batch outputs).
+    pub id: u64,
+    pub seq: i64,
+    pub op: u8,
+    pub peer: i32,
+    pub root: i32,
+    pub send_bytes: i64,
+    pub recv_bytes: i64,
+    pub tag: i32,
+    pub comm: i32,
+    pub request: i64,
+    pub t_start: i64,
+    pub t_end: i64,
+    pub iteration: i32,
+    pub recv_peer: i32,
+    pub recv_tag: i32,
+}
+
+/// A list column of a chunk in CSR form (empty offsets: every list is empty).
+#[derive(Debug, Clone, Default)]
+struct OwnedLists {
+    offsets: Vec<u32>,
+    values: Vec<i64>,
+}
+
+impl OwnedLists {
+    fn get(&self, i: usize) -> &[i64] {
+        if self.offsets.is_empty() {
+            return &[];
+        }
+        &self.values[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+
+    fn push(&mut self, list: &[i64], rows_before: usize) {
+        if list.is_empty() && self.offsets.is_empty() {
+            return;
+        }
+        if self.offsets.is_empty() {
+            self.offsets = vec![0; rows_before + 1];
+        }
+        self.values.extend_from_slice(list);
+        self.offsets.push(self.values.len() as u32);
+    }
+
+    fn pad(&mut self, rows: usize) {
+        if !self.offsets.is_empty() {
+            let last = *self.offsets.last().expect("non-empty");
+            self.offsets.resize(rows + 1, last);
+        }
+    }
+}
+
+/// Consecutive rows of one rank.
+#[derive(Debug, Clone, Default)]
+pub struct Chunk {
+    rows: Vec<Row>,
+    requests: OwnedLists,
+    send_counts: OwnedLists,
+    recv_counts: OwnedLists,
+}
+
+impl Chunk {
+    /// Copies `rows` (indices into `c`, all of one rank, in seq order) into a chunk;
+    /// `ids[i]` is the trace row number of `rows[i]`.
+    pub fn gather(c: &TraceColumns<'_>, rows: impl ExactSizeIterator<Item = (usize, u64)>) -> Self {
+        let mut chunk = Chunk {
+            rows: Vec::with_capacity(rows.len()),
+            ..Chunk::default()
+        };
+        // Optional columns (empty = all SAME) are checked once, not row by row.
+        let (rp, rt) = (!c.recv_peer.is_empty(), !c.recv_tag.is_empty());
+        // List columns without offsets hold only empty lists: skip them row by row.
+        let has_lists =
+            [&c.requests, &c.send_counts, &c.recv_counts].map(|l| !l.offsets.is_empty());
+        for (i, id) in rows {
+            let n = chunk.rows.len();
+            chunk.rows.push(Row {
+                id,
+                seq: c.seq[i],
+                op: c.op[i],
+                peer: c.peer[i],
+                root: c.root[i],
+                send_bytes: c.send_bytes[i],
+                recv_bytes: c.recv_bytes[i],
+                tag: c.tag[i],
+                comm: c.comm[i],
+                request: c.request[i],
+                t_start: c.t_start_ns[i],
+                t_end: c.t_end_ns[i],
+                iteration: c.iteration[i],
+                recv_peer: if rp { c.recv_peer[i] } else { SAME },
+                recv_tag: if rt { c.recv_tag[i] } else { SAME },
+            });
+            if has_lists[0] {
+                chunk.requests.push(c.requests.get(i), n);
+            }
+            if has_lists[1] {
+                chunk.send_counts.push(c.send_counts.get(i), n);
+            }
+            if has_lists[2] {
+                chunk.recv_counts.push(c.recv_counts.get(i), n);
+            }
+        }
+        let n = chunk.rows.len();
+        for lists in [
+            &mut chunk.requests,
+            &mut chunk.send_counts,
+            &mut chunk.recv_counts,
+        ] {
+            lists.pad(n);
+        }
+        chunk
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn rows(&self) -> &[Row] {
+        &self.rows
+    }
+}
+
+/// Checks rows of one rank (`after`: the seq of its previous row); the message names the
+/// trace row.
+pub fn validate(rank: u32, ranks: u32, after: Option<i64>, rows: &[Row]) -> Result<(), String> {
+    let mut prev = after;
+    for row in rows {
+        let at = |m: String| format!("row {} (rank {rank}, seq {}): {m}", row.id, row.seq);
+        if prev.is_some_and(|p| row.seq <= p) {
+            return Err(at(format!(
+                "seq not increasing within the rank (previous {})",
+                prev.unwrap_or_default()
+            )));
+        }
+        prev = Some(row.seq);
+        let op = Op::from_code(row.op).ok_or_else(|| at(format!("unknown op code {}", row.op)))?;
+        if row.t_end < row.t_start {
+            return Err(at("t_end_ns < t_start_ns".into()));
+        }
+        if row.peer >= 0 && row.peer as u32 >= ranks && op.is_p2p() {
+            return Err(at(format!("peer {} is not a rank of the trace", row.peer)));
+        }
+    }
+    Ok(())
+}
+
+/// The buffered rows of one rank.
+#[derive(Debug, Default)]
+pub struct RankRows {
+    chunks: VecDeque<Chunk>,
+    /// Index of the current (next or executing) row in the front chunk.
+    at: usize,
+    /// Rows buffered from the current one on.
+    buffered: usize,
+    /// No more input will come.
+    pub closed: bool,
+    /// Seq of the last row fed (chunks must continue it).
+    pub last_seq: Option<i64>,
+}
+
+impl RankRows {
+    pub fn feed(&mut self, chunk: Chunk) {
+        if let Some(last) = chunk.rows.last() {
+            self.last_seq = Some(last.seq);
+            self.buffered += chunk.len();
+            self.chunks.push_back(chunk);
+        }
+    }
+
+    /// Whether the current row can start (it and its successor are buffered, or it is the
+    /// last one); false also when nothing is left.
+    #[inline]
+    pub fn can_start(&self) -> bool {
+        self.buffered >= 2 || (self.closed && self.buffered == 1)
+    }
+
+    /// No row left and no input to come.
+    #[inline]
+    pub fn exhausted(&self) -> bool {
+        self.closed && self.buffered == 0
+    }
+
+    #[inline]
+    pub fn current(&self) -> &Row {
+        &self.chunks[0].rows[self.at]
+    }
+
+    fn chunk_and_index(&self) -> (&Chunk, usize) {
+        (&self.chunks[0], self.at)
+    }
+
+    pub fn requests(&self) -> &[i64] {
+        let (c, i) = self.chunk_and_index();
+        c.requests.get(i)
+    }
+
+    pub fn send_counts(&self) -> &[i64] {
+        let (c, i) = self.chunk_and_index();
+        c.send_counts.get(i)
+    }
+
+    pub fn recv_counts(&self) -> &[i64] {
+        let (c, i) = self.chunk_and_index();
+        c.recv_counts.get(i)
+    }
+
+    /// Moves past the current row; returns the next row's captured start, if any.
+    #[inline]
+    pub fn advance(&mut self) -> Option<i64> {
+        self.at += 1;
+        self.buffered -= 1;
+        if self.at == self.chunks[0].rows.len() {
+            self.chunks.pop_front();
+            self.at = 0;
+        }
+        self.chunks.front().map(|c| c.rows[self.at].t_start)
+    }
+}

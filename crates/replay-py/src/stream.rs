@@ -1,0 +1,134 @@
+//! `tailcast._core.ReplayStream`: the engine fed chunk by chunk (replay_engine::ReplayStream).
+//! The engine shares schedules through `Rc`, so the object stays on its creating thread
+//! and `run` keeps the GIL.
+
+use std::collections::HashMap;
+
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use replay_engine::{Progress, ReplayOptions, StreamJob};
+
+use crate::{config, to_ns, Columns, JobReplay};
+
+fn value_error(err: replay_engine::ReplayError) -> PyErr {
+    PyValueError::new_err(err.to_string())
+}
+
+/// One trace replayed from per-rank chunks; see tailcast/_core.pyi.
+#[pyclass(unsendable, module = "tailcast._core")]
+pub struct ReplayStream {
+    inner: Option<replay_engine::ReplayStream>,
+}
+
+impl ReplayStream {
+    fn engine(&mut self) -> PyResult<&mut replay_engine::ReplayStream> {
+        self.inner
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("the stream is finished"))
+    }
+}
+
+#[pymethods]
+impl ReplayStream {
+    #[new]
+    #[pyo3(signature = (ranks, comms, placement, fabric, *, seed = 0,
+                        eager_threshold_bytes = 8192, compute_scale = 1.0, coll = "",
+                        keep_ops = true))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        ranks: u32,
+        comms: HashMap<i32, Vec<u32>>,
+        placement: &str,
+        fabric: Bound<'_, PyDict>,
+        seed: u64,
+        eager_threshold_bytes: u64,
+        compute_scale: f64,
+        coll: &str,
+        keep_ops: bool,
+    ) -> PyResult<Self> {
+        let spec = config::fabric_spec(&fabric)?;
+        let mut comms: Vec<(i32, Vec<u32>)> = comms.into_iter().collect();
+        comms.sort_unstable_by_key(|c| c.0);
+        let job = StreamJob {
+            ranks,
+            comms,
+            placement: config::placement(placement)?,
+            keep_ops,
+        };
+        let options = ReplayOptions {
+            eager_threshold_bytes,
+            compute_scale,
+            seed,
+            coll_overrides: coll.to_string(),
+            closed_form_collectives: true,
+        };
+        let inner =
+            replay_engine::ReplayStream::new(vec![job], &spec, &options).map_err(value_error)?;
+        Ok(Self { inner: Some(inner) })
+    }
+
+    /// Appends rows of `rank` (a dict of columns as `replay` takes, in seq order);
+    /// `first_row` is the trace row number of the first (for error messages).
+    fn feed(&mut self, rank: u32, columns: Bound<'_, PyDict>, first_row: u64) -> PyResult<()> {
+        let cols = Columns::from_dict(&columns)?;
+        let view = cols.view()?;
+        self.engine()?
+            .feed(0, rank, &view, first_row)
+            .map_err(value_error)
+    }
+
+    /// No more rows will come for `rank`.
+    fn close(&mut self, rank: u32) -> PyResult<()> {
+        self.engine()?.close(0, rank);
+        Ok(())
+    }
+
+    /// Replays until done (None) or until a rank needs rows (its number).
+    fn run(&mut self) -> PyResult<Option<u32>> {
+        match self.engine()?.run().map_err(value_error)? {
+            Progress::Done => Ok(None),
+            Progress::NeedInput { rank, .. } => Ok(Some(rank)),
+        }
+    }
+
+    /// Rows executed since the last call: rank, seq, op, sim_start_ns, sim_end_ns.
+    fn take_ops<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let ops = self.engine()?.take_ops(0);
+        let out = PyDict::new(py);
+        out.set_item("rank", ops.rank.into_pyarray(py))?;
+        out.set_item("seq", ops.seq.into_pyarray(py))?;
+        out.set_item("op", ops.op.into_pyarray(py))?;
+        out.set_item("sim_start_ns", to_ns(ops.sim_start_ns).into_pyarray(py))?;
+        out.set_item("sim_end_ns", to_ns(ops.sim_end_ns).into_pyarray(py))?;
+        Ok(out)
+    }
+
+    /// Ends the stream: the trace's results (no per-row arrays) and the counters.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<(JobReplay, HashMap<&'static str, u64>)> {
+        let inner = self
+            .inner
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("the stream is finished"))?;
+        let (results, stats) = inner.finish();
+        let r = results.into_iter().next().expect("one job");
+        let empty = || PyArray1::<i64>::zeros(py, 0, false).unbind();
+        let job = JobReplay {
+            sim_start_ns: empty(),
+            sim_end_ns: empty(),
+            iterations: r.iterations.into_pyarray(py).unbind(),
+            iteration_latency_ns: r.iteration_latency_ns.into_pyarray(py).unbind(),
+            endpoints: r.endpoints.into_pyarray(py).unbind(),
+            total_time_ns: r.total_time_ns,
+        };
+        let stats = [
+            ("actions", stats.actions),
+            ("messages", stats.messages),
+            ("events", stats.events),
+        ]
+        .into_iter()
+        .collect();
+        Ok((job, stats))
+    }
+}

@@ -1,0 +1,223 @@
+"""Streaming replay: the trace is read rank by rank in bounded chunks as the engine asks
+for rows (`_core.ReplayStream`), and per-operation results stream to Parquet in row
+groups (written atomically: the file appears complete or not at all). Memory grows with
+the rows in flight, not with the trace. Results are bit-identical to `replay_trace`; the
+replay_ops rows come in completion order instead of trace order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from numpy.typing import NDArray
+
+from tailcast import _core
+from tailcast.replay.columns import op_code_table
+from tailcast.replay.fabric import Fabric
+from tailcast.replay.rank_reader import RankReader, scan_trace
+from tailcast.replay.run import ReplayFailed, ReplayOptions, _meta_comms, placement_spec, trace_id
+from tailcast.store import ResultsDir
+from tailcast.store.parquet_io import atomic_path
+from tailcast.store.schemas import META_SCHEMA_VERSION, META_TABLE, REPLAY_OPS, SCHEMA_VERSION
+from tailcast.traces.io import read_meta
+
+OPS_ROW_GROUP = 1 << 18
+DEFAULT_CHUNK_ROWS = 1 << 14
+
+
+@dataclass
+class StreamOutcome:
+    replay_id: str
+    trace: str
+    fabric: str
+    ranks: int
+    total_time_ns: float
+    stats: dict[str, int]
+    iterations: NDArray[np.int32]
+    iteration_latency_us: NDArray[np.float64]
+    op_counts: dict[str, int] = field(default_factory=dict)
+    ops_path: str | None = None
+    unknown_ops: dict[str, int] = field(default_factory=dict)
+    stored: list[str] = field(default_factory=list)
+    cpu_s: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        lat = self.iteration_latency_us
+        return {
+            "replay_id": self.replay_id,
+            "trace": self.trace,
+            "fabric": self.fabric,
+            "ranks": self.ranks,
+            "total_time_us": self.total_time_ns / 1000.0,
+            "actions": self.stats.get("actions", 0),
+            "messages": self.stats.get("messages", 0),
+            "op_counts": self.op_counts,
+            "iterations": len(self.iterations),
+            "iteration_p50_us": float(np.percentile(lat, 50)) if len(lat) else None,
+            "iteration_p99_us": float(np.percentile(lat, 99)) if len(lat) else None,
+            "unknown_ops": self.unknown_ops,
+            "ops_path": self.ops_path,
+            "stored": self.stored,
+        }
+
+
+class OpsWriter:
+    """replay_ops rows to one Parquet file, a row group at a time."""
+
+    def __init__(self, writer: pq.ParquetWriter, replay_id: str) -> None:
+        self.writer, self.replay_id = writer, replay_id
+        names = {code: name for name, code in op_code_table().items()}
+        self.names = pa.array([names.get(c, "other") for c in range(256)], pa.string())
+        self.parts: list[dict[str, NDArray[Any]]] = []
+        self.pending = 0
+        self.counts = np.zeros(256, dtype=np.int64)
+
+    def add(self, ops: dict[str, NDArray[Any]], flush: bool = False) -> None:
+        if len(ops["seq"]):
+            self.parts.append(ops)
+            self.pending += len(ops["seq"])
+            self.counts += np.bincount(ops["op"], minlength=256)
+        if self.pending >= OPS_ROW_GROUP or (flush and self.pending):
+            self._write()
+
+    def _write(self) -> None:
+        cat = {k: np.concatenate([p[k] for p in self.parts]) for k in self.parts[0]}
+        n = len(cat["seq"])
+        op = pc.take(self.names, pa.array(cat["op"].astype(np.int32)))
+        table = pa.table(
+            {
+                "replay_id": pa.array(np.full(n, self.replay_id, dtype=object), pa.string()),
+                "rank": pa.array(cat["rank"].astype(np.int32)),
+                "seq": pa.array(cat["seq"]),
+                "op": op,
+                "sim_start_ns": pa.array(cat["sim_start_ns"]),
+                "sim_end_ns": pa.array(cat["sim_end_ns"]),
+            },
+            schema=self.writer.schema,
+        )
+        self.writer.write_table(table, row_group_size=OPS_ROW_GROUP)
+        self.parts, self.pending = [], 0
+
+
+@contextlib.contextmanager
+def _ops_file(path: Path | None, replay_id: str) -> Iterator[OpsWriter | None]:
+    if path is None:
+        yield None
+        return
+    kv = {META_TABLE: b"replay_ops", META_SCHEMA_VERSION: str(SCHEMA_VERSION).encode()}
+    schema = REPLAY_OPS.with_metadata(kv)
+    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as w:
+        yield OpsWriter(w, replay_id)
+
+
+def stream_replay(
+    trace: Path,
+    fabric: Fabric,
+    options: ReplayOptions,
+    results: ResultsDir | None = None,
+    ops_path: Path | None = None,
+    keep_ops: bool = True,
+    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+) -> StreamOutcome:
+    """Replays `trace` streaming. Per-op times go to `ops_path`, or with `results` to its
+    replay_ops table (unless `keep_ops` is False); the replays / replay_iterations rows
+    are stored in `results` when given."""
+    trace = Path(trace)
+    cpu0 = time.process_time()
+    meta = read_meta(trace)
+    layout = scan_trace(trace, _meta_comms(trace, meta.extra.get("comms", "")))
+    ranks = max(layout.ranks, meta.ranks)
+    layout.starts = np.concatenate(
+        [layout.starts, np.full(ranks - layout.ranks, layout.starts[-1], dtype=np.int64)]
+    )
+    layout.ranks = ranks
+    reader = RankReader(trace, layout, chunk_rows)
+    rid = uuid.uuid4().hex
+    if results is not None and keep_ops and ops_path is None:
+        ops_path = results.table_dir("replay_ops") / f"{rid}.parquet"
+    stream = _core.ReplayStream(
+        ranks,
+        layout.comms,
+        placement_spec(options.placement, ranks, options.seed),
+        fabric.engine,
+        seed=options.seed,
+        eager_threshold_bytes=options.eager_threshold_bytes,
+        compute_scale=options.compute_scale,
+        coll=options.coll,
+        keep_ops=keep_ops and ops_path is not None,
+    )
+    with _ops_file(ops_path if keep_ops else None, rid) as writer:
+        try:
+            while (rank := stream.run()) is not None:
+                chunk = reader.next_chunk(rank)
+                if chunk is None:
+                    stream.close(rank)
+                else:
+                    stream.feed(rank, chunk[0], chunk[1])
+                if writer is not None:
+                    writer.add(stream.take_ops())
+            if writer is not None:
+                writer.add(stream.take_ops(), flush=True)
+            job, stats = stream.finish()
+        except ValueError as err:
+            raise ReplayFailed(f"{trace}: {err}") from err
+        counts = writer.counts if writer is not None else np.zeros(256, dtype=np.int64)
+    names = {code: name for name, code in op_code_table().items()}
+    outcome = StreamOutcome(
+        replay_id=rid,
+        trace=str(trace),
+        fabric=fabric.name,
+        ranks=ranks,
+        total_time_ns=job.total_time_ns,
+        stats=dict(stats),
+        iterations=job.iterations,
+        iteration_latency_us=job.iteration_latency_ns / 1000.0,
+        op_counts={names.get(c, "other"): int(n) for c, n in enumerate(counts) if n},
+        ops_path=str(ops_path) if ops_path is not None and keep_ops else None,
+        unknown_ops=layout.unknown_ops,
+    )
+    if results is not None:
+        _store(outcome, trace, fabric, options, results)
+    outcome.cpu_s = time.process_time() - cpu0
+    return outcome
+
+
+def _store(
+    outcome: StreamOutcome, trace: Path, fabric: Fabric, options: ReplayOptions, results: ResultsDir
+) -> None:
+    rid = outcome.replay_id
+    paths = [outcome.ops_path] if outcome.ops_path else []
+    if len(outcome.iterations):
+        iterations = {
+            "replay_id": [rid] * len(outcome.iterations),
+            "iteration": outcome.iterations.tolist(),
+            "latency_us": outcome.iteration_latency_us.tolist(),
+        }
+        paths.append(str(results.write("replay_iterations", pa.table(iterations), name=rid)))
+    record = {
+        "replay_id": rid,
+        "trace_id": trace_id(trace),
+        "fabric": fabric.name,
+        "fabric_toml": fabric.toml_text,
+        "fabric_sha256": fabric.sha256,
+        "seed": options.seed,
+        "background_b": None,
+        "coll_overrides": options.coll,
+        "engine_version": _core.engine_version(),
+        "total_time_ns": round(outcome.total_time_ns),
+        "created_at": datetime.now(UTC),
+    }
+    # The replays row goes last: readers that find it also find its ops.
+    paths.append(str(results.write("replays", [record], name=rid)))
+    outcome.stored = [p for p in paths if p]
