@@ -21,7 +21,7 @@ from tailcast.collectors.jobs import expand_nodes
 from tailcast.collectors.squeue import parse_squeue_json
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "slurm-22.05"
-LOCAL = Path(__file__).resolve().parents[1] / "tests" / "data"
+LOCAL = Path(__file__).resolve().parents[1] / "tests" / "data" / "slurm-22.05"
 N_JOBS = 100_000
 N_NODES = 4096
 

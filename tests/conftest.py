@@ -8,7 +8,18 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def _find_shared_data() -> Path:
+    """$TAILCAST_SHARED_DATA, else ../shared/data beside the checkout, else the workplace's
+    /work/shared/data (CI may clone the repository somewhere else)."""
+    explicit = os.environ.get("TAILCAST_SHARED_DATA")
+    candidates = [Path(explicit)] if explicit else []
+    candidates += [REPO.parent / "shared" / "data", Path("/work/shared/data")]
+    return next((c for c in candidates if c.is_dir()), candidates[0])
+
+
+SHARED_DATA = _find_shared_data()
 
 pytest_plugins = ["tests.slurm_fixture"]
 

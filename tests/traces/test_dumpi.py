@@ -212,12 +212,8 @@ def test_unknown_layout_is_counted_not_dropped(shared_data: Path, tmp_path: Path
 
 
 @pytest.fixture(scope="module")
-def sample_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.conftest import SHARED_DATA
-
-    if not (SHARED_DATA / "traces" / "dumpi").is_dir():
-        pytest.skip("shared DUMPI samples not present")
-    return _copy_sample(SHARED_DATA, "testbgp", tmp_path_factory.mktemp("dumpi"))
+def sample_copy(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    return _copy_sample(shared_data, "testbgp", tmp_path_factory.mktemp("dumpi"))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -2,7 +2,8 @@
 
 Null encodings the engine expects: peer null → -2 (MPI_PROC_NULL; -1 stays ANY_SOURCE),
 root/request/iteration null → -1, tag/comm/bytes/times null → 0, recv_peer/recv_tag null →
-SAME (= peer / tag). List columns become CSR pairs `<name>_offsets` / `<name>_values`.
+SAME (= peer / tag). List columns become CSR pairs `<name>_offsets` / `<name>_values`
+(offsets empty when every list of the column is empty).
 Communicator members come from comm_split/dup/create rows (`new_comm`, `comm_members`).
 Batches are converted one at a time so only the compact arrays stay in memory.
 """
@@ -86,15 +87,21 @@ class EngineColumns:
 
     def _op_codes(self, column: pa.Array | pa.ChunkedArray) -> NDArray[np.uint8]:
         table = op_code_table()
-        dictionary = pc.dictionary_encode(_chunk(column))
-        names = [normalise_op(str(v)) for v in dictionary.dictionary.to_pylist()]
-        codes = np.array([table.get(v, 0) for v in names] or [0], dtype=np.uint8)
-        indices = dictionary.indices.to_numpy(zero_copy_only=False)
-        for i, v in enumerate(names):
-            if v not in table:
-                self.unknown_ops[v] = self.unknown_ops.get(v, 0) + int((indices == i).sum())
-        result: NDArray[np.uint8] = codes[indices]
-        return result
+        parts: list[NDArray[np.uint8]] = []
+        chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+        for chunk in chunks:
+            names, indices = op_dictionary(chunk)
+            # One code per distinct name, then one numpy take for the rows.
+            codes = np.array([table.get(v, 0) for v in names] or [0], dtype=np.uint8)
+            if any(v not in table for v in names):
+                counts = np.bincount(indices, minlength=len(names))
+                for i, v in enumerate(names):
+                    if v not in table and counts[i]:
+                        self.unknown_ops[v] = self.unknown_ops.get(v, 0) + int(counts[i])
+            parts.append(codes[indices])
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint8)
 
     def _collect_comms(self, batch: pa.RecordBatch | pa.Table) -> None:
         new = batch.column("new_comm")
@@ -120,6 +127,16 @@ class EngineColumns:
         flat = [m for i in ids for m in self.comms[i]]
         out["comm_members_values"] = np.array(flat, dtype=np.int64)
         return out
+
+
+def op_dictionary(column: pa.Array) -> tuple[list[str], NDArray[np.intp]]:
+    """The distinct normalised op names of a column and each row's index into them. A
+    dictionary column (read with `read_dictionary=["op"]`) is used as it is."""
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    names = [normalise_op(str(v)) for v in column.dictionary.to_pylist()]
+    indices = np.asarray(column.indices.to_numpy(zero_copy_only=False), dtype=np.intp)
+    return names, indices
 
 
 def _chunk(column: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -154,6 +171,9 @@ def _join_csr(
     pieces: Iterable[tuple[NDArray[np.int64], NDArray[np.int64]]],
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     pieces = list(pieces)
+    if not any(len(p[1]) for p in pieces) and not any(p[0].any() for p in pieces):
+        # Every list empty: empty offsets say so to the engine (trace.rs `Lists`).
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     lengths = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, np.int64)
     values = np.concatenate([p[1] for p in pieces]) if pieces else np.zeros(0, np.int64)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)

@@ -54,17 +54,19 @@ def _collective_names() -> list[str]:
 def scan_trace(path: Path, declared: dict[int, list[int]] | None = None) -> TraceLayout:
     """One pass over rank/op/comm columns: per-rank ranges, communicator members (declared
     by comm_* rows or `declared`, else the ranks calling collectives on them)."""
-    pf = pq.ParquetFile(path)
+    # The op column is read as its Parquet dictionary: names are handled once per distinct
+    # value and rows only through their dictionary indices.
+    pf = pq.ParquetFile(path, read_dictionary=["op"])
     names = set(pf.schema_arrow.names)
     columns = [c for c in ("rank", "op", "comm", "new_comm", "comm_members") if c in names]
     counts: dict[int, int] = {}
     comms: dict[int, list[int]] = dict(declared or {})
     used: dict[int, set[int]] = {}
-    collectives = pa.array(_collective_names())
+    collectives = set(_collective_names())
     known = set(op_code_table())
     unknown: dict[str, int] = {}
     last_rank, row = -1, 0
-    for batch in pf.iter_batches(batch_size=SCAN_BATCH_ROWS, columns=columns):
+    for batch in pf.iter_batches(batch_size=SCAN_BATCH_ROWS, columns=columns, use_threads=False):
         ranks = batch.column("rank").to_numpy(zero_copy_only=False).astype(np.int64)
         if len(ranks) and (ranks[0] < last_rank or (np.diff(ranks) < 0).any()):
             bad = row + int(np.flatnonzero(np.diff(np.r_[last_rank, ranks]) < 0)[0])
@@ -76,11 +78,17 @@ def scan_trace(path: Path, declared: dict[int, list[int]] | None = None) -> Trac
             counts[v] = counts.get(v, 0) + k
         if len(ranks):
             last_rank = int(ranks[-1])
-        _comms(batch, ranks, collectives, comms, used)
-        for entry in pc.value_counts(batch.column("op")).to_pylist():
-            name = normalise_op(str(entry["values"]))
-            if name not in known:
-                unknown[name] = unknown.get(name, 0) + int(entry["counts"])
+        op = batch.column("op")
+        if not pa.types.is_dictionary(op.type):
+            op = pc.dictionary_encode(op)
+        indices = np.asarray(op.indices.to_numpy(zero_copy_only=False), dtype=np.intp)
+        raw = [str(v) for v in op.dictionary.to_pylist()]
+        _comms(batch, ranks, raw, indices, collectives, comms, used)
+        op_counts = np.bincount(indices, minlength=len(raw))
+        for value, k in zip(raw, op_counts.tolist(), strict=True):
+            name = normalise_op(value)
+            if k and name not in known:
+                unknown[name] = unknown.get(name, 0) + k
         row += len(ranks)
     nranks = max(counts) + 1 if counts else 0
     sizes = np.array([counts.get(r, 0) for r in range(nranks)], dtype=np.int64)
@@ -94,7 +102,9 @@ def scan_trace(path: Path, declared: dict[int, list[int]] | None = None) -> Trac
 def _comms(
     batch: pa.RecordBatch,
     ranks: NDArray[np.int64],
-    collectives: pa.Array,
+    op_values: list[str],
+    op_indices: NDArray[np.intp],
+    collectives: set[str],
     comms: dict[int, list[int]],
     used: dict[int, set[int]],
 ) -> None:
@@ -110,10 +120,12 @@ def _comms(
                     comms.setdefault(int(cid), [int(m) for m in mem])
     if "comm" not in names:
         return
-    ops = pc.utf8_lower(batch.column("op"))
-    ops = pc.replace_substring_regex(ops, "^mpi_", "")
-    mask = pc.and_(pc.is_in(ops, value_set=collectives), pc.is_valid(batch.column("comm")))
-    mask_np = mask.to_numpy(zero_copy_only=False)
+    # Lower-cased, "mpi_" prefix dropped (no strip), per distinct op value, then one take.
+    is_collective = np.array(
+        [v.lower().removeprefix("mpi_") in collectives for v in op_values] or [False]
+    )
+    valid = pc.is_valid(batch.column("comm")).to_numpy(zero_copy_only=False)
+    mask_np = is_collective[op_indices] & valid
     if not mask_np.any():
         return
     comm = batch.column("comm").to_numpy(zero_copy_only=False)[mask_np].astype(np.int64)
@@ -127,7 +139,7 @@ class RankReader:
 
     def __init__(self, path: Path, layout: TraceLayout, chunk_rows: int, cache_groups: int = 8):
         self.path = path
-        self.pf = pq.ParquetFile(path)
+        self.pf = pq.ParquetFile(path, read_dictionary=["op"])
         present = set(self.pf.schema_arrow.names)
         self.columns = [c for c in ENGINE_COLUMNS if c in present]
         self.layout = layout
@@ -148,7 +160,7 @@ class RankReader:
             self.cache.move_to_end(g)
             return self.cache[g]
         try:
-            table = self.pf.read_row_group(g, columns=self.columns)
+            table = self.pf.read_row_group(g, columns=self.columns, use_threads=False)
         except (OSError, pa.ArrowException) as exc:
             raise InputError(self.path, f"corrupt Parquet data in row group {g} ({exc})") from exc
         arrays = _convert(table)
@@ -195,10 +207,14 @@ class RankReader:
         g1 = bisect.bisect_right(self.group_starts, hi - 1) - 1
         try:
             # The footer is parsed once and shared: its size grows with the row groups.
-            pf = pq.ParquetFile(self.path, metadata=self.pf.metadata, pre_buffer=False)
+            pf = pq.ParquetFile(
+                self.path, metadata=self.pf.metadata, pre_buffer=False, read_dictionary=["op"]
+            )
             for g in range(g0, g1 + 1):
                 row = self.group_starts[g]
-                batches = pf.iter_batches(self.chunk_rows, row_groups=[g], columns=self.columns)
+                batches = pf.iter_batches(
+                    self.chunk_rows, row_groups=[g], columns=self.columns, use_threads=False
+                )
                 for batch in batches:
                     a, b = row, row + batch.num_rows
                     row = b
@@ -227,6 +243,10 @@ def _slice(arrays: dict[str, NDArray[Any]], a: int, b: int) -> dict[str, NDArray
         out[name] = values[a:b]
     for name in LIST_COLUMNS:
         offsets = arrays[f"{name}_offsets"]
+        if len(offsets) == 0:  # every list empty
+            out[f"{name}_offsets"] = offsets
+            out[f"{name}_values"] = arrays[f"{name}_values"]
+            continue
         lo, hi = int(offsets[a]), int(offsets[b])
         out[f"{name}_offsets"] = offsets[a : b + 1] - lo
         out[f"{name}_values"] = arrays[f"{name}_values"][lo:hi]

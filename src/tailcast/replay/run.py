@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from tailcast import _core
@@ -26,7 +28,7 @@ from tailcast.replay.columns import EngineColumns, op_code_table
 from tailcast.replay.fabric import Fabric
 from tailcast.replay.summary import op_summary
 from tailcast.store import ResultsDir
-from tailcast.traces.io import iter_batches, read_meta
+from tailcast.traces.io import ROW_GROUP_ROWS, read_meta
 
 ENGINE_COLUMNS = [
     "rank", "seq", "op", "peer", "root", "send_bytes", "recv_bytes", "tag", "comm", "request",
@@ -109,10 +111,21 @@ def placement_spec(text: str, ranks: int, seed: int) -> str:
 def load_columns(trace: Path) -> EngineColumns:
     """The trace's engine columns, read batch by batch."""
     columns = EngineColumns()
-    for batch in iter_batches(trace, columns=None):
-        present = [c for c in ENGINE_COLUMNS if c in batch.schema.names]
-        columns.add(batch.select(present))
+    for batch in _engine_batches(Path(trace)):
+        columns.add(batch)
     return columns
+
+
+def _engine_batches(trace: Path) -> Iterator[pa.RecordBatch]:
+    """Only the columns the engine reads, op as its Parquet dictionary (see columns.py)."""
+    read_meta(trace)
+    try:
+        with pq.ParquetFile(trace, read_dictionary=["op"]) as pf:
+            present = [c for c in ENGINE_COLUMNS if c in pf.schema_arrow.names]
+            batches = pf.iter_batches(ROW_GROUP_ROWS, columns=present, use_threads=False)
+            yield from batches
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(trace, f"corrupt Parquet data ({exc})") from exc
 
 
 def replay_trace(
