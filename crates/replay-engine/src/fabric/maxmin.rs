@@ -55,8 +55,9 @@ pub struct MaxMin {
     comp_links: Vec<u32>,
     comp_flows: Vec<FlowSlot>,
     shares: BinaryHeap<Share>,
-    /// The initial shares of a re-computation, sorted; merged with `shares` (later entries).
-    initial: Vec<Share>,
+    /// The initial shares of a re-computation as sort keys (share bits << 32 | link),
+    /// sorted; merged with `shares` (the entries pushed later).
+    initial: Vec<u128>,
     /// Per link, the share of its latest heap entry (a lower bound of its current share).
     pushed: Vec<f64>,
     /// Route vectors of removed flows, reused by `add` (no allocation per flow).
@@ -214,13 +215,14 @@ impl MaxMin {
             if n > 0 {
                 let share = self.capacity[l as usize] / f64::from(n);
                 self.pushed[l as usize] = share;
-                initial.push(Share(share, l));
+                // Ascending keys = ascending (share, link), the order `Share`'s reversed
+                // `Ord` makes heaps pop: shares are capacity / count > 0, whose bit
+                // patterns order as `total_cmp` does.
+                debug_assert!(share > 0.0);
+                initial.push(u128::from(share.to_bits()) << 32 | u128::from(l));
             }
         }
-        // Ascending by (share, link): the order `Share`'s reversed `Ord` makes heaps pop.
-        // Shares are capacity / count > 0, for which the bit patterns order as `total_cmp`.
-        debug_assert!(initial.iter().all(|s| s.0 > 0.0));
-        initial.sort_unstable_by_key(|s| (s.0.to_bits(), s.1));
+        initial.sort_unstable();
         let mut next_initial = 0usize;
         let mut heap = std::mem::take(&mut self.shares);
         heap.clear();
@@ -233,15 +235,18 @@ impl MaxMin {
         }
         let epoch = self.epoch;
         loop {
-            let from_initial = match (initial.get(next_initial), heap.peek()) {
-                (Some(a), Some(b)) => a >= b,
+            let head = initial
+                .get(next_initial)
+                .map(|&k| Share(f64::from_bits((k >> 32) as u64), k as u32));
+            let from_initial = match (head, heap.peek()) {
+                (Some(a), Some(b)) => a >= *b,
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
                 (None, None) => break,
             };
             let Share(share, l) = if from_initial {
                 next_initial += 1;
-                initial[next_initial - 1]
+                head.expect("checked")
             } else {
                 heap.pop().expect("peeked")
             };
@@ -408,7 +413,11 @@ mod tests {
                 }
                 // Advance to the next drain (or a random instant) and remove what drained.
                 if let Some(t) = m.next_finish() {
-                    now = if rng.below(3) == 0 { t } else { now + (t - now) * 0.5 };
+                    now = if rng.below(3) == 0 {
+                        t
+                    } else {
+                        now + (t - now) * 0.5
+                    };
                     m.pop_finished(now, &mut done);
                 }
             }
