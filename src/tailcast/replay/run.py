@@ -202,22 +202,30 @@ def trace_id(trace: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def _store(
-    outcome: ReplayOutcome, trace: Path, fabric: Fabric, options: ReplayOptions, results: ResultsDir
-) -> None:
-    rid = outcome.replay_id
-    n = outcome.ops.num_rows
-    ops = outcome.ops.drop_columns([]).add_column(0, "replay_id", pa.array([rid] * n, pa.string()))
-    paths = [results.write("replay_ops", ops, name=rid)]
-    if len(outcome.iterations):
-        iterations = {
-            "replay_id": [rid] * len(outcome.iterations),
-            "iteration": outcome.iterations.tolist(),
-            "latency_us": outcome.iteration_latency_us.tolist(),
-        }
-        paths.append(results.write("replay_iterations", pa.table(iterations), name=rid))
+def store_replay_summary(
+    results: ResultsDir,
+    replay_id: str,
+    trace: Path,
+    fabric: Fabric,
+    options: ReplayOptions,
+    total_time_ns: float,
+    iterations: NDArray[np.int32],
+    iteration_latency_us: NDArray[np.float64],
+) -> list[str]:
+    """Writes a replay's per-iteration latencies and its `replays` row (after its ops, which
+    the caller has written: readers that find the row also find everything it refers to)."""
+    paths = []
+    if len(iterations):
+        table = pa.table(
+            {
+                "replay_id": [replay_id] * len(iterations),
+                "iteration": iterations.tolist(),
+                "latency_us": iteration_latency_us.tolist(),
+            }
+        )
+        paths.append(str(results.write("replay_iterations", table, name=replay_id)))
     record = {
-        "replay_id": rid,
+        "replay_id": replay_id,
         "trace_id": trace_id(trace),
         "fabric": fabric.name,
         "fabric_toml": fabric.toml_text,
@@ -226,9 +234,22 @@ def _store(
         "background_b": None,
         "coll_overrides": options.coll,
         "engine_version": _core.engine_version(),
-        "total_time_ns": round(outcome.total_time_ns),
+        "total_time_ns": round(total_time_ns),
         "created_at": datetime.now(UTC),
     }
-    # The replays row goes last: readers that find it also find its ops.
-    paths.append(results.write("replays", [record], name=rid))
-    outcome.stored = [str(p) for p in paths]
+    paths.append(str(results.write("replays", [record], name=replay_id)))
+    return paths
+
+
+def _store(
+    outcome: ReplayOutcome, trace: Path, fabric: Fabric, options: ReplayOptions, results: ResultsDir
+) -> None:
+    rid = outcome.replay_id
+    n = outcome.ops.num_rows
+    ops = outcome.ops.drop_columns([]).add_column(0, "replay_id", pa.array([rid] * n, pa.string()))
+    paths = [str(results.write("replay_ops", ops, name=rid))]
+    paths += store_replay_summary(
+        results, rid, trace, fabric, options, outcome.total_time_ns,
+        outcome.iterations, outcome.iteration_latency_us,
+    )  # fmt: skip
+    outcome.stored = paths

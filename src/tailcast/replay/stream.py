@@ -12,7 +12,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,13 @@ from tailcast import _core
 from tailcast.replay.columns import op_code_table
 from tailcast.replay.fabric import Fabric
 from tailcast.replay.rank_reader import RankReader, scan_trace
-from tailcast.replay.run import ReplayFailed, ReplayOptions, _meta_comms, placement_spec, trace_id
+from tailcast.replay.run import (
+    ReplayFailed,
+    ReplayOptions,
+    _meta_comms,
+    placement_spec,
+    store_replay_summary,
+)
 from tailcast.store import ResultsDir
 from tailcast.store.parquet_io import atomic_path
 from tailcast.store.schemas import META_SCHEMA_VERSION, META_TABLE, REPLAY_OPS, SCHEMA_VERSION
@@ -196,28 +201,9 @@ def stream_replay(
 def _store(
     outcome: StreamOutcome, trace: Path, fabric: Fabric, options: ReplayOptions, results: ResultsDir
 ) -> None:
-    rid = outcome.replay_id
-    paths = [outcome.ops_path] if outcome.ops_path else []
-    if len(outcome.iterations):
-        iterations = {
-            "replay_id": [rid] * len(outcome.iterations),
-            "iteration": outcome.iterations.tolist(),
-            "latency_us": outcome.iteration_latency_us.tolist(),
-        }
-        paths.append(str(results.write("replay_iterations", pa.table(iterations), name=rid)))
-    record = {
-        "replay_id": rid,
-        "trace_id": trace_id(trace),
-        "fabric": fabric.name,
-        "fabric_toml": fabric.toml_text,
-        "fabric_sha256": fabric.sha256,
-        "seed": options.seed,
-        "background_b": None,
-        "coll_overrides": options.coll,
-        "engine_version": _core.engine_version(),
-        "total_time_ns": round(outcome.total_time_ns),
-        "created_at": datetime.now(UTC),
-    }
-    # The replays row goes last: readers that find it also find its ops.
-    paths.append(str(results.write("replays", [record], name=rid)))
-    outcome.stored = [p for p in paths if p]
+    paths = [str(outcome.ops_path)] if outcome.ops_path else []
+    paths += store_replay_summary(
+        results, outcome.replay_id, trace, fabric, options, outcome.total_time_ns,
+        outcome.iterations, outcome.iteration_latency_us,
+    )  # fmt: skip
+    outcome.stored = paths
