@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from tailcast.analysis.correlation import run_summaries
 from tailcast.errors import NotAcceptedError, UsageError
 from tailcast.store import Catalog
 
@@ -32,7 +33,6 @@ class RunStats:
 
     b: npt.NDArray[np.float64]
     mean_us: npt.NDArray[np.float64]
-    p50_us: npt.NDArray[np.float64]
     p99_us: npt.NDArray[np.float64]
 
 
@@ -74,25 +74,24 @@ class TailPrediction:
 def load_run_stats(
     catalog: Catalog, benchmark: str, msg_size_bytes: int, locality: str | None = None
 ) -> RunStats:
-    """Accepted runs of the group with their per-run mean, p50 and p99 (type-7 quantiles)."""
-    where = ["r.b_accepted", "r.benchmark = $benchmark", "r.msg_size_bytes = $size"]
-    params: dict[str, Any] = {"benchmark": benchmark, "size": msg_size_bytes}
-    if locality is not None:
-        where.append("r.locality = $locality")
-        params["locality"] = locality
-    query = f"""
-        SELECT (r.b_before + r.b_after) / 2 AS b,
-               avg(s.latency_us) AS mean_us,
-               quantile_cont(s.latency_us, 0.5) AS p50_us,
-               quantile_cont(s.latency_us, 0.99) AS p99_us
-        FROM runs r JOIN samples s USING (run_id)
-        WHERE {" AND ".join(where)}
-        GROUP BY r.run_id, r.b_before, r.b_after
-        ORDER BY b
-    """
-    rows = catalog.con.execute(query, params).fetchall()
-    cols = np.asarray(rows, dtype=np.float64).reshape(-1, 4).T
-    return RunStats(cols[0], cols[1], cols[2], cols[3])
+    """Accepted runs of the group with their b (mean of before/after) and per-run mean and
+    p99 latency: the same run summaries `analyze correlate` uses."""
+    runs, _ = run_summaries(catalog, only_accepted=True, b_mode="mean")
+    group = sorted(
+        (
+            r
+            for r in runs
+            if r.benchmark == benchmark
+            and r.msg_size_bytes == msg_size_bytes
+            and (locality is None or r.locality == locality)
+        ),
+        key=lambda r: r.b,
+    )
+    return RunStats(
+        np.array([r.b for r in group], dtype=np.float64),
+        np.array([r.mean_latency_us for r in group], dtype=np.float64),
+        np.array([r.p99_latency_us for r in group], dtype=np.float64),
+    )
 
 
 def _fit(b: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> LinearFit:
