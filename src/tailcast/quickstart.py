@@ -23,6 +23,7 @@ from tailcast.analysis.compare import compare_samples
 from tailcast.analysis.correlation import correlate
 from tailcast.analysis.prediction import load_run_stats, predict_tail
 from tailcast.analysis.report import build_report
+from tailcast.analysis.sources import resolve
 from tailcast.errors import TailcastError
 from tailcast.replay.fabric import bundled_fabrics, load_fabric
 from tailcast.replay.run import ReplayOptions, replay_trace
@@ -114,14 +115,9 @@ def step_compare(state: QuickstartState) -> str:
     worst_ks = -1.0
     with Catalog(state.results) as cat:
         for measured_sql, replay_id, label in state.pairs:
-            measured = [r["latency_us"] for r in cat.rows(measured_sql)]
-            simulated = [
-                r["latency_us"]
-                for r in cat.rows(
-                    f"SELECT latency_us FROM replay_iterations WHERE replay_id = '{replay_id}'"
-                )
-            ]
-            cmp = compare_samples(measured, simulated)
+            measured = resolve(measured_sql, cat).table.column("latency_us")
+            simulated = resolve(replay_id, cat).table.column("latency_us")
+            cmp = compare_samples(measured.to_numpy(), simulated.to_numpy())
             if cmp.ks_statistic > worst_ks:
                 p99 = cmp.percentiles["p99"]
                 worst_ks = cmp.ks_statistic
