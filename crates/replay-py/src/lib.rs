@@ -255,14 +255,20 @@ fn replay<'py>(
             total_time_ns: r.total_time_ns,
         })
         .collect();
-    let stats = [
+    Ok((jobs, stats_map(&stats)))
+}
+
+/// The engine's counters as the dict Python receives (`actions`, `messages`, `events`).
+pub(crate) fn stats_map(
+    stats: &replay_engine::ReplayStats,
+) -> std::collections::HashMap<&'static str, u64> {
+    [
         ("actions", stats.actions),
         ("messages", stats.messages),
         ("events", stats.events),
     ]
     .into_iter()
-    .collect();
-    Ok((jobs, stats))
+    .collect()
 }
 
 #[pymodule]

@@ -122,13 +122,6 @@ impl ReplayStream {
             endpoints: r.endpoints.into_pyarray(py).unbind(),
             total_time_ns: r.total_time_ns,
         };
-        let stats = [
-            ("actions", stats.actions),
-            ("messages", stats.messages),
-            ("events", stats.events),
-        ]
-        .into_iter()
-        .collect();
-        Ok((job, stats))
+        Ok((job, crate::stats_map(&stats)))
     }
 }

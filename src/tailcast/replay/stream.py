@@ -29,6 +29,7 @@ from tailcast.replay.run import (
     ReplayFailed,
     ReplayOptions,
     _meta_comms,
+    _pct,
     placement_spec,
     store_replay_summary,
 )
@@ -69,8 +70,8 @@ class StreamOutcome:
             "messages": self.stats.get("messages", 0),
             "op_counts": self.op_counts,
             "iterations": len(self.iterations),
-            "iteration_p50_us": float(np.percentile(lat, 50)) if len(lat) else None,
-            "iteration_p99_us": float(np.percentile(lat, 99)) if len(lat) else None,
+            "iteration_p50_us": _pct(lat, 50),
+            "iteration_p99_us": _pct(lat, 99),
             "unknown_ops": self.unknown_ops,
             "ops_path": self.ops_path,
             "stored": self.stored,
