@@ -96,7 +96,8 @@ impl TraceColumns<'_> {
 #[derive(Debug, Clone)]
 pub struct TraceIndex {
     pub ranks: u32,
-    /// Rows of rank r are `order[starts[r]..starts[r + 1]]`, in seq order.
+    /// Rows of rank r are `order[starts[r]..starts[r + 1]]`, in seq order; empty when the
+    /// trace is sorted by (rank, seq): rank r's rows are then `starts[r]..starts[r + 1]`.
     pub order: Vec<u32>,
     pub starts: Vec<usize>,
     /// Communicator → its member ranks in communicator-rank order.
@@ -177,11 +178,22 @@ fn index_checked(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayE
     for i in 0..ranks as usize {
         starts[i + 1] += starts[i];
     }
-    let mut fill = starts.clone();
-    let mut order = vec![0u32; n];
-    for (row, &r) in c.rank.iter().enumerate() {
-        order[fill[r as usize]] = row as u32;
-        fill[r as usize] += 1;
+    // Traces sorted by (rank, seq) (what tailcast writes) need no row order: each rank's
+    // rows are the range starts[r]..starts[r + 1].
+    let sorted = c.rank.windows(2).all(|w| w[0] <= w[1])
+        && (0..ranks as usize).all(|r| {
+            c.seq[starts[r]..starts[r + 1]]
+                .windows(2)
+                .all(|w| w[0] < w[1])
+        });
+    let mut order = Vec::new();
+    if !sorted {
+        let mut fill = starts.clone();
+        order = vec![0u32; n];
+        for (row, &r) in c.rank.iter().enumerate() {
+            order[fill[r as usize]] = row as u32;
+            fill[r as usize] += 1;
+        }
     }
     let mut comms: HashMap<i32, Vec<u32>> = HashMap::new();
     let mut inferred: HashMap<i32, Vec<u32>> = HashMap::new();
@@ -196,7 +208,24 @@ fn index_checked(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayE
         comms.insert(id, members.iter().map(|&m| m as u32).collect());
     }
     comms.entry(0).or_insert_with(|| (0..ranks).collect());
+    let mut seen_comms: Vec<i32> = Vec::new();
     for r in 0..ranks as usize {
+        seen_comms.clear();
+        if sorted && rows_valid(c, starts[r], starts[r + 1], ranks) {
+            collective_comms(c, starts[r], starts[r + 1], &mut seen_comms);
+            for &id in &seen_comms {
+                inferred.entry(id).or_default().push(r as u32);
+            }
+            continue;
+        }
+        if sorted {
+            // Some row is invalid: find and name it.
+            for row in starts[r]..starts[r + 1] {
+                check_row(c, row, ranks, r as u32, &mut seen_comms, &mut inferred)
+                    .map_err(|m| bad(Some(row), m))?;
+            }
+            continue;
+        }
         let rows = &mut order[starts[r]..starts[r + 1]];
         if rows
             .windows(2)
@@ -213,25 +242,10 @@ fn index_checked(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayE
                 ));
             }
         }
-        let mut seen_comms: Vec<i32> = Vec::new();
         for &row in rows.iter() {
             let row = row as usize;
-            let op = Op::from_code(c.op[row])
-                .ok_or_else(|| bad(Some(row), format!("unknown op code {}", c.op[row])))?;
-            if c.t_end_ns[row] < c.t_start_ns[row] {
-                return Err(bad(Some(row), "t_end_ns < t_start_ns".into()));
-            }
-            let peer = c.peer[row];
-            if peer >= 0 && peer as u32 >= ranks && op.is_p2p() {
-                return Err(bad(
-                    Some(row),
-                    format!("peer {peer} is not a rank of the trace"),
-                ));
-            }
-            if op.collective().is_some() && !seen_comms.contains(&c.comm[row]) {
-                seen_comms.push(c.comm[row]);
-                inferred.entry(c.comm[row]).or_default().push(r as u32);
-            }
+            check_row(c, row, ranks, r as u32, &mut seen_comms, &mut inferred)
+                .map_err(|m| bad(Some(row), m))?;
         }
     }
     for (id, members) in inferred {
@@ -243,4 +257,65 @@ fn index_checked(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayE
         starts,
         comms,
     })
+}
+
+/// Per op code: 1 = known, 2 = point-to-point, 4 = collective.
+fn op_classes() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    for (code, class) in t.iter_mut().enumerate() {
+        if let Some(op) = Op::from_code(code as u8) {
+            *class = 1 | (u8::from(op.is_p2p()) << 1) | (u8::from(op.collective().is_some()) << 2);
+        }
+    }
+    t
+}
+
+/// Whether rows `lo..hi` all pass `check_row`, in a few branch-free passes (the per-row
+/// check, which names the first bad row, only runs when one fails).
+fn rows_valid(c: &TraceColumns<'_>, lo: usize, hi: usize, ranks: u32) -> bool {
+    let classes = op_classes();
+    let (op, peer) = (&c.op[lo..hi], &c.peer[lo..hi]);
+    let known = op.iter().fold(1u8, |acc, &o| acc & classes[o as usize]) == 1;
+    let times = c.t_start_ns[lo..hi]
+        .iter()
+        .zip(&c.t_end_ns[lo..hi])
+        .fold(true, |acc, (s, e)| acc & (e >= s));
+    let peers = op.iter().zip(peer).fold(true, |acc, (&o, &p)| {
+        acc & (p < 0 || (p as u32) < ranks || classes[o as usize] & 2 == 0)
+    });
+    known && times && peers
+}
+
+/// The communicators rows `lo..hi` call collectives on, in first-use order.
+fn collective_comms(c: &TraceColumns<'_>, lo: usize, hi: usize, seen: &mut Vec<i32>) {
+    let classes = op_classes();
+    for (&o, &comm) in c.op[lo..hi].iter().zip(&c.comm[lo..hi]) {
+        if classes[o as usize] & 4 != 0 && !seen.contains(&comm) {
+            seen.push(comm);
+        }
+    }
+}
+
+/// Checks one row of rank `r`; notes the communicators its collectives use.
+fn check_row(
+    c: &TraceColumns<'_>,
+    row: usize,
+    ranks: u32,
+    r: u32,
+    seen_comms: &mut Vec<i32>,
+    inferred: &mut HashMap<i32, Vec<u32>>,
+) -> Result<(), String> {
+    let op = Op::from_code(c.op[row]).ok_or_else(|| format!("unknown op code {}", c.op[row]))?;
+    if c.t_end_ns[row] < c.t_start_ns[row] {
+        return Err("t_end_ns < t_start_ns".into());
+    }
+    let peer = c.peer[row];
+    if peer >= 0 && peer as u32 >= ranks && op.is_p2p() {
+        return Err(format!("peer {peer} is not a rank of the trace"));
+    }
+    if op.collective().is_some() && !seen_comms.contains(&c.comm[row]) {
+        seen_comms.push(c.comm[row]);
+        inferred.entry(c.comm[row]).or_default().push(r);
+    }
+    Ok(())
 }

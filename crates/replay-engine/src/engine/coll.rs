@@ -80,7 +80,7 @@ impl Engine {
         let rank = &self.ranks[r as usize];
         let job_id = rank.job;
         let job = &self.jobs[job_id as usize];
-        let row = rank.cur;
+        let row = *rank.rows.current();
         let comm = row.comm;
         let (sc, rc) = (rank.rows.send_counts(), rank.rows.recv_counts());
         let args = (op as u8, comm, row.root, row.send_bytes, row.recv_bytes);

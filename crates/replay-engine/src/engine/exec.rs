@@ -56,7 +56,7 @@ impl Engine {
         let rank = &mut self.ranks[r as usize];
         let job = &mut self.jobs[rank.job as usize];
         super::stream::record(job, rank, end);
-        let captured_end = rank.cur.t_end;
+        let captured_end = rank.rows.current().t_end;
         // The current row started only with its successor buffered (or as the last one).
         let Some(next_start) = rank.rows.advance() else {
             rank.state = RState::Done;
@@ -81,7 +81,6 @@ impl Engine {
             return Outcome::Blocked;
         }
         let row = *rank.rows.current();
-        rank.cur = row;
         rank.cur_start = now;
         self.stats.actions += 1;
         let base = self.jobs[rank.job as usize].base;

@@ -213,6 +213,7 @@ impl Engine {
                 (None, None) => break,
                 (Some(f), h) if h.is_none_or(|h| f < h) => {
                     self.now = f;
+                    self.heap.advance_to(f);
                     let mut delivered = std::mem::take(&mut self.delivered);
                     self.fabric.advance(f, &mut delivered);
                     for &(m, t) in &delivered {

@@ -36,6 +36,17 @@ pub struct CollEntry {
     pub inst: u64,
 }
 
+/// Removes entry `i` of a matching queue (usually the front one).
+#[inline]
+fn take_at<T>(queue: &mut std::collections::VecDeque<T>, i: usize) -> T {
+    if i == 0 {
+        queue.pop_front()
+    } else {
+        queue.remove(i)
+    }
+    .expect("found")
+}
+
 /// Where a send goes (None = MPI_PROC_NULL).
 pub type Dest = Option<u32>;
 
@@ -243,7 +254,7 @@ impl Engine {
         });
         match hit {
             Some(i) => {
-                let m = queue.remove(i).expect("found");
+                let m = take_at(queue, i);
                 self.on_match(m, req);
             }
             None => self.posted[me as usize].push_back(Posted {
@@ -257,19 +268,20 @@ impl Engine {
     }
 
     fn match_user_send(&mut self, m: u32) {
-        let msg = self.msgs[m as usize];
-        let queue = &mut self.posted[msg.dst as usize];
+        let msg = &self.msgs[m as usize];
+        let (dst, src, comm, tag) = (msg.dst, i64::from(msg.src), msg.comm, msg.tag);
+        let queue = &mut self.posted[dst as usize];
         let hit = queue.iter().position(|p| {
-            p.comm == msg.comm
-                && (p.src == i64::from(ANY_SOURCE) || p.src == i64::from(msg.src))
-                && (p.tag == ANY_TAG || p.tag == msg.tag)
+            p.comm == comm
+                && (p.src == i64::from(ANY_SOURCE) || p.src == src)
+                && (p.tag == ANY_TAG || p.tag == tag)
         });
         match hit {
             Some(i) => {
-                let p = queue.remove(i).expect("found");
+                let p = take_at(queue, i);
                 self.on_match(m, p.req);
             }
-            None => self.unexpected[msg.dst as usize].push_back(m),
+            None => self.unexpected[dst as usize].push_back(m),
         }
     }
 
@@ -323,18 +335,20 @@ impl Engine {
         let msg = &mut self.msgs[m as usize];
         msg.recv_req = req;
         msg.matched = true;
-        let msg = *msg;
-        if !msg.rndv {
-            if !msg.delivered_at.is_nan() {
-                let at = now.max(msg.delivered_at) + self.overhead(msg.bytes);
+        let (rndv, delivered_at, bytes, rts_at) =
+            (msg.rndv, msg.delivered_at, msg.bytes, msg.rts_at);
+        let (src, dst) = (msg.src, msg.dst);
+        if !rndv {
+            if !delivered_at.is_nan() {
+                let at = now.max(delivered_at) + self.overhead(bytes);
                 self.complete_req(req, at);
                 self.free_msgs.push(m);
             }
             return;
         }
-        let ready = now.max(msg.rts_at);
+        let ready = now.max(rts_at);
         let start = if self.host.handshake {
-            let (a, b) = (self.endpoint(msg.dst), self.endpoint(msg.src));
+            let (a, b) = (self.endpoint(dst), self.endpoint(src));
             ready
                 + self.host.overhead_ns
                 + self.fabric.control_latency(a, b)
@@ -351,9 +365,9 @@ impl Engine {
 
     /// The message's data enters the fabric now.
     pub(super) fn inject(&mut self, m: u32) {
-        let msg = self.msgs[m as usize];
-        let (a, b) = (self.endpoint(msg.src), self.endpoint(msg.dst));
-        if let Submitted::At(t) = self.fabric.submit(self.now, m, a, b, msg.bytes) {
+        let msg = &self.msgs[m as usize];
+        let (a, b, bytes) = (self.endpoint(msg.src), self.endpoint(msg.dst), msg.bytes);
+        if let Submitted::At(t) = self.fabric.submit(self.now, m, a, b, bytes) {
             // Known delivery time: apply it now (closed form, no event per message).
             self.on_deliver(m, t);
         }
@@ -361,14 +375,16 @@ impl Engine {
 
     /// The message's last byte arrived at `t`.
     pub(super) fn on_deliver(&mut self, m: u32, t: Time) {
-        let msg = self.msgs[m as usize];
+        let msg = &self.msgs[m as usize];
+        let (rndv, matched, send_req, recv_req) =
+            (msg.rndv, msg.matched, msg.send_req, msg.recv_req);
         let o = self.overhead(msg.bytes);
-        if msg.rndv {
-            self.complete_req(msg.send_req, t);
-            self.complete_req(msg.recv_req, t + o);
+        if rndv {
+            self.complete_req(send_req, t);
+            self.complete_req(recv_req, t + o);
             self.free_msgs.push(m);
-        } else if msg.matched {
-            self.complete_req(msg.recv_req, t + o);
+        } else if matched {
+            self.complete_req(recv_req, t + o);
             self.free_msgs.push(m);
         } else {
             self.msgs[m as usize].delivered_at = t;

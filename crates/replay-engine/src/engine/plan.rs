@@ -57,6 +57,39 @@ pub struct Plan {
     msgs: Vec<Msg>,
     /// Per receive id, its message id (sends are message ids directly).
     recv_msg: Vec<u32>,
+    /// `order` compiled for `evaluate`: the non-terminal nodes with their terms inline.
+    program: Vec<Compiled>,
+    terms: Vec<Term>,
+}
+
+/// One non-terminal node of the evaluation program: its start slot, its terms
+/// `terms[lo..mid]` (receives) and `terms[mid..hi]` (sends), and its reduction cost.
+#[derive(Debug, Clone, Copy)]
+struct Compiled {
+    node: u32,
+    lo: u32,
+    mid: u32,
+    hi: u32,
+    reduce_bytes: u64,
+}
+
+/// A message as `evaluate` reads it: the partner node's start slot and the costs.
+#[derive(Debug, Clone, Copy)]
+struct Term {
+    partner: u32,
+    rndv: bool,
+    n_beta: f64,
+    o: f64,
+}
+
+/// max for times (never NaN here): one compare, where `f64::max` also handles NaN.
+#[inline]
+fn later(a: f64, b: f64) -> f64 {
+    if b > a {
+        b
+    } else {
+        a
+    }
 }
 
 /// Host and fabric costs; a transfer submitted at `now` arrives at `now + α + n·β`.
@@ -152,7 +185,7 @@ impl Plan {
             }
         }
         let order = topological(&nodes, &first, &msgs, &recvs, &recv_msg)?;
-        let plan = Plan {
+        let mut plan = Plan {
             p: p as u32,
             alpha: costs.alpha_ns,
             gamma: costs.gamma_ns_per_byte,
@@ -161,8 +194,47 @@ impl Plan {
             first,
             msgs,
             recv_msg,
+            program: Vec::new(),
+            terms: Vec::new(),
         };
+        plan.compile();
         plan.all_dependent().then_some(plan)
+    }
+
+    /// Flattens the nodes in `order` into `program` and `terms`.
+    fn compile(&mut self) {
+        for &n in &self.order {
+            let node = self.nodes[n as usize];
+            if node.terminal {
+                continue;
+            }
+            let lo = self.terms.len() as u32;
+            for v in node.recv_lo..node.recv_hi {
+                let m = self.msgs[self.recv_msg[v as usize] as usize];
+                self.terms.push(Term {
+                    partner: m.send_node,
+                    rndv: m.rndv,
+                    n_beta: m.n_beta,
+                    o: m.o,
+                });
+            }
+            let mid = self.terms.len() as u32;
+            for m in &self.msgs[node.send_lo as usize..node.send_hi as usize] {
+                self.terms.push(Term {
+                    partner: m.recv_node,
+                    rndv: m.rndv,
+                    n_beta: m.n_beta,
+                    o: m.o,
+                });
+            }
+            self.program.push(Compiled {
+                node: n,
+                lo,
+                mid,
+                hi: self.terms.len() as u32,
+                reduce_bytes: node.reduce_bytes,
+            });
+        }
     }
 
     /// Messages one instance exchanges.
@@ -216,32 +288,30 @@ impl Plan {
             start[self.first[r] as usize] = entry[r];
         }
         let alpha = self.alpha;
-        for &n in &self.order {
-            let node = self.nodes[n as usize];
-            if node.terminal {
-                continue;
-            }
-            let t = start[n as usize];
+        for c in &self.program {
+            let n = c.node as usize;
+            let t = start[n];
             let mut latest = t;
-            for v in node.recv_lo..node.recv_hi {
-                let m = &self.msgs[self.recv_msg[v as usize] as usize];
-                let sent = start[m.send_node as usize];
+            let (recvs, sends) =
+                self.terms[c.lo as usize..c.hi as usize].split_at((c.mid - c.lo) as usize);
+            for m in recvs {
+                let sent = start[m.partner as usize];
                 let done = if m.rndv {
-                    sent.max(t) + alpha + m.n_beta + m.o
+                    later(sent, t) + alpha + m.n_beta + m.o
                 } else {
-                    t.max(sent + m.o + alpha + m.n_beta) + m.o
+                    later(t, sent + m.o + alpha + m.n_beta) + m.o
                 };
-                latest = latest.max(done);
+                latest = later(latest, done);
             }
-            for m in &self.msgs[node.send_lo as usize..node.send_hi as usize] {
+            for m in sends {
                 let done = if m.rndv {
-                    t.max(start[m.recv_node as usize]) + alpha + m.n_beta
+                    later(t, start[m.partner as usize]) + alpha + m.n_beta
                 } else {
                     t + m.o
                 };
-                latest = latest.max(done);
+                latest = later(latest, done);
             }
-            start[n as usize + 1] = latest + node.reduce_bytes as f64 * self.gamma;
+            start[n + 1] = latest + c.reduce_bytes as f64 * self.gamma;
         }
         exits.clear();
         exits.extend((0..self.p as usize).map(|r| start[self.first[r + 1] as usize - 1]));

@@ -10,7 +10,9 @@ const LISTED: usize = 16;
 impl Engine {
     fn describe_row(&self, r: u32) -> String {
         let rank = &self.ranks[r as usize];
-        let row = &rank.cur;
+        let Some(row) = rank.rows.current_opt() else {
+            return "(no row)".into();
+        };
         let op = Op::from_code(row.op).unwrap_or(Op::Other);
         let mut text = format!("{} (seq {}", op.name(), row.seq);
         if op.collective().is_some() {
@@ -106,7 +108,7 @@ impl Engine {
                 BlockedRank {
                     trace: rank.job,
                     rank: rank.local,
-                    row: rank.cur.id as usize,
+                    row: rank.rows.current_opt().map_or(0, |row| row.id as usize),
                     waiting_for: self.describe_row(r),
                 }
             })

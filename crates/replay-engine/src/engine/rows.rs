@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use crate::ops::Op;
-use crate::trace::{TraceColumns, SAME};
+use crate::trace::{Lists, TraceColumns, SAME};
 
 /// One trace row, decoded (null encodings as in trace.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -53,6 +53,21 @@ impl OwnedLists {
         }
         self.values.extend_from_slice(list);
         self.offsets.push(self.values.len() as u32);
+    }
+
+    /// The lists of rows `lo..hi` (empty when they all are).
+    fn range(lists: &Lists<'_>, lo: usize, hi: usize) -> Self {
+        if lists.offsets.is_empty() || lists.offsets[lo] == lists.offsets[hi] {
+            return Self::default();
+        }
+        let base = lists.offsets[lo];
+        Self {
+            offsets: lists.offsets[lo..=hi]
+                .iter()
+                .map(|&o| (o - base) as u32)
+                .collect(),
+            values: lists.values[base as usize..lists.offsets[hi] as usize].to_vec(),
+        }
     }
 
     fn pad(&mut self, rows: usize) {
@@ -123,6 +138,60 @@ impl Chunk {
             lists.pad(n);
         }
         chunk
+    }
+
+    /// Copies the contiguous rows `lo..hi` of `c` (all of one rank, in seq order); the
+    /// first one is trace row `first_id`. The common case (traces sorted by rank, and every
+    /// streamed chunk): columns are sliced once, so the copy runs without bounds checks.
+    pub fn gather_range(c: &TraceColumns<'_>, lo: usize, hi: usize, first_id: u64) -> Self {
+        let n = hi - lo;
+        let (seq, op, peer, root) = (
+            &c.seq[lo..hi],
+            &c.op[lo..hi],
+            &c.peer[lo..hi],
+            &c.root[lo..hi],
+        );
+        let (sb, rb) = (&c.send_bytes[lo..hi], &c.recv_bytes[lo..hi]);
+        let (tag, comm, request) = (&c.tag[lo..hi], &c.comm[lo..hi], &c.request[lo..hi]);
+        let (ts, te, it) = (
+            &c.t_start_ns[lo..hi],
+            &c.t_end_ns[lo..hi],
+            &c.iteration[lo..hi],
+        );
+        let row = |k: usize| Row {
+            id: first_id + k as u64,
+            seq: seq[k],
+            op: op[k],
+            peer: peer[k],
+            root: root[k],
+            send_bytes: sb[k],
+            recv_bytes: rb[k],
+            tag: tag[k],
+            comm: comm[k],
+            request: request[k],
+            t_start: ts[k],
+            t_end: te[k],
+            iteration: it[k],
+            recv_peer: SAME,
+            recv_tag: SAME,
+        };
+        let mut rows: Vec<Row> = (0..n).map(row).collect();
+        if !c.recv_peer.is_empty() {
+            for (r, &v) in rows.iter_mut().zip(&c.recv_peer[lo..hi]) {
+                r.recv_peer = v;
+            }
+        }
+        if !c.recv_tag.is_empty() {
+            for (r, &v) in rows.iter_mut().zip(&c.recv_tag[lo..hi]) {
+                r.recv_tag = v;
+            }
+        }
+        Chunk {
+            rows,
+            requests: OwnedLists::range(&c.requests, lo, hi),
+            send_counts: OwnedLists::range(&c.send_counts, lo, hi),
+            recv_counts: OwnedLists::range(&c.recv_counts, lo, hi),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -197,6 +266,11 @@ impl RankRows {
     #[inline]
     pub fn current(&self) -> &Row {
         &self.chunks[0].rows[self.at]
+    }
+
+    /// The current row, if one is buffered (reports about ranks in any state).
+    pub fn current_opt(&self) -> Option<&Row> {
+        self.chunks.front().and_then(|c| c.rows.get(self.at))
     }
 
     fn chunk_and_index(&self) -> (&Chunk, usize) {

@@ -46,8 +46,7 @@ pub struct RankRt {
     /// Buffered rows (the current one first).
     pub rows: super::rows::RankRows,
     pub state: RState,
-    /// Row being executed and its simulated start.
-    pub cur: super::rows::Row,
+    /// Simulated start of the row being executed (the current row of `rows`).
     pub cur_start: Time,
     /// Iterations this rank is in whose spans (first start, last end) are not yet folded
     /// into the trace's per-iteration latencies.
@@ -118,7 +117,6 @@ impl RankRt {
             endpoint,
             rows: Default::default(),
             state: RState::Ready,
-            cur: Default::default(),
             cur_start: 0.0,
             open_iterations: Vec::new(),
             reqmap: ReqMap::default(),

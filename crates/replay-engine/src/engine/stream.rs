@@ -75,7 +75,7 @@ pub enum Progress {
 
 /// Records the end of rank `r`'s current row: its output and its iteration span.
 pub(super) fn record(job: &mut JobRt, rank: &mut RankRt, end: Time) {
-    let row = &rank.cur;
+    let row = rank.rows.current();
     match &mut job.output {
         Output::Rows { start, end: ends } => {
             start[row.id as usize] = rank.cur_start;
@@ -235,10 +235,14 @@ pub fn replay(
         let ix = &indexes[j];
         let (from, to) = (cursor[j][r], ix.starts[r + 1]);
         let take = (to - from).min(chunk_rows);
-        let rows = ix.order[from..from + take]
-            .iter()
-            .map(|&i| (i as usize, u64::from(i)));
-        engine.feed(job, rank, Chunk::gather(&jobs[j].columns, rows));
+        let columns = &jobs[j].columns;
+        let chunk = if ix.order.is_empty() {
+            Chunk::gather_range(columns, from, from + take, from as u64)
+        } else {
+            let rows = ix.order[from..from + take].iter();
+            Chunk::gather(columns, rows.map(|&i| (i as usize, u64::from(i))))
+        };
+        engine.feed(job, rank, chunk);
         cursor[j][r] += take;
         if cursor[j][r] == to {
             engine.close(job, rank);
@@ -325,7 +329,7 @@ impl ReplayStream {
         }
         let n = cols.seq.len();
         trace::check_lengths(cols, n).map_err(bad)?;
-        let chunk = Chunk::gather(cols, (0..n).map(|i| (i, first_row + i as u64)));
+        let chunk = Chunk::gather_range(cols, 0, n, first_row);
         let rows = &e.ranks[(j.base + rank) as usize].rows;
         if rows.closed {
             return Err(bad(format!(
