@@ -227,11 +227,12 @@ pub fn validate(rank: u32, ranks: u32, after: Option<i64>, rows: &[Row]) -> Resu
     Ok(())
 }
 
-/// The buffered rows of one rank.
+/// The buffered rows of one rank: the chunk being executed, then the ones fed after it.
 #[derive(Debug, Default)]
 pub struct RankRows {
-    chunks: VecDeque<Chunk>,
-    /// Index of the current (next or executing) row in the front chunk.
+    front: Chunk,
+    later: VecDeque<Chunk>,
+    /// Index of the current (next or executing) row in `front`.
     at: usize,
     /// Rows buffered from the current one on.
     buffered: usize,
@@ -246,7 +247,12 @@ impl RankRows {
         if let Some(last) = chunk.rows.last() {
             self.last_seq = Some(last.seq);
             self.buffered += chunk.len();
-            self.chunks.push_back(chunk);
+            if self.at == self.front.len() {
+                self.front = chunk;
+                self.at = 0;
+            } else {
+                self.later.push_back(chunk);
+            }
         }
     }
 
@@ -265,31 +271,24 @@ impl RankRows {
 
     #[inline]
     pub fn current(&self) -> &Row {
-        &self.chunks[0].rows[self.at]
+        &self.front.rows[self.at]
     }
 
     /// The current row, if one is buffered (reports about ranks in any state).
     pub fn current_opt(&self) -> Option<&Row> {
-        self.chunks.front().and_then(|c| c.rows.get(self.at))
-    }
-
-    fn chunk_and_index(&self) -> (&Chunk, usize) {
-        (&self.chunks[0], self.at)
+        self.front.rows.get(self.at)
     }
 
     pub fn requests(&self) -> &[i64] {
-        let (c, i) = self.chunk_and_index();
-        c.requests.get(i)
+        self.front.requests.get(self.at)
     }
 
     pub fn send_counts(&self) -> &[i64] {
-        let (c, i) = self.chunk_and_index();
-        c.send_counts.get(i)
+        self.front.send_counts.get(self.at)
     }
 
     pub fn recv_counts(&self) -> &[i64] {
-        let (c, i) = self.chunk_and_index();
-        c.recv_counts.get(i)
+        self.front.recv_counts.get(self.at)
     }
 
     /// Moves past the current row; returns the next row's captured start, if any.
@@ -297,10 +296,11 @@ impl RankRows {
     pub fn advance(&mut self) -> Option<i64> {
         self.at += 1;
         self.buffered -= 1;
-        if self.at == self.chunks[0].rows.len() {
-            self.chunks.pop_front();
+        if self.at == self.front.len() {
+            let next = self.later.pop_front()?;
+            self.front = next;
             self.at = 0;
         }
-        self.chunks.front().map(|c| c.rows[self.at].t_start)
+        Some(self.front.rows[self.at].t_start)
     }
 }
