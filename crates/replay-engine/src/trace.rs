@@ -209,10 +209,11 @@ fn index_checked(trace: u32, c: &TraceColumns<'_>) -> Result<TraceIndex, ReplayE
     }
     comms.entry(0).or_insert_with(|| (0..ranks).collect());
     let mut seen_comms: Vec<i32> = Vec::new();
+    let classes = op_classes();
     for r in 0..ranks as usize {
         seen_comms.clear();
-        if sorted && rows_valid(c, starts[r], starts[r + 1], ranks) {
-            collective_comms(c, starts[r], starts[r + 1], &mut seen_comms);
+        if sorted && rows_valid(c, starts[r], starts[r + 1], ranks, &classes) {
+            collective_comms(c, starts[r], starts[r + 1], &mut seen_comms, &classes);
             for &id in &seen_comms {
                 inferred.entry(id).or_default().push(r as u32);
             }
@@ -272,8 +273,7 @@ fn op_classes() -> [u8; 256] {
 
 /// Whether rows `lo..hi` all pass `check_row`, in a few branch-free passes (the per-row
 /// check, which names the first bad row, only runs when one fails).
-fn rows_valid(c: &TraceColumns<'_>, lo: usize, hi: usize, ranks: u32) -> bool {
-    let classes = op_classes();
+fn rows_valid(c: &TraceColumns<'_>, lo: usize, hi: usize, ranks: u32, classes: &[u8; 256]) -> bool {
     let (op, peer) = (&c.op[lo..hi], &c.peer[lo..hi]);
     let known = op.iter().fold(1u8, |acc, &o| acc & classes[o as usize]) == 1;
     let times = c.t_start_ns[lo..hi]
@@ -287,8 +287,13 @@ fn rows_valid(c: &TraceColumns<'_>, lo: usize, hi: usize, ranks: u32) -> bool {
 }
 
 /// The communicators rows `lo..hi` call collectives on, in first-use order.
-fn collective_comms(c: &TraceColumns<'_>, lo: usize, hi: usize, seen: &mut Vec<i32>) {
-    let classes = op_classes();
+fn collective_comms(
+    c: &TraceColumns<'_>,
+    lo: usize,
+    hi: usize,
+    seen: &mut Vec<i32>,
+    classes: &[u8; 256],
+) {
     for (&o, &comm) in c.op[lo..hi].iter().zip(&c.comm[lo..hi]) {
         if classes[o as usize] & 4 != 0 && !seen.contains(&comm) {
             seen.push(comm);
