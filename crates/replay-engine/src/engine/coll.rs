@@ -81,6 +81,7 @@ impl Engine {
         let job_id = rank.job;
         let job = &self.jobs[job_id as usize];
         let row = *rank.rows.current();
+        let row_id = rank.rows.current_id() as usize;
         let comm = row.comm;
         let (sc, rc) = (rank.rows.send_counts(), rank.rows.recv_counts());
         let args = (op as u8, comm, row.root, row.send_bytes, row.recv_bytes);
@@ -106,7 +107,7 @@ impl Engine {
         let local = rank.local;
         let Some(me) = members.iter().position(|&m| m == r) else {
             let m = format!("rank {local} is not a member of communicator {comm}");
-            return self.fail(job_id, row.id as usize, m);
+            return self.fail(job_id, row_id, m);
         };
         let me = me as u32;
         let root = if row.root >= 0 {
@@ -117,7 +118,7 @@ impl Engine {
                 Some(i) => i as u32,
                 None => {
                     let m = format!("root {} is not a member of communicator {comm}", row.root);
-                    return self.fail(job_id, row.id as usize, m);
+                    return self.fail(job_id, row_id, m);
                 }
             }
         } else {
@@ -184,7 +185,7 @@ impl Engine {
                 }
                 Err(e) => {
                     let m = format!("{} ({algo:?}): {e}", op.name());
-                    return self.fail(job_id, row.id as usize, m);
+                    return self.fail(job_id, row_id, m);
                 }
             },
         };

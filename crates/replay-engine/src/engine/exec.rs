@@ -127,7 +127,8 @@ impl Engine {
             }
             Op::Sendrecv => {
                 let pick = |v: i32, default: i32| if v == SAME { default } else { v };
-                let (from, rtag) = (pick(row.recv_peer, peer), pick(row.recv_tag, tag));
+                let (rp, rt) = self.ranks[r as usize].rows.current_recv();
+                let (from, rtag) = (pick(rp, peer), pick(rt, tag));
                 let s = self.post_send(r, dest, sbytes, tag, comm, USER, false);
                 let v = self.post_recv(r, source(from), rtag, comm, USER);
                 let mut slots = self.take_scratch();

@@ -139,7 +139,7 @@ impl Engine {
                  root or bytes differ from the first member's)"
             );
             if self.fatal.is_none() {
-                let row = self.ranks[r as usize].rows.current().id as usize;
+                let row = self.ranks[r as usize].rows.current_id() as usize;
                 self.fatal = Some(ReplayError::Collective {
                     trace: job,
                     row,

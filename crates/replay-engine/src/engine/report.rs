@@ -108,7 +108,7 @@ impl Engine {
                 BlockedRank {
                     trace: rank.job,
                     rank: rank.local,
-                    row: rank.rows.current_opt().map_or(0, |row| row.id as usize),
+                    row: rank.rows.current_id() as usize,
                     waiting_for: self.describe_row(r),
                 }
             })

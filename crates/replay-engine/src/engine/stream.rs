@@ -79,8 +79,9 @@ pub(super) fn record(job: &mut JobRt, rank: &mut RankRt, end: Time) {
     let row = rank.rows.current();
     match &mut job.output {
         Output::Rows { start, end: ends } => {
-            start[row.id as usize] = rank.cur_start;
-            ends[row.id as usize] = end;
+            let id = rank.rows.current_id() as usize;
+            start[id] = rank.cur_start;
+            ends[id] = end;
         }
         Output::Ops(o) => {
             o.rank.push(rank.local);
@@ -338,7 +339,7 @@ impl ReplayStream {
                 "rank {rank}: rows fed after its input was closed"
             )));
         }
-        rows::validate(rank, j.ranks, rows.last_seq, chunk.rows()).map_err(bad)?;
+        rows::validate(rank, j.ranks, rows.last_seq, &chunk).map_err(bad)?;
         e.feed(job, rank, chunk);
         Ok(())
     }
