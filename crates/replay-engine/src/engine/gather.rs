@@ -159,12 +159,14 @@ impl Engine {
         open.plan.evaluate(&open.entry, &mut g.start, &mut g.exits);
         g.spare.push(open.entry);
         let exits = std::mem::take(&mut self.gathers.exits);
-        for (i, &m) in open.members.iter().enumerate() {
+        for &m in open.members.iter() {
             if m != r {
                 self.ranks[m as usize].state = RState::Woken;
-                self.push(exits[i], Ev::Resume(m));
             }
         }
+        let others = open.members.iter().zip(&exits).filter(|(&m, _)| m != r);
+        self.heap
+            .push_batch(others.map(|(&m, &t)| (t, Ev::Resume(m))));
         let mine = exits[me as usize];
         self.gathers.exits = exits;
         self.stats.messages += open.plan.messages();

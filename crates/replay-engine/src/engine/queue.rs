@@ -11,6 +11,10 @@
 //! insertion): a heap event at the current instant was pushed while the clock was still
 //! earlier, so it precedes every FIFO event, and the clock never advances while the FIFO
 //! holds events (their time is the earliest).
+//!
+//! A closed-form collective wakes all its members at once: their events come as a batch,
+//! sorted once and kept as a run merged with the heap at pop time, instead of hundreds of
+//! heap insertions and deeper heaps.
 
 use crate::fabric::Time;
 
@@ -23,11 +27,29 @@ struct Entry<E> {
 
 impl<E> Entry<E> {
     #[inline]
+    fn key(&self) -> u128 {
+        u128::from(self.t) << 64 | u128::from(self.seq)
+    }
+
+    #[inline]
     fn before(&self, o: &Self) -> bool {
         // One 128-bit comparison (compiles branch-free), not a tuple's two.
-        let key = |e: &Self| u128::from(e.t) << 64 | u128::from(e.seq);
-        key(self) < key(o)
+        self.key() < o.key()
     }
+}
+
+/// Events pushed together, sorted by (time, sequence); `at` is the next one.
+#[derive(Debug)]
+struct Run<E> {
+    items: Vec<Entry<E>>,
+    at: usize,
+}
+
+/// Where the earliest queued (non-FIFO) event is.
+#[derive(Clone, Copy)]
+enum Head {
+    Heap,
+    Run(usize),
 }
 
 #[derive(Debug)]
@@ -38,6 +60,8 @@ pub struct EventQueue<E> {
     fifo: std::collections::VecDeque<E>,
     /// The queue's current instant (bits): the last time popped or advanced to.
     clock: u64,
+    runs: Vec<Run<E>>,
+    spare_runs: Vec<Vec<Entry<E>>>,
 }
 
 #[inline]
@@ -55,7 +79,48 @@ impl<E: Copy> EventQueue<E> {
             seq: 0,
             fifo: std::collections::VecDeque::with_capacity(n),
             clock: 0,
+            runs: Vec::new(),
+            spare_runs: Vec::new(),
         }
+    }
+
+    /// Pushes several events, in order, as `push` would one by one.
+    pub fn push_batch(&mut self, events: impl IntoIterator<Item = (Time, E)>) {
+        let mut items = self.spare_runs.pop().unwrap_or_default();
+        items.clear();
+        for (t, ev) in events {
+            let tb = bits(t);
+            debug_assert!(tb >= self.clock, "event at {t} scheduled in the past");
+            if tb == self.clock {
+                self.fifo.push_back(ev);
+                continue;
+            }
+            self.seq += 1;
+            items.push(Entry {
+                t: tb,
+                seq: self.seq,
+                ev,
+            });
+        }
+        if items.is_empty() {
+            self.spare_runs.push(items);
+            return;
+        }
+        items.sort_unstable_by_key(Entry::key); // keys are unique
+        self.runs.push(Run { items, at: 0 });
+    }
+
+    /// The earliest of the heap's top and the runs' heads.
+    #[inline]
+    fn head(&self) -> Option<(Head, &Entry<E>)> {
+        let mut best = self.heap.first().map(|e| (Head::Heap, e));
+        for (i, run) in self.runs.iter().enumerate() {
+            let e = &run.items[run.at];
+            if best.is_none_or(|(_, b)| e.before(b)) {
+                best = Some((Head::Run(i), e));
+            }
+        }
+        best
     }
 
     /// Moves the clock to `t` (something other than this queue decided the instant; no
@@ -96,17 +161,30 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
         if !self.fifo.is_empty() {
-            return Some(f64::from_bits(self.clock)); // never later than the heap's top
+            return Some(f64::from_bits(self.clock)); // never later than the others
         }
-        self.heap.first().map(|e| f64::from_bits(e.t))
+        self.head().map(|(_, e)| f64::from_bits(e.t))
     }
 
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        if !self.fifo.is_empty() && self.heap.first().is_none_or(|e| e.t > self.clock) {
+        let head = self.head().map(|(h, e)| (h, e.t));
+        if !self.fifo.is_empty() && head.is_none_or(|(_, t)| t > self.clock) {
             let ev = self.fifo.pop_front().expect("non-empty");
             return Some((f64::from_bits(self.clock), ev));
         }
-        let popped = self.pop_heap();
+        let popped = match head?.0 {
+            Head::Heap => self.pop_heap(),
+            Head::Run(i) => {
+                let run = &mut self.runs[i];
+                let e = run.items[run.at];
+                run.at += 1;
+                if run.at == run.items.len() {
+                    let done = self.runs.swap_remove(i);
+                    self.spare_runs.push(done.items);
+                }
+                Some((f64::from_bits(e.t), e.ev))
+            }
+        };
         if let Some((t, _)) = popped {
             self.clock = bits(t);
         }
@@ -161,7 +239,18 @@ mod tests {
             let mut reference: Vec<(f64, u64, u32)> = Vec::new();
             let (mut clock, mut n) = (0.0f64, 0u64);
             for step in 0..3000u32 {
-                match rng.below(10) {
+                match rng.below(11) {
+                    10 => {
+                        let k = rng.below(6) as u32;
+                        let batch: Vec<(f64, u32)> = (0..k)
+                            .map(|i| (clock + (rng.below(4) * 10) as f64, step * 8 + i))
+                            .collect();
+                        for &(t, ev) in &batch {
+                            n += 1;
+                            reference.push((t, n, ev));
+                        }
+                        q.push_batch(batch);
+                    }
                     0..=5 => {
                         let t = match rng.below(3) {
                             0 => clock,
