@@ -69,7 +69,7 @@ impl FlowFabric {
 
     /// Flows re-rated so far (work done by the incremental max-min solver).
     pub fn rerated(&self) -> u64 {
-        self.solver.rerated
+        self.solver.stats.rerated
     }
 }
 
