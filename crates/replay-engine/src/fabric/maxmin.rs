@@ -10,7 +10,7 @@
 //! allocation is unique.
 //!
 //! **Local re-solve** (see `maxmin_resolve.rs`). Let S be the flows on dirty links; every other flow
-//! (F) keeps its rate, its finish-heap entry and its byte account untouched.
+//! (F) keeps its rate, its finish-queue entry and its byte account untouched.
 //! 1. Progressive filling (B&G §6.5.2) over S alone, on the links S uses, each offering its
 //!    capacity minus the rates of its F flows. Every S flow is fixed at a saturated link
 //!    on which no earlier-fixed S flow is faster: its candidate bottleneck.
@@ -32,11 +32,12 @@
 //! Everything iterates vectors in insertion order (no hash maps): the same calls give
 //! bit-identical rates.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
+#[path = "finish_queue.rs"]
+mod finish_queue;
 #[path = "maxmin_resolve.rs"]
 mod resolve;
+
+use finish_queue::FinishQueue;
 
 /// Flow handle (slot in the solver's slab).
 pub type FlowSlot = u32;
@@ -48,28 +49,11 @@ struct Flow {
     remaining: f64,
     updated_at: f64,
     live: bool,
-    version: u32,
     tag: u32,
-    /// Finish time of its current heap entry (NaN: none).
+    /// Finish time of its entry in the finish queue (NaN: none).
     finish_at: f64,
     /// A link of `links` that is a bottleneck of this flow under the current rates.
     bottleneck: u32,
-}
-
-/// Min-heap entry: (time, slot, version); stale versions are skipped.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Finish(f64, FlowSlot, u32);
-
-impl Eq for Finish {}
-impl Ord for Finish {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.0.total_cmp(&self.0).then_with(|| o.1.cmp(&self.1))
-    }
-}
-impl PartialOrd for Finish {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
 }
 
 /// Solver statistics (work done by `settle`).
@@ -90,7 +74,7 @@ pub struct MaxMin {
     link_flows: Vec<Vec<FlowSlot>>,
     flows: Vec<Flow>,
     free: Vec<FlowSlot>,
-    finish: BinaryHeap<Finish>,
+    finish: FinishQueue,
     dirty: Vec<u32>,
     /// Scratch state of the local re-solve, reused to avoid allocation.
     scratch: resolve::Scratch,
@@ -109,7 +93,7 @@ impl MaxMin {
             link_flows: vec![Vec::new(); n],
             flows: Vec::new(),
             free: Vec::new(),
-            finish: BinaryHeap::new(),
+            finish: FinishQueue::default(),
             dirty: Vec::new(),
             scratch: resolve::Scratch::new(n),
             spare_links: Vec::new(),
@@ -130,15 +114,13 @@ impl MaxMin {
             remaining: bytes,
             updated_at: now,
             live: true,
-            version: 0,
             tag,
             finish_at: f64::NAN,
             bottleneck: links.first().copied().unwrap_or(0),
         };
         let slot = match self.free.pop() {
             Some(s) => {
-                let version = self.flows[s as usize].version.wrapping_add(1);
-                self.flows[s as usize] = Flow { version, ..flow };
+                self.flows[s as usize] = flow;
                 s
             }
             None => {
@@ -165,9 +147,8 @@ impl MaxMin {
         }
         self.spare_links.push(links);
         self.live -= 1;
-        let f = &mut self.flows[slot as usize];
-        f.live = false;
-        f.version = f.version.wrapping_add(1);
+        self.flows[slot as usize].live = false;
+        self.finish.remove(slot);
         self.free.push(slot);
     }
 
@@ -193,33 +174,19 @@ impl MaxMin {
             }
         }
         self.commit(now);
-        // Re-rated flows leave stale entries behind; drop them once they dominate.
-        if self.finish.len() > 4 * self.live + 1024 {
-            let flows = &self.flows;
-            self.finish
-                .retain(|e| flows[e.1 as usize].live && flows[e.1 as usize].version == e.2);
-        }
     }
 
     /// Earliest time a live flow finishes draining (call after `settle`).
-    pub fn next_finish(&mut self) -> Option<f64> {
-        while let Some(&Finish(t, slot, version)) = self.finish.peek() {
-            let f = &self.flows[slot as usize];
-            if f.live && f.version == version {
-                return Some(t);
-            }
-            self.finish.pop();
-        }
-        None
+    pub fn next_finish(&self) -> Option<f64> {
+        self.finish.peek().map(|e| e.0)
     }
 
     /// Removes every flow that drains at or before `now`; appends (tag, finish time).
     pub fn pop_finished(&mut self, now: f64, out: &mut Vec<(u32, f64)>) {
-        while let Some(t) = self.next_finish() {
+        while let Some((t, slot)) = self.finish.peek() {
             if t > now {
                 break;
             }
-            let Finish(_, slot, _) = self.finish.pop().expect("peeked");
             out.push((self.flows[slot as usize].tag, t));
             self.remove(slot);
         }

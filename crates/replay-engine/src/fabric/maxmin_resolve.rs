@@ -9,7 +9,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::{Finish, FlowSlot, MaxMin};
+use super::{FlowSlot, MaxMin};
 
 /// Relative tolerance of the verification: a link is saturated if its load is within
 /// `EPS` of its capacity, and a flow is the fastest on a link if no other flow there beats
@@ -335,7 +335,7 @@ impl MaxMin {
     }
 
     /// Step 4: S flows take their new rates; a flow whose rate did not change keeps its
-    /// byte account and heap entry untouched (its finish time still holds).
+    /// byte account and finish-queue entry untouched (its finish time still holds).
     pub(super) fn commit(&mut self, now: f64) {
         let sc = &self.scratch;
         for &f in &sc.s_flows {
@@ -353,11 +353,10 @@ impl MaxMin {
                 f64::INFINITY
             };
             if t == fl.finish_at {
-                continue; // its heap entry still holds
+                continue; // its queue entry still holds
             }
             fl.finish_at = t;
-            fl.version = fl.version.wrapping_add(1);
-            self.finish.push(Finish(t, f, fl.version));
+            self.finish.set(f, t);
         }
         self.stats.rerated += sc.s_flows.len() as u64;
     }
