@@ -3,27 +3,33 @@
 //! handle per element). Each flow has at most one entry, moved in place when its finish
 //! time changes, so re-rating leaves no stale entries behind and the heap never holds more
 //! than the live flows. Entries order by (time, slot): ties pop in slot order.
-
-use std::cmp::Ordering;
+//!
+//! An entry is one integer, time bits << 32 | slot: times are >= +0.0 (or +inf), whose bit
+//! patterns order as the numbers do, so one integer comparison orders (time, slot).
 
 const ABSENT: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Default)]
 pub struct FinishQueue {
-    /// (time, slot), a binary min-heap.
-    heap: Vec<(f64, u32)>,
+    /// Keys (see `key`), a binary min-heap.
+    heap: Vec<u128>,
     /// Per slot: its index in `heap`, or `ABSENT`.
     pos: Vec<u32>,
 }
 
-fn before(a: (f64, u32), b: (f64, u32)) -> bool {
-    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)) == Ordering::Less
+fn key(t: f64, slot: u32) -> u128 {
+    debug_assert!(t >= 0.0 && t.is_sign_positive(), "finish time {t}");
+    u128::from(t.to_bits()) << 32 | u128::from(slot)
+}
+
+fn entry(k: u128) -> (f64, u32) {
+    (f64::from_bits((k >> 32) as u64), k as u32)
 }
 
 impl FinishQueue {
     /// The earliest (time, slot).
     pub fn peek(&self) -> Option<(f64, u32)> {
-        self.heap.first().copied()
+        self.heap.first().map(|&k| entry(k))
     }
 
     /// Inserts `slot` at time `t`, or moves it there.
@@ -32,7 +38,7 @@ impl FinishQueue {
         if self.pos.len() <= s {
             self.pos.resize(s + 1, ABSENT);
         }
-        let e = (t, slot);
+        let e = key(t, slot);
         match self.pos[s] {
             ABSENT => {
                 self.heap.push(e);
@@ -40,7 +46,7 @@ impl FinishQueue {
             }
             i => {
                 let i = i as usize;
-                if before(e, self.heap[i]) {
+                if e < self.heap[i] {
                     self.sift_up(i, e);
                 } else {
                     self.sift_down(i, e);
@@ -70,7 +76,7 @@ impl FinishQueue {
         let i = i as usize;
         if i < self.heap.len() {
             // The last entry fills the hole, then moves whichever way restores the order.
-            if i > 0 && before(last, self.heap[(i - 1) / 2]) {
+            if i > 0 && last < self.heap[(i - 1) / 2] {
                 self.sift_up(i, last);
             } else {
                 self.sift_down(i, last);
@@ -79,11 +85,11 @@ impl FinishQueue {
     }
 
     /// Places `e` at hole `i` or above it.
-    fn sift_up(&mut self, mut i: usize, e: (f64, u32)) {
+    fn sift_up(&mut self, mut i: usize, e: u128) {
         while i > 0 {
             let parent = (i - 1) / 2;
             let p = self.heap[parent];
-            if !before(e, p) {
+            if e >= p {
                 break;
             }
             self.place(i, p);
@@ -93,18 +99,18 @@ impl FinishQueue {
     }
 
     /// Places `e` at hole `i` or below it.
-    fn sift_down(&mut self, mut i: usize, e: (f64, u32)) {
+    fn sift_down(&mut self, mut i: usize, e: u128) {
         let n = self.heap.len();
         loop {
             let mut child = 2 * i + 1;
             if child >= n {
                 break;
             }
-            if child + 1 < n && before(self.heap[child + 1], self.heap[child]) {
+            if child + 1 < n && self.heap[child + 1] < self.heap[child] {
                 child += 1;
             }
             let c = self.heap[child];
-            if !before(c, e) {
+            if c >= e {
                 break;
             }
             self.place(i, c);
@@ -113,9 +119,9 @@ impl FinishQueue {
         self.place(i, e);
     }
 
-    fn place(&mut self, i: usize, e: (f64, u32)) {
+    fn place(&mut self, i: usize, e: u128) {
         self.heap[i] = e;
-        self.pos[e.1 as usize] = i as u32;
+        self.pos[e as u32 as usize] = i as u32;
     }
 }
 
