@@ -6,7 +6,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::maxmin::MaxMin;
+use super::maxmin::{MaxMin, Stats as MaxMinStats};
 use super::topology::Graph;
 use super::{Fabric, Submitted, Time, TransferId};
 use crate::config::FlowParams;
@@ -76,6 +76,11 @@ impl FlowFabric {
     /// Flows re-rated so far (work done by the incremental max-min solver).
     pub fn rerated(&self) -> u64 {
         self.solver.stats.rerated
+    }
+
+    /// Work counters of the max-min solver (settles, filling rounds, expansions).
+    pub fn solver_stats(&self) -> MaxMinStats {
+        self.solver.stats
     }
 }
 

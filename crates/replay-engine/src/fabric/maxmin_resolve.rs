@@ -17,6 +17,9 @@ use super::{FlowSlot, MaxMin};
 /// (~1e-15 relative); a larger margin would let a non-bottleneck pass.
 const EPS: f64 = 1e-11;
 
+/// Up to this many links, `fill` selects by scanning rather than with candidate queues.
+pub(super) const SCAN_LINKS: usize = 16;
+
 #[derive(Debug, Clone, Copy, Default)]
 struct FlowMark {
     /// == `Scratch::settle`: the flow is in S.
@@ -73,6 +76,8 @@ pub(super) struct Scratch {
     /// Initial candidates as sorted keys (share bits << 32 | link), merged with `shares`.
     initial: Vec<u128>,
     next_initial: usize,
+    /// `fill` scans up to this many links (`SCAN_LINKS`; tests vary it).
+    pub(super) scan_links: usize,
 }
 
 impl Scratch {
@@ -89,6 +94,7 @@ impl Scratch {
             shares: BinaryHeap::new(),
             initial: Vec::new(),
             next_initial: 0,
+            scan_links: SCAN_LINKS,
         }
     }
 
@@ -168,7 +174,22 @@ impl MaxMin {
 
     /// Step 1: progressive filling over S on the links it uses, each offering what its F
     /// flows leave. Check (a) runs as each link fixes its S flows.
+    ///
+    /// Each step fixes the link of least (current share, id). Both strategies below make
+    /// exactly that sequence of choices, so they give bit-identical rates: a scan of the
+    /// links for the handful a departure or an arrival usually touches, candidate queues
+    /// for large sets (a collective step, the first settle of a halo ring).
     pub(super) fn fill(&mut self) {
+        self.measure_links();
+        if self.scratch.s_links.len() <= self.scratch.scan_links {
+            self.fill_by_scan();
+        } else {
+            self.fill_by_queue();
+        }
+    }
+
+    /// Collects the links S uses, the capacity their F flows leave and their S flows.
+    fn measure_links(&mut self) {
         let sc = &mut self.scratch;
         let round = sc.next_stamp();
         sc.round = round;
@@ -183,7 +204,6 @@ impl MaxMin {
                 }
             }
         }
-        sc.initial.clear();
         for &l in &sc.s_links {
             let mut rem = self.capacity[l as usize];
             let mut unfixed = 0u32;
@@ -194,17 +214,50 @@ impl MaxMin {
                     rem -= self.flows[g as usize].rate;
                 }
             }
-            let pushed = share(rem, unfixed);
             sc.link[l as usize] = LinkMark {
                 round,
                 rem,
                 unfixed,
-                pushed,
+                // Below every share, so that `fix_link` pushes no candidates unless
+                // `fill_by_queue` sets it.
+                pushed: -1.0,
             };
+        }
+    }
+
+    /// Selection by scanning every link of S at every step (quadratic, no queues).
+    fn fill_by_scan(&mut self) {
+        loop {
+            let sc = &self.scratch;
+            let mut best: Option<(f64, u32)> = None;
+            for &l in &sc.s_links {
+                let lm = &sc.link[l as usize];
+                if lm.unfixed > 0 {
+                    let s = share(lm.rem, lm.unfixed);
+                    if best.is_none_or(|(bs, bl)| s < bs || (s == bs && l < bl)) {
+                        best = Some((s, l));
+                    }
+                }
+            }
+            let Some((s, l)) = best else { break };
+            self.fix_link(l, s);
+        }
+    }
+
+    /// Selection by candidate queues: the initial shares sorted once, shares that fall
+    /// below a link's latest candidate pushed on a heap, stale candidates refreshed when
+    /// popped. The least candidate is never above its link's current share, so a popped
+    /// candidate equal to its link's share is the least (share, id) of all links.
+    fn fill_by_queue(&mut self) {
+        let sc = &mut self.scratch;
+        sc.initial.clear();
+        for &l in &sc.s_links {
+            let lm = &mut sc.link[l as usize];
+            lm.pushed = share(lm.rem, lm.unfixed);
             // Ascending keys = ascending (share, link), the order `Share`'s reversed `Ord`
             // makes heaps pop: shares are >= +0.0, whose bits order as `total_cmp` does.
             sc.initial
-                .push(u128::from(pushed.to_bits()) << 32 | u128::from(l));
+                .push(u128::from(lm.pushed.to_bits()) << 32 | u128::from(l));
         }
         sc.initial.sort_unstable();
         sc.next_initial = 0;

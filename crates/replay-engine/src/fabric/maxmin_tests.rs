@@ -2,6 +2,7 @@
 //! from-scratch solve and against the max-min characterisation (Bertsekas & Gallager,
 //! "Data Networks", §6.5.2) over random topologies and arrival/departure sequences.
 
+use super::resolve::SCAN_LINKS;
 use super::*;
 use crate::prng::SplitMix64;
 
@@ -80,64 +81,86 @@ impl MaxMin {
     }
 }
 
-/// Random topologies (capacities, routes of 1-4 distinct links, a few hot links so that
-/// components are large) and random arrivals and departures: after every settle, the rates
-/// equal a from-scratch solve and satisfy the characterisation; S had to expand (several
-/// times within one settle, too) in a good share of the cases.
+/// Drives a solver over random topologies (capacities, routes of 1-4 distinct links) and
+/// random arrivals and departures; `visit` sees it after every settle, with the number of
+/// filling rounds that settle took (0: nothing to settle).
+fn drive(seed: u64, scan_links: usize, mut visit: impl FnMut(&MaxMin, u64, &str)) {
+    let mut rng = SplitMix64::new(seed);
+    let links = 1 + rng.below(24) as usize;
+    let caps: Vec<f64> = (0..links)
+        .map(|_| [1.0, 2.5, 12.5, 0.3][rng.below(4) as usize] * (1 + rng.below(3)) as f64)
+        .collect();
+    let mut m = MaxMin::new(caps);
+    m.scratch.scan_links = scan_links;
+    let mut now = 0.0;
+    let mut done = Vec::new();
+    for step in 0..80 {
+        for _ in 0..rng.below(6) {
+            let hops = 1 + rng.below(4.min(links as u64)) as usize;
+            let mut route: Vec<u32> = (0..links as u32).collect();
+            rng.shuffle(&mut route);
+            route.truncate(hops);
+            let bytes = [100.0, 1000.0, 4096.0, 3.0][rng.below(4) as usize];
+            m.add(now, &route, bytes, step);
+        }
+        let rounds = m.stats.rounds;
+        m.settle(now);
+        visit(
+            &m,
+            m.stats.rounds - rounds,
+            &format!("seed {seed} step {step}"),
+        );
+        // Advance to the next drain (or a random instant) and remove what drained.
+        if let Some(t) = m.next_finish() {
+            now = if rng.below(3) == 0 {
+                t
+            } else {
+                now + (t - now) * 0.5
+            };
+            m.pop_finished(now, &mut done);
+        }
+    }
+}
+
+/// After every settle the rates satisfy the characterisation and equal a from-scratch
+/// solve; S had to expand in a good share of the settles, several times in some.
 #[test]
 fn local_resolves_are_max_min_fair_and_match_a_full_resolve() {
     let (mut settles, mut expanding, mut multi) = (0u64, 0u64, 0u64);
-    let mut expanded = 0u64;
     for seed in 0..400u64 {
-        let mut rng = SplitMix64::new(seed);
-        let links = 1 + rng.below(24) as usize;
-        let caps: Vec<f64> = (0..links)
-            .map(|_| [1.0, 2.5, 12.5, 0.3][rng.below(4) as usize] * (1 + rng.below(3)) as f64)
-            .collect();
-        let mut m = MaxMin::new(caps);
-        let mut now = 0.0;
-        let mut done = Vec::new();
-        for step in 0..80 {
-            for _ in 0..rng.below(6) {
-                let hops = 1 + rng.below(4.min(links as u64)) as usize;
-                let mut route: Vec<u32> = (0..links as u32).collect();
-                rng.shuffle(&mut route);
-                route.truncate(hops);
-                let bytes = [100.0, 1000.0, 4096.0, 3.0][rng.below(4) as usize];
-                m.add(now, &route, bytes, step);
-            }
-            let before = m.stats;
-            m.settle(now);
-            if m.stats.settles > before.settles {
-                settles += 1;
-                let extra = m.stats.rounds - before.rounds - 1;
-                expanding += u64::from(extra > 0);
-                multi += u64::from(extra > 1);
-            }
-            let what = format!("seed {seed} step {step}");
-            m.assert_max_min_fair(&what);
-            m.assert_matches_reference(&what);
-            // Advance to the next drain (or a random instant) and remove what drained.
-            if let Some(t) = m.next_finish() {
-                now = if rng.below(3) == 0 {
-                    t
-                } else {
-                    now + (t - now) * 0.5
-                };
-                m.pop_finished(now, &mut done);
-            }
-        }
-        expanded += m.stats.expanded;
+        drive(seed, SCAN_LINKS, |m, rounds, what| {
+            m.assert_max_min_fair(what);
+            m.assert_matches_reference(what);
+            settles += u64::from(rounds > 0);
+            expanding += u64::from(rounds > 1);
+            multi += u64::from(rounds > 2);
+        });
     }
     assert!(
-        expanding * 50 > settles,
+        expanding * 10 > settles,
         "S expanded in {expanding} of {settles} settles"
     );
     assert!(
-        multi > 10,
-        "S expanded more than once in only {multi} settles"
+        multi * 100 > settles,
+        "S expanded twice in only {multi} settles"
     );
-    assert!(expanded > 0);
+}
+
+/// The scanning and the queue-driven selection of `fill` make the same choices: rates
+/// are bit-identical whichever is used.
+#[test]
+fn scan_and_queue_selection_give_bit_identical_rates() {
+    let rates = |m: &MaxMin| -> Vec<u64> {
+        let live = m.live_slots().into_iter();
+        live.map(|f| m.rate(f).to_bits()).collect()
+    };
+    for seed in 0..150u64 {
+        let mut by_scan = Vec::new();
+        drive(seed, usize::MAX, |m, _, _| by_scan.push(rates(m)));
+        let mut by_queue = Vec::new();
+        drive(seed, 0, |m, _, _| by_queue.push(rates(m)));
+        assert_eq!(by_scan, by_queue, "seed {seed}");
+    }
 }
 
 /// A departure whose effect travels down a chain: S starts next to it and has to grow
