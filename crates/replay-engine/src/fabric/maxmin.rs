@@ -9,7 +9,7 @@
 //! (Σ rates = capacity) on which no other flow has a higher rate. The max-min fair
 //! allocation is unique.
 //!
-//! **Local re-solve** (see `maxmin_resolve.rs`). Let S be the flows on dirty links; every other flow
+//! **Local re-solve** (maxmin_fill.rs, maxmin_resolve.rs). Let S be the flows on dirty links; every other flow
 //! (F) keeps its rate, its finish-queue entry and its byte account untouched.
 //! 1. Progressive filling (B&G §6.5.2) over S alone, on the links S uses, each offering its
 //!    capacity minus the rates of its F flows. Every S flow is fixed at a saturated link
