@@ -9,15 +9,18 @@
 //! (Σ rates = capacity) on which no other flow has a higher rate. The max-min fair
 //! allocation is unique.
 //!
-//! **Local re-solve** (maxmin_fill.rs, maxmin_resolve.rs). Let S be the flows on dirty links; every other flow
-//! (F) keeps its rate, its finish-queue entry and its byte account untouched.
+//! **Local re-solve** (maxmin_fill.rs, maxmin_resolve.rs). Let S be the flows on dirty
+//! links; every other flow (F) keeps its rate, its finish-queue entry and its byte account
+//! untouched.
 //! 1. Progressive filling (B&G §6.5.2) over S alone, on the links S uses, each offering its
 //!    capacity minus the rates of its F flows. Every S flow is fixed at a saturated link
 //!    on which no earlier-fixed S flow is faster: its candidate bottleneck.
 //! 2. Verification: (a) no F flow on an S flow's candidate bottleneck is faster than it;
 //!    (b) every F flow on a link S uses still has a bottleneck (its remembered one if S left
 //!    that link untouched, otherwise a link of its route re-checked under the new rates).
-//!    The flows failing either test join S, and 1–2 repeat.
+//! 3. The flows failing either test join S, and 1–2 repeat.
+//! 4. Commit: the S flows whose rate changed account their bytes at `now` and get a new
+//!    finish time; every other flow is left alone.
 //!
 //! Why it is exact: once verification passes, the allocation is feasible (S fills only what
 //! F leaves; links S does not use are unchanged) and every flow has a bottleneck (S flows by
@@ -29,8 +32,9 @@
 //! tolerance (`EPS`) so that rounding noise of the float sums does not count as a violation;
 //! rates therefore equal a from-scratch solve up to rounding, not bit for bit.
 //!
-//! Everything iterates vectors in insertion order (no hash maps): the same calls give
-//! bit-identical rates.
+//! Everything iterates vectors in insertion order (no hash maps): the same sequence of calls
+//! gives bit-identical rates. (Grouping the same arrivals into fewer or more settles at one
+//! instant may change rates by rounding, since S depends on it.)
 
 #[path = "finish_queue.rs"]
 mod finish_queue;
