@@ -47,7 +47,8 @@ impl MaxMin {
 
     /// Asserts the characterisation directly: every link's load is within its capacity
     /// (up to `TOL`), and every flow has a bottleneck — a saturated link of its route on
-    /// which no flow is faster (up to `TOL`).
+    /// which no flow is faster (up to `TOL`). The bottleneck each flow remembers (the
+    /// invariant the local re-solve relies on) must be one.
     fn assert_max_min_fair(&self, what: &str) {
         let load_max = |l: usize| {
             let rates = self.link_flows[l].iter().map(|&h| self.rate(h));
@@ -67,6 +68,12 @@ impl MaxMin {
                 load >= self.capacity[l as usize] * (1.0 - TOL) && r >= max * (1.0 - TOL)
             });
             assert!(has, "{what}: flow {f} (rate {r}) has no bottleneck");
+            let b = self.flows[f as usize].bottleneck as usize;
+            let (load, max) = load_max(b);
+            assert!(
+                load >= self.capacity[b] * (1.0 - TOL) && r >= max * (1.0 - TOL),
+                "{what}: flow {f} (rate {r}) remembers link {b}, not a bottleneck"
+            );
         }
     }
 
