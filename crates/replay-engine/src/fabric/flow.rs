@@ -1,7 +1,7 @@
 //! Flow-level model: every transfer is a flow over its route; rates are max-min fair shares
 //! of the links (re-solved locally, see maxmin.rs); a flow's last byte arrives one path
-//! latency (hops × hop_latency) after it drained. Admission is immediate (packet switching); the
-//! circuit fabrics replace exactly that step.
+//! latency (hops × hop_latency) after it drained. Admission is immediate (packet
+//! switching); the circuit fabrics replace exactly that step.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
