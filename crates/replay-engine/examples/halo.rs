@@ -2,8 +2,10 @@
 //! (per rank and iteration: irecv left, irecv right, isend left, isend right, waitall,
 //! 8-byte allreduce) and prints throughput and a checksum of every simulated time.
 //!
-//! cargo run --release -p replay-engine --example halo -- RANKS ACTIONS [ideal|crossbar]
-//!     [HALO_BYTES] [OVERHEAD_NS]   (crossbar: one endpoint per rank)
+//! cargo run --release -p replay-engine --example halo -- RANKS ACTIONS
+//!     [ideal|crossbar|fattree|torus] [HALO_BYTES] [OVERHEAD_NS]
+//! (flow models, one endpoint per rank: crossbar; 4-ary n-tree with 4^n >= RANKS, d-mod-k;
+//! 3-D torus of the most cubic shape holding RANKS)
 
 use std::time::Instant;
 
@@ -12,6 +14,27 @@ use replay_engine::TraceColumns;
 use replay_engine::{replay, FabricSpec, HostParams, JobInput, Placement, ReplayOptions};
 
 const PER_ITERATION: usize = 6;
+
+fn topology(name: &str, ranks: u32) -> Topology {
+    match name {
+        "crossbar" => Topology::Crossbar { endpoints: ranks },
+        "fattree" => {
+            let n = (1..)
+                .find(|&n| 4u64.pow(n) >= u64::from(ranks))
+                .expect("levels");
+            Topology::FatTree { k: 4, n }
+        }
+        "torus" => {
+            // x >= y >= z, as close to a cube as possible, x * y * z >= ranks.
+            let side = |n: u32, d: u32| (1..=n).find(|&s| u64::from(s).pow(d) >= u64::from(n));
+            let z = side(ranks, 3).expect("z");
+            let y = side(ranks.div_ceil(z), 2).expect("y");
+            let x = ranks.div_ceil(z * y);
+            Topology::Torus3d { x, y, z }
+        }
+        other => panic!("unknown fabric {other}: ideal|crossbar|fattree|torus"),
+    }
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -72,9 +95,7 @@ fn main() {
         },
         _ => FabricSpec {
             fabric: FabricConfig::Flow(FlowParams {
-                topology: Topology::Crossbar {
-                    endpoints: ranks as u32,
-                },
+                topology: topology(fabric, ranks as u32),
                 link_bandwidth_gbps: 100.0,
                 hop_latency_ns: 100.0,
                 duplex: Duplex::Full,

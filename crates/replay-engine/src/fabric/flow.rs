@@ -1,28 +1,34 @@
 //! Flow-level model: every transfer is a flow over its route; rates are max-min fair shares
-//! of the links (incremental, see maxmin.rs); a flow's last byte arrives one path latency
-//! (hops × hop_latency) after it drained. Admission is immediate (packet switching); the
-//! circuit fabrics replace exactly that step.
+//! of the links (re-solved locally, see maxmin.rs); a flow's last byte arrives one path
+//! latency (hops × hop_latency) after it drained. Admission is immediate (packet
+//! switching); the circuit fabrics replace exactly that step.
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::maxmin::MaxMin;
+use super::maxmin::{MaxMin, Stats as MaxMinStats};
 use super::topology::Graph;
 use super::{Fabric, Submitted, Time, TransferId};
 use crate::config::FlowParams;
 use crate::prng::SplitMix64;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Arrival(Time, TransferId);
-impl Eq for Arrival {}
-impl Ord for Arrival {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.0.total_cmp(&self.0).then_with(|| o.1.cmp(&self.1))
+/// A delivery (time, transfer) as one min-heap key, time bits << 32 | id: times are
+/// >= +0.0, whose bit patterns order as the numbers do, so deliveries pop by time, then id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Arrival(Reverse<u128>);
+
+impl Arrival {
+    fn new(t: Time, id: TransferId) -> Self {
+        debug_assert!(t >= 0.0 && t.is_sign_positive(), "arrival time {t}");
+        Self(Reverse(u128::from(t.to_bits()) << 32 | u128::from(id)))
     }
-}
-impl PartialOrd for Arrival {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
+
+    fn time(self) -> Time {
+        f64::from_bits((self.0 .0 >> 32) as u64)
+    }
+
+    fn id(self) -> TransferId {
+        self.0 .0 as u32
     }
 }
 
@@ -69,7 +75,12 @@ impl FlowFabric {
 
     /// Flows re-rated so far (work done by the incremental max-min solver).
     pub fn rerated(&self) -> u64 {
-        self.solver.rerated
+        self.solver.stats.rerated
+    }
+
+    /// Work counters of the max-min solver (settles, filling rounds, expansions).
+    pub fn solver_stats(&self) -> MaxMinStats {
+        self.solver.stats
     }
 }
 
@@ -121,7 +132,7 @@ impl Fabric for FlowFabric {
     fn next_time(&mut self) -> Option<Time> {
         self.solver.settle(self.now);
         let drain = self.solver.next_finish();
-        let arrive = self.arrivals.peek().map(|a| a.0);
+        let arrive = self.arrivals.peek().map(|a| a.time());
         match (drain, arrive) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -140,19 +151,19 @@ impl Fabric for FlowFabric {
                     self.solver.pop_finished(t, &mut self.drained);
                     for &(id, at) in &self.drained {
                         let arrival = at + self.latency_of[id as usize];
-                        self.arrivals.push(Arrival(arrival, id));
+                        self.arrivals.push(Arrival::new(arrival, id));
                     }
                 }
                 _ => break,
             }
         }
         self.now = self.now.max(now);
-        while let Some(&Arrival(t, id)) = self.arrivals.peek() {
-            if t > now {
+        while let Some(&a) = self.arrivals.peek() {
+            if a.time() > now {
                 break;
             }
             self.arrivals.pop();
-            delivered.push((id, t));
+            delivered.push((a.id(), a.time()));
         }
     }
 }

@@ -1,11 +1,47 @@
-//! Max-min fair bandwidth sharing (Bertsekas & Gallager, "Data Networks", §6.5.2,
-//! progressive filling) with incremental re-computation: arrivals and departures only mark
-//! their links dirty; `settle` re-solves only the connected component of links and flows
-//! reachable from the dirty links, once per instant, however many flows started or ended in
-//! it (a collective step starts hundreds of flows at the same time).
+//! Max-min fair bandwidth sharing with local re-solving.
+//!
+//! Arrivals and departures only mark their links dirty; `settle` then re-rates, once per
+//! instant, the smallest set of flows it can prove sufficient, however many flows started or
+//! ended in that instant (a collective step starts hundreds of flows at the same time).
+//!
+//! **Characterisation** (Bertsekas & Gallager, "Data Networks", 2nd ed., §6.5.2): a feasible
+//! allocation is max-min fair iff every flow has a *bottleneck* link — a saturated link
+//! (Σ rates = capacity) on which no other flow has a higher rate. The max-min fair
+//! allocation is unique.
+//!
+//! **Local re-solve** (maxmin_fill.rs, maxmin_resolve.rs). Let S be the flows on dirty
+//! links; every other flow (F) keeps its rate, its finish-queue entry and its byte account
+//! untouched.
+//! 1. Progressive filling (B&G §6.5.2) over S alone, on the links S uses, each offering its
+//!    capacity minus the rates of its F flows. Every S flow is fixed at a saturated link
+//!    on which no earlier-fixed S flow is faster: its candidate bottleneck.
+//! 2. Verification: (a) no F flow on an S flow's candidate bottleneck is faster than it;
+//!    (b) every F flow on a link S uses still has a bottleneck (its remembered one if S left
+//!    that link untouched, otherwise a link of its route re-checked under the new rates).
+//! 3. The flows failing either test join S, and 1–2 repeat.
+//! 4. Commit: the S flows whose rate changed account their bytes at `now` and get a new
+//!    finish time; every other flow is left alone.
+//!
+//! Why it is exact: once verification passes, the allocation is feasible (S fills only what
+//! F leaves; links S does not use are unchanged) and every flow has a bottleneck (S flows by
+//! 1 + 2a, F flows next to S by 2b, all others by the invariant that each flow's remembered
+//! bottleneck was valid after the previous settle and nothing on it changed), so by the
+//! characterisation it *is* the max-min allocation. S only grows and is bounded by the
+//! connected component of the dirty links, where no F flow is adjacent and the checks pass
+//! trivially: the worst case is the full component solve. Comparisons use a relative
+//! tolerance (`EPS`) so that rounding noise of the float sums does not count as a violation;
+//! rates therefore equal a from-scratch solve up to rounding, not bit for bit.
+//!
+//! Everything iterates vectors in insertion order (no hash maps): the same sequence of calls
+//! gives bit-identical rates. (Grouping the same arrivals into fewer or more settles at one
+//! instant may change rates by rounding, since S depends on it.)
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+#[path = "finish_queue.rs"]
+mod finish_queue;
+#[path = "maxmin_resolve.rs"]
+mod resolve;
+
+use finish_queue::FinishQueue;
 
 /// Flow handle (slot in the solver's slab).
 pub type FlowSlot = u32;
@@ -17,26 +53,24 @@ struct Flow {
     remaining: f64,
     updated_at: f64,
     live: bool,
-    version: u32,
     tag: u32,
-    /// Finish time of its current heap entry (NaN: none).
+    /// Finish time of its entry in the finish queue (NaN: none).
     finish_at: f64,
+    /// A link of `links` that is a bottleneck of this flow under the current rates.
+    bottleneck: u32,
 }
 
-/// Min-heap entry: (time, slot, version); stale versions are skipped.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Finish(f64, FlowSlot, u32);
-
-impl Eq for Finish {}
-impl Ord for Finish {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.0.total_cmp(&self.0).then_with(|| o.1.cmp(&self.1))
-    }
-}
-impl PartialOrd for Finish {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
+/// Solver statistics (work done by `settle`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Calls of `settle` that had something to re-solve.
+    pub settles: u64,
+    /// Progressive-filling rounds (one per settle plus one per expansion of S).
+    pub rounds: u64,
+    /// Flows that joined S because verification failed for them.
+    pub expanded: u64,
+    /// Flows re-rated (members of S when their settle committed).
+    pub rerated: u64,
 }
 
 pub struct MaxMin {
@@ -44,41 +78,14 @@ pub struct MaxMin {
     link_flows: Vec<Vec<FlowSlot>>,
     flows: Vec<Flow>,
     free: Vec<FlowSlot>,
-    finish: BinaryHeap<Finish>,
+    finish: FinishQueue,
     dirty: Vec<u32>,
-    // Scratch state of one re-computation, reused to avoid allocation.
-    link_mark: Vec<u32>,
-    flow_mark: Vec<u32>,
-    epoch: u32,
-    rem: Vec<f64>,
-    unfixed: Vec<u32>,
-    comp_links: Vec<u32>,
-    comp_flows: Vec<FlowSlot>,
-    shares: BinaryHeap<Share>,
-    /// The initial shares of a re-computation as sort keys (share bits << 32 | link),
-    /// sorted; merged with `shares` (the entries pushed later).
-    initial: Vec<u128>,
-    /// Per link, the share of its latest heap entry (a lower bound of its current share).
-    pushed: Vec<f64>,
+    /// Scratch state of the local re-solve, reused to avoid allocation.
+    scratch: resolve::Scratch,
     /// Route vectors of removed flows, reused by `add` (no allocation per flow).
     spare_links: Vec<Vec<u32>>,
     live: usize,
-    /// Statistics: flows re-rated over all re-computations.
-    pub rerated: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Share(f64, u32);
-impl Eq for Share {}
-impl Ord for Share {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.0.total_cmp(&self.0).then_with(|| o.1.cmp(&self.1))
-    }
-}
-impl PartialOrd for Share {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
+    pub stats: Stats,
 }
 
 impl MaxMin {
@@ -90,21 +97,12 @@ impl MaxMin {
             link_flows: vec![Vec::new(); n],
             flows: Vec::new(),
             free: Vec::new(),
-            finish: BinaryHeap::new(),
+            finish: FinishQueue::default(),
             dirty: Vec::new(),
-            link_mark: vec![0; n],
-            flow_mark: Vec::new(),
-            epoch: 0,
-            rem: vec![0.0; n],
-            unfixed: vec![0; n],
-            comp_links: Vec::new(),
-            comp_flows: Vec::new(),
-            shares: BinaryHeap::new(),
-            initial: Vec::new(),
-            pushed: vec![0.0; n],
+            scratch: resolve::Scratch::new(n),
             spare_links: Vec::new(),
             live: 0,
-            rerated: 0,
+            stats: Stats::default(),
         }
     }
 
@@ -120,19 +118,18 @@ impl MaxMin {
             remaining: bytes,
             updated_at: now,
             live: true,
-            version: 0,
             tag,
             finish_at: f64::NAN,
+            bottleneck: links.first().copied().unwrap_or(0),
         };
         let slot = match self.free.pop() {
             Some(s) => {
-                let version = self.flows[s as usize].version.wrapping_add(1);
-                self.flows[s as usize] = Flow { version, ..flow };
+                self.flows[s as usize] = flow;
                 s
             }
             None => {
                 self.flows.push(flow);
-                self.flow_mark.push(0);
+                self.scratch.add_flow();
                 (self.flows.len() - 1) as FlowSlot
             }
         };
@@ -154,9 +151,8 @@ impl MaxMin {
         }
         self.spare_links.push(links);
         self.live -= 1;
-        let f = &mut self.flows[slot as usize];
-        f.live = false;
-        f.version = f.version.wrapping_add(1);
+        self.flows[slot as usize].live = false;
+        self.finish.remove(slot);
         self.free.push(slot);
     }
 
@@ -165,167 +161,36 @@ impl MaxMin {
         self.flows[slot as usize].rate
     }
 
-    /// Re-solves the component reachable from links touched since the last call, at `now`.
+    /// Re-rates the flows affected by the arrivals and departures since the last call, at
+    /// `now` (see the module comment). A no-op when nothing changed.
     pub fn settle(&mut self, now: f64) {
         if self.dirty.is_empty() {
             return;
         }
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.link_mark.fill(0);
-            self.flow_mark.fill(0);
-            self.epoch = 1;
-        }
-        let epoch = self.epoch;
-        self.comp_links.clear();
-        self.comp_flows.clear();
-        let mut stack = std::mem::take(&mut self.dirty);
-        while let Some(l) = stack.pop() {
-            if self.link_mark[l as usize] == epoch {
-                continue;
-            }
-            self.link_mark[l as usize] = epoch;
-            self.comp_links.push(l);
-            for &f in &self.link_flows[l as usize] {
-                if self.flow_mark[f as usize] != epoch {
-                    self.flow_mark[f as usize] = epoch;
-                    self.comp_flows.push(f);
-                    stack.extend(self.flows[f as usize].links.iter().copied());
-                }
-            }
-        }
-        self.dirty = stack;
-        self.fill(now);
-    }
-
-    /// Progressive filling over the marked component.
-    ///
-    /// Candidate shares come from two sources: the initial share of every link, sorted once,
-    /// and a heap of the entries pushed while filling. Taking the smaller head of the two
-    /// pops exactly the sequence one heap holding all entries would pop (equal entries are
-    /// identical), so rates are bit-identical to the single-heap solver, at a fraction of
-    /// its cost (a component of the halo ring holds ~1000 links, nearly all at one share).
-    fn fill(&mut self, now: f64) {
-        let mut initial = std::mem::take(&mut self.initial);
-        initial.clear();
-        for &l in &self.comp_links {
-            let n = self.link_flows[l as usize].len() as u32;
-            self.rem[l as usize] = self.capacity[l as usize];
-            self.unfixed[l as usize] = n;
-            if n > 0 {
-                let share = self.capacity[l as usize] / f64::from(n);
-                self.pushed[l as usize] = share;
-                // Ascending keys = ascending (share, link), the order `Share`'s reversed
-                // `Ord` makes heaps pop: shares are capacity / count > 0, whose bit
-                // patterns order as `total_cmp` does.
-                debug_assert!(share > 0.0);
-                initial.push(u128::from(share.to_bits()) << 32 | u128::from(l));
-            }
-        }
-        initial.sort_unstable();
-        let mut next_initial = 0usize;
-        let mut heap = std::mem::take(&mut self.shares);
-        heap.clear();
-        // Settle the bytes moved at the old rates, then mark every flow of the component
-        // unfixed (flow_mark == epoch means "not yet given its new rate").
-        for &f in &self.comp_flows {
-            let fl = &mut self.flows[f as usize];
-            fl.remaining = (fl.remaining - fl.rate * (now - fl.updated_at)).max(0.0);
-            fl.updated_at = now;
-        }
-        let epoch = self.epoch;
+        self.stats.settles += 1;
+        self.seed_from_dirty_links();
         loop {
-            let head = initial
-                .get(next_initial)
-                .map(|&k| Share(f64::from_bits((k >> 32) as u64), k as u32));
-            let from_initial = match (head, heap.peek()) {
-                (Some(a), Some(b)) => a >= *b,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
-            };
-            let Share(share, l) = if from_initial {
-                next_initial += 1;
-                head.expect("checked")
-            } else {
-                heap.pop().expect("peeked")
-            };
-            let n = self.unfixed[l as usize];
-            if n == 0 {
-                continue;
-            }
-            let current = self.rem[l as usize].max(0.0) / f64::from(n);
-            if current != share {
-                self.pushed[l as usize] = current;
-                heap.push(Share(current, l));
-                continue;
-            }
-            for i in 0..self.link_flows[l as usize].len() {
-                let f = self.link_flows[l as usize][i];
-                if self.flow_mark[f as usize] != epoch {
-                    continue; // already fixed
-                }
-                self.flow_mark[f as usize] = epoch.wrapping_sub(1);
-                for &m in &self.flows[f as usize].links {
-                    self.rem[m as usize] -= share;
-                    self.unfixed[m as usize] -= 1;
-                    let k = self.unfixed[m as usize];
-                    if k > 0 && m != l {
-                        // Shares mostly grow as flows get fixed: a link needs a new entry
-                        // only if its share fell below its latest one (stale entries are
-                        // refreshed when popped), which keeps the fixing order.
-                        let current = self.rem[m as usize].max(0.0) / f64::from(k);
-                        if current < self.pushed[m as usize] {
-                            self.pushed[m as usize] = current;
-                            heap.push(Share(current, m));
-                        }
-                    }
-                }
-                let fl = &mut self.flows[f as usize];
-                let t = if share > 0.0 {
-                    now + fl.remaining / share
-                } else {
-                    f64::INFINITY
-                };
-                fl.rate = share;
-                self.rerated += 1;
-                if t == fl.finish_at {
-                    continue; // its heap entry still holds (same rate, same finish time)
-                }
-                fl.finish_at = t;
-                fl.version = fl.version.wrapping_add(1);
-                self.finish.push(Finish(t, f, fl.version));
+            self.stats.rounds += 1;
+            self.fill();
+            self.verify_neighbours();
+            if !self.expand() {
+                break;
             }
         }
-        self.shares = heap;
-        self.initial = initial;
-        // Re-rated flows leave stale entries behind; drop them once they dominate.
-        if self.finish.len() > 4 * self.live + 1024 {
-            let flows = &self.flows;
-            self.finish
-                .retain(|e| flows[e.1 as usize].live && flows[e.1 as usize].version == e.2);
-        }
+        self.commit(now);
     }
 
     /// Earliest time a live flow finishes draining (call after `settle`).
-    pub fn next_finish(&mut self) -> Option<f64> {
-        while let Some(&Finish(t, slot, version)) = self.finish.peek() {
-            let f = &self.flows[slot as usize];
-            if f.live && f.version == version {
-                return Some(t);
-            }
-            self.finish.pop();
-        }
-        None
+    pub fn next_finish(&self) -> Option<f64> {
+        self.finish.peek().map(|e| e.0)
     }
 
     /// Removes every flow that drains at or before `now`; appends (tag, finish time).
     pub fn pop_finished(&mut self, now: f64, out: &mut Vec<(u32, f64)>) {
-        while let Some(t) = self.next_finish() {
+        while let Some((t, slot)) = self.finish.peek() {
             if t > now {
                 break;
             }
-            let Finish(_, slot, _) = self.finish.pop().expect("peeked");
             out.push((self.flows[slot as usize].tag, t));
             self.remove(slot);
         }

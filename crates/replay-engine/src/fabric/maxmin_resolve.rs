@@ -1,0 +1,243 @@
+//! The local re-solve behind `MaxMin::settle`: restricted progressive filling over the set S
+//! of flows to re-rate, then verification of the max-min characterisation around S
+//! (Bertsekas & Gallager, "Data Networks", §6.5.2). The algorithm and why it is exact are
+//! described in maxmin.rs.
+//!
+//! Step 1 (filling) is in maxmin_fill.rs; this file holds the scratch state and steps 2-4.
+//!
+//! Marks are 64-bit stamps (one per settle, one per filling round) compared for equality,
+//! so nothing is cleared between calls and nothing ever wraps.
+
+use std::collections::BinaryHeap;
+
+use super::{FlowSlot, MaxMin};
+use fill::Share;
+pub(super) use fill::SCAN_LINKS;
+
+#[path = "maxmin_fill.rs"]
+mod fill;
+
+/// Relative tolerance of the verification: a link is saturated if its load is within
+/// `EPS` of its capacity, and a flow is the fastest on a link if no other flow there beats
+/// it by more than a factor `1 + EPS`. It only absorbs rounding noise of the float sums
+/// (~1e-15 relative); a larger margin would let a non-bottleneck pass.
+const EPS: f64 = 1e-11;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct FlowMark {
+    /// == `Scratch::settle`: the flow is in S.
+    member: u64,
+    /// == `Scratch::round`: the flow got its rate in this round.
+    fixed: u64,
+    /// == `Scratch::round`: the flow (not in S) was verified in this round.
+    checked: u64,
+    /// The rate this round gave it (valid when `fixed` is current).
+    new_rate: f64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct LinkMark {
+    /// == `Scratch::round`: the link carries a flow of S (its fields below are current).
+    round: u64,
+    /// Capacity not yet given out (to F flows or to fixed S flows).
+    rem: f64,
+    /// S flows on the link without a rate yet.
+    unfixed: u32,
+    /// The share of its latest candidate entry (a lower bound of its current share).
+    pushed: f64,
+}
+
+pub(super) struct Scratch {
+    stamp: u64,
+    settle: u64,
+    round: u64,
+    flow: Vec<FlowMark>,
+    link: Vec<LinkMark>,
+    /// S, in the order its flows joined.
+    s_flows: Vec<FlowSlot>,
+    /// The links S uses (this round).
+    s_links: Vec<u32>,
+    /// Flows that failed verification this round (may repeat).
+    grow: Vec<FlowSlot>,
+    /// Candidates pushed while filling.
+    shares: BinaryHeap<Share>,
+    /// Initial candidates as sorted keys (share bits << 32 | link), merged with `shares`.
+    initial: Vec<u128>,
+    next_initial: usize,
+    /// `fill` scans up to this many links (`SCAN_LINKS`; tests vary it).
+    pub(super) scan_links: usize,
+}
+
+impl Scratch {
+    pub(super) fn new(links: usize) -> Self {
+        Self {
+            stamp: 0,
+            settle: 0,
+            round: 0,
+            flow: Vec::new(),
+            link: vec![LinkMark::default(); links],
+            s_flows: Vec::new(),
+            s_links: Vec::new(),
+            grow: Vec::new(),
+            shares: BinaryHeap::new(),
+            initial: Vec::new(),
+            next_initial: 0,
+            scan_links: SCAN_LINKS,
+        }
+    }
+
+    /// Makes room for one more flow slot.
+    pub(super) fn add_flow(&mut self) {
+        self.flow.push(FlowMark::default());
+    }
+
+    fn next_stamp(&mut self) -> u64 {
+        self.stamp += 1;
+        self.stamp
+    }
+
+    /// Rate a flow has under the allocation being verified (new rate for S flows).
+    fn rate_of(&self, f: FlowSlot, committed: f64) -> f64 {
+        let m = &self.flow[f as usize];
+        if m.member == self.settle {
+            m.new_rate
+        } else {
+            committed
+        }
+    }
+}
+
+/// Equal share of `rem` among `n` flows; 0 when nothing is left (never -0.0, whose bits
+/// would sort after every positive share).
+fn share(rem: f64, n: u32) -> f64 {
+    if rem > 0.0 {
+        rem / f64::from(n)
+    } else {
+        0.0
+    }
+}
+
+impl MaxMin {
+    /// Starts a settle: S := the flows on the dirty links.
+    pub(super) fn seed_from_dirty_links(&mut self) {
+        let sc = &mut self.scratch;
+        let settle = sc.next_stamp();
+        sc.settle = settle;
+        sc.s_flows.clear();
+        for &l in &self.dirty {
+            // Dedupes the dirty list; round stamps come later, so this mark never collides.
+            let lm = &mut sc.link[l as usize];
+            if lm.round == settle {
+                continue;
+            }
+            lm.round = settle;
+            for &f in &self.link_flows[l as usize] {
+                let fm = &mut sc.flow[f as usize];
+                if fm.member != settle {
+                    fm.member = settle;
+                    sc.s_flows.push(f);
+                }
+            }
+        }
+        self.dirty.clear();
+    }
+
+    /// Step 2, check (b): every F flow on a link S uses must keep a bottleneck.
+    pub(super) fn verify_neighbours(&mut self) {
+        let (settle, round) = (self.scratch.settle, self.scratch.round);
+        for i in 0..self.scratch.s_links.len() {
+            let l = self.scratch.s_links[i] as usize;
+            for j in 0..self.link_flows[l].len() {
+                let g = self.link_flows[l][j];
+                let fm = &mut self.scratch.flow[g as usize];
+                if fm.member == settle || fm.checked == round {
+                    continue;
+                }
+                fm.checked = round;
+                if !self.keeps_a_bottleneck(g) {
+                    self.scratch.grow.push(g);
+                }
+            }
+        }
+    }
+
+    /// Whether F flow `g` has a bottleneck under the new rates; remembers the one found.
+    fn keeps_a_bottleneck(&mut self, g: FlowSlot) -> bool {
+        let b = self.flows[g as usize].bottleneck;
+        if self.scratch.link[b as usize].round != self.scratch.round {
+            return true; // no S flow on it: the link is exactly as when it was verified
+        }
+        if self.is_bottleneck(g, b) {
+            return true;
+        }
+        let links = &self.flows[g as usize].links;
+        let found = links
+            .iter()
+            .copied()
+            .find(|&m| m != b && self.is_bottleneck(g, m));
+        match found {
+            Some(m) => {
+                self.flows[g as usize].bottleneck = m;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether link `m` is saturated and no flow on it is faster than `g` (within `EPS`).
+    fn is_bottleneck(&self, g: FlowSlot, m: u32) -> bool {
+        let sc = &self.scratch;
+        let (mut load, mut max) = (0.0, 0.0f64);
+        for &h in &self.link_flows[m as usize] {
+            let r = sc.rate_of(h, self.flows[h as usize].rate);
+            load += r;
+            max = max.max(r);
+        }
+        let r = sc.rate_of(g, self.flows[g as usize].rate);
+        load >= self.capacity[m as usize] * (1.0 - EPS) && r >= max * (1.0 - EPS)
+    }
+
+    /// Step 3: the flows that failed verification join S. Returns whether S grew.
+    pub(super) fn expand(&mut self) -> bool {
+        let sc = &mut self.scratch;
+        let before = sc.s_flows.len();
+        for &g in &sc.grow {
+            let fm = &mut sc.flow[g as usize];
+            if fm.member != sc.settle {
+                fm.member = sc.settle;
+                sc.s_flows.push(g);
+            }
+        }
+        sc.grow.clear();
+        let added = sc.s_flows.len() - before;
+        self.stats.expanded += added as u64;
+        added > 0
+    }
+
+    /// Step 4: S flows take their new rates; a flow whose rate did not change keeps its
+    /// byte account and finish-queue entry untouched (its finish time still holds).
+    pub(super) fn commit(&mut self, now: f64) {
+        let sc = &self.scratch;
+        for &f in &sc.s_flows {
+            let r = sc.flow[f as usize].new_rate;
+            let fl = &mut self.flows[f as usize];
+            if r.to_bits() == fl.rate.to_bits() && !fl.finish_at.is_nan() {
+                continue;
+            }
+            fl.remaining = (fl.remaining - fl.rate * (now - fl.updated_at)).max(0.0);
+            fl.updated_at = now;
+            fl.rate = r;
+            let t = if r > 0.0 {
+                now + fl.remaining / r
+            } else {
+                f64::INFINITY
+            };
+            if t == fl.finish_at {
+                continue; // its queue entry still holds
+            }
+            fl.finish_at = t;
+            self.finish.set(f, t);
+        }
+        self.stats.rerated += sc.s_flows.len() as u64;
+    }
+}
