@@ -54,18 +54,18 @@ impl OwnedLists {
     }
 
     /// The lists of rows `lo..hi` (empty when they all are).
-    fn range(lists: &Lists<'_>, lo: usize, hi: usize) -> Self {
+    /// Becomes the lists of rows `lo..hi` (empty when they all are), reusing its buffers.
+    fn assign_range(&mut self, lists: &Lists<'_>, lo: usize, hi: usize) {
+        self.offsets.clear();
+        self.values.clear();
         if lists.offsets.is_empty() || lists.offsets[lo] == lists.offsets[hi] {
-            return Self::default();
+            return;
         }
         let base = lists.offsets[lo];
-        Self {
-            offsets: lists.offsets[lo..=hi]
-                .iter()
-                .map(|&o| (o - base) as u32)
-                .collect(),
-            values: lists.values[base as usize..lists.offsets[hi] as usize].to_vec(),
-        }
+        let offsets = lists.offsets[lo..=hi].iter().map(|&o| (o - base) as u32);
+        self.offsets.extend(offsets);
+        self.values
+            .extend_from_slice(&lists.values[base as usize..lists.offsets[hi] as usize]);
     }
 
     fn pad(&mut self, rows: usize) {
@@ -148,7 +148,16 @@ impl Chunk {
     /// Copies the contiguous rows `lo..hi` of `c` (all of one rank, in seq order); the
     /// first one is trace row `first_id`. The common case (traces sorted by rank, and every
     /// streamed chunk): columns are sliced once, so the copy runs without bounds checks.
-    pub fn gather_range(c: &TraceColumns<'_>, lo: usize, hi: usize, first_id: u64) -> Self {
+    /// `reuse` (a chunk already executed) lends its buffers: no allocation, and memory that
+    /// is still in cache (fresh pages from the kernel cost more than the copy itself).
+    pub fn gather_range(
+        reuse: Chunk,
+        c: &TraceColumns<'_>,
+        lo: usize,
+        hi: usize,
+        first_id: u64,
+    ) -> Self {
+        let mut chunk = reuse;
         let n = hi - lo;
         let (seq, op, peer, root) = (
             &c.seq[lo..hi],
@@ -177,25 +186,21 @@ impl Chunk {
             t_end: te[k],
             iteration: it[k],
         };
-        let rows: Vec<Row> = (0..n).map(row).collect();
+        chunk.rows.clear();
+        chunk.rows.extend((0..n).map(row));
+        chunk.ids.clear();
+        chunk.first_id = first_id;
+        chunk.recv.clear();
         let (rp, rt) = (!c.recv_peer.is_empty(), !c.recv_tag.is_empty());
-        let recv = if rp || rt {
+        if rp || rt {
             let get = |v: &[i32], on: bool, k: usize| if on { v[lo + k] } else { SAME };
-            (0..n)
-                .map(|k| (get(c.recv_peer, rp, k), get(c.recv_tag, rt, k)))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        Chunk {
-            rows,
-            ids: Vec::new(),
-            first_id,
-            recv,
-            requests: OwnedLists::range(&c.requests, lo, hi),
-            send_counts: OwnedLists::range(&c.send_counts, lo, hi),
-            recv_counts: OwnedLists::range(&c.recv_counts, lo, hi),
+            let recv = (0..n).map(|k| (get(c.recv_peer, rp, k), get(c.recv_tag, rt, k)));
+            chunk.recv.extend(recv);
         }
+        chunk.requests.assign_range(&c.requests, lo, hi);
+        chunk.send_counts.assign_range(&c.send_counts, lo, hi);
+        chunk.recv_counts.assign_range(&c.recv_counts, lo, hi);
+        chunk
     }
 
     pub fn len(&self) -> usize {
@@ -248,6 +253,8 @@ pub fn validate(rank: u32, ranks: u32, after: Option<i64>, chunk: &Chunk) -> Res
 pub struct RankRows {
     front: Chunk,
     later: VecDeque<Chunk>,
+    /// The last chunk executed, kept to lend its buffers to the next one fed.
+    spare: Chunk,
     /// Index of the current (next or executing) row in `front`.
     at: usize,
     /// Rows buffered from the current one on.
@@ -264,12 +271,17 @@ impl RankRows {
             self.last_seq = Some(last.seq);
             self.buffered += chunk.len();
             if self.at == self.front.len() {
-                self.front = chunk;
+                self.spare = std::mem::replace(&mut self.front, chunk);
                 self.at = 0;
             } else {
                 self.later.push_back(chunk);
             }
         }
+    }
+
+    /// Buffers for the next chunk of this rank (those of one already executed, if any).
+    pub fn take_spare(&mut self) -> Chunk {
+        std::mem::take(&mut self.spare)
     }
 
     /// Whether the current row can start (it and its successor are buffered, or it is the
@@ -325,7 +337,7 @@ impl RankRows {
         self.buffered -= 1;
         if self.at == self.front.len() {
             let next = self.later.pop_front()?;
-            self.front = next;
+            self.spare = std::mem::replace(&mut self.front, next);
             self.at = 0;
         }
         Some(self.front.rows[self.at].t_start)

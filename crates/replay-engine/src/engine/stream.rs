@@ -172,6 +172,11 @@ impl Engine {
         self.ranks[g as usize].rows.feed(chunk);
     }
 
+    fn take_spare(&mut self, job: u32, rank: u32) -> Chunk {
+        let g = self.jobs[job as usize].base + rank;
+        self.ranks[g as usize].rows.take_spare()
+    }
+
     fn close(&mut self, job: u32, rank: u32) {
         let g = self.jobs[job as usize].base + rank;
         self.ranks[g as usize].rows.closed = true;
@@ -240,7 +245,8 @@ pub fn replay(
         let take = (to - from).min(chunk_rows);
         let columns = &jobs[j].columns;
         let chunk = if ix.order.is_empty() {
-            Chunk::gather_range(columns, from, from + take, from as u64)
+            let reuse = engine.take_spare(job, rank);
+            Chunk::gather_range(reuse, columns, from, from + take, from as u64)
         } else {
             let rows = ix.order[from..from + take].iter();
             Chunk::gather(columns, rows.map(|&i| (i as usize, u64::from(i))))
@@ -330,16 +336,18 @@ impl ReplayStream {
         if rank >= j.ranks {
             return Err(bad(format!("rank {rank} is not a rank of the trace")));
         }
+        let (base, ranks) = (j.base, j.ranks);
         let n = cols.seq.len();
         trace::check_lengths(cols, n).map_err(bad)?;
-        let chunk = Chunk::gather_range(cols, 0, n, first_row);
-        let rows = &e.ranks[(j.base + rank) as usize].rows;
+        let reuse = e.take_spare(job, rank);
+        let chunk = Chunk::gather_range(reuse, cols, 0, n, first_row);
+        let rows = &e.ranks[(base + rank) as usize].rows;
         if rows.closed {
             return Err(bad(format!(
                 "rank {rank}: rows fed after its input was closed"
             )));
         }
-        rows::validate(rank, j.ranks, rows.last_seq, &chunk).map_err(bad)?;
+        rows::validate(rank, ranks, rows.last_seq, &chunk).map_err(bad)?;
         e.feed(job, rank, chunk);
         Ok(())
     }
