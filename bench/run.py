@@ -16,6 +16,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+# Before any bench imports numpy: OpenBLAS worker threads spin after numpy calls and their
+# CPU time lands in the benchmarks' process_time (~10 % of a replay measurement).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 
