@@ -10,6 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use replay_engine::{Progress, ReplayOptions, StreamJob};
 
+use crate::arrow::Exported;
+use crate::ingest::{by_name, OpTable, OwnedColumns};
 use crate::{config, to_ns, Columns, JobReplay};
 
 fn value_error(err: replay_engine::ReplayError) -> PyErr {
@@ -20,6 +22,9 @@ fn value_error(err: replay_engine::ReplayError) -> PyErr {
 #[pyclass(unsendable, module = "tailcast._core")]
 pub struct ReplayStream {
     inner: Option<replay_engine::ReplayStream>,
+    /// Reused for every `feed_arrow` (the engine copies the rows it is fed).
+    scratch: OwnedColumns,
+    ops: OpTable,
 }
 
 impl ReplayStream {
@@ -66,7 +71,11 @@ impl ReplayStream {
         };
         let inner =
             replay_engine::ReplayStream::new(vec![job], &spec, &options).map_err(value_error)?;
-        Ok(Self { inner: Some(inner) })
+        Ok(Self {
+            inner: Some(inner),
+            scratch: OwnedColumns::default(),
+            ops: OpTable::new(),
+        })
     }
 
     /// Appends rows of `rank` (a dict of columns as `replay` takes, in seq order);
@@ -76,6 +85,24 @@ impl ReplayStream {
         let view = cols.view()?;
         self.engine()?
             .feed(0, rank, &view, first_row)
+            .map_err(value_error)
+    }
+
+    /// Like `feed`, with the rows as an Arrow record batch of TRACE columns (converted
+    /// here: nulls filled, op names mapped; the rank column is not read).
+    fn feed_arrow(&mut self, rank: u32, batch: &Bound<'_, PyAny>, first_row: u64) -> PyResult<()> {
+        let exported = Exported::new(batch)?;
+        let array = exported.array();
+        let cols = by_name(&array)?;
+        self.scratch.clear();
+        self.scratch
+            .append(&cols, array.len(), &self.ops, None, false, first_row)?;
+        let inner = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("the stream is finished"))?;
+        inner
+            .feed(0, rank, &self.scratch.view(), first_row)
             .map_err(value_error)
     }
 

@@ -109,11 +109,23 @@ def placement_spec(text: str, ranks: int, seed: int) -> str:
 
 
 def load_columns(trace: Path) -> EngineColumns:
-    """The trace's engine columns, read batch by batch."""
-    columns = EngineColumns()
-    for batch in _engine_batches(Path(trace)):
-        columns.add(batch)
+    """The trace's engine columns, read batch by batch (InputError: a negative rank, a
+    column of an unusable type)."""
+    trace = Path(trace)
+    columns = EngineColumns(capacity=_row_count(trace))
+    for batch in _engine_batches(trace):
+        try:
+            columns.add(batch)
+        except ValueError as exc:
+            raise InputError(trace, str(exc)) from exc
     return columns
+
+
+def _row_count(trace: Path) -> int:
+    try:
+        return int(pq.read_metadata(trace).num_rows)
+    except (OSError, pa.ArrowException):
+        return 0  # reported by the read
 
 
 def _engine_batches(trace: Path) -> Iterator[pa.RecordBatch]:

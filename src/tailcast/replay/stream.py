@@ -170,13 +170,14 @@ def stream_replay(
                 if chunk is None:
                     stream.close(rank)
                 else:
-                    stream.feed(rank, chunk[0], chunk[1])
+                    stream.feed_arrow(rank, chunk[0], chunk[1])
                 if writer is not None:
                     writer.add(stream.take_ops())
             if writer is not None:
                 writer.add(stream.take_ops(), flush=True)
             job, stats = stream.finish()
         except ValueError as err:
+            # Bad rows and deadlocks; column conversion errors name a column.
             raise ReplayFailed(f"{trace}: {err}") from err
         counts = writer.counts if writer is not None else np.zeros(256, dtype=np.int64)
     names = {code: name for name, code in op_code_table().items()}
