@@ -108,9 +108,16 @@ class ReplayStream:
     ) -> ReplayStream: ...
     def feed(self, rank: int, columns: dict[str, NDArray[np.generic]], first_row: int) -> None:
         """Appends rows of `rank` in seq order (columns as `replay` takes)."""
-    def feed_arrow(self, rank: int, batch: _ArrowBatch, first_row: int) -> None:
+    def feed_arrow(
+        self,
+        rank: int,
+        batch: _ArrowBatch,
+        first_row: int,
+        constants: dict[str, int | str] | None = None,
+    ) -> None:
         """Like `feed`, the rows as an Arrow record batch of TRACE columns (nulls filled
-        and op names mapped here; `rank` is not read; missing columns are all null)."""
+        and op names mapped here; `rank` is not read). `constants`: columns absent from
+        the batch with one value in every row; other missing columns are all null."""
     def close(self, rank: int) -> None: ...
     def run(self) -> int | None: ...
     def take_ops(self) -> dict[str, NDArray[np.generic]]:
@@ -123,9 +130,10 @@ class ColumnBuilder:
     (nulls as in tailcast.replay.columns, op names normalised and mapped to codes)."""
 
     def __new__(cls, capacity: int = 0) -> ColumnBuilder: ...
-    def append(self, batch: _ArrowBatch) -> None:
-        """Converts and appends the batch's rows. ValueError: negative rank (names the row),
-        unsupported column type."""
+    def append(self, batch: _ArrowBatch, constants: dict[str, int | str] | None = None) -> None:
+        """Converts and appends the batch's rows (`constants`: columns absent from the
+        batch with one value in every row; other missing columns are all null).
+        ValueError: negative rank (names the row), unsupported column type."""
     @property
     def rows(self) -> int: ...
     def unknown_ops(self) -> dict[str, int]:
@@ -142,7 +150,7 @@ class TraceScan:
     (declared by comm_* rows, and the ranks calling collectives on each), unknown ops."""
 
     def __new__(cls) -> TraceScan: ...
-    def add(self, batch: _ArrowBatch) -> None:
+    def add(self, batch: _ArrowBatch, constants: dict[str, int | str] | None = None) -> None:
         """The next rows (columns rank, op, optionally comm, new_comm, comm_members).
         ValueError "rows are not sorted by rank (row N)" / "negative rank at row N"."""
     @property

@@ -9,10 +9,72 @@ use std::collections::HashMap;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use replay_engine::trace::{Lists, SAME};
+use replay_engine::trace::SAME;
 use replay_engine::TraceColumns;
 
 use crate::arrow::{Array, Validity};
+pub(crate) use crate::lists::Csr;
+pub(crate) use crate::op_names::{append_ops, OpTable};
+
+/// A column's value for every row of a row group, known from its Parquet statistics
+/// (min == max, no nulls) so the column need not be decoded.
+#[derive(Clone, Debug, FromPyObject)]
+pub(crate) enum Constant {
+    Int(i64),
+    Str(String),
+}
+
+/// Where a column's values come from.
+#[derive(Clone, Copy)]
+pub(crate) enum Source<'a> {
+    Column(Array<'a>),
+    Int(i64),
+    Str(&'a str),
+    /// Absent from the batch: every value null.
+    Null,
+}
+
+/// A record batch's columns by name, and the constant columns of its row group.
+pub(crate) struct Batch<'a> {
+    columns: HashMap<&'a str, Array<'a>>,
+    constants: &'a HashMap<String, Constant>,
+    pub(crate) rows: usize,
+}
+
+impl<'a> Batch<'a> {
+    /// `batch` must be a record batch (struct array); `constants` name columns it lacks.
+    pub(crate) fn new(
+        batch: &Array<'a>,
+        constants: &'a HashMap<String, Constant>,
+    ) -> PyResult<Self> {
+        if batch.format() != "+s" {
+            return Err(PyValueError::new_err(
+                "expected a record batch (Arrow struct array)",
+            ));
+        }
+        let columns = batch
+            .children()
+            .into_iter()
+            .map(|c| (c.name(), c))
+            .collect();
+        Ok(Self {
+            columns,
+            constants,
+            rows: batch.len(),
+        })
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Source<'a> {
+        if let Some(&c) = self.columns.get(name) {
+            return Source::Column(c);
+        }
+        match self.constants.get(name) {
+            Some(Constant::Int(v)) => Source::Int(*v),
+            Some(Constant::Str(s)) => Source::Str(s.as_str()),
+            None => Source::Null,
+        }
+    }
+}
 
 pub(crate) const PROC_NULL: i32 = -2;
 
@@ -50,7 +112,7 @@ impl Target for u32 {
     }
 }
 
-fn unsupported(col: &Array<'_>) -> PyErr {
+pub(crate) fn unsupported(col: &Array<'_>) -> PyErr {
     PyValueError::new_err(format!(
         "column {} has an unsupported Arrow type (format {:?})",
         col.name(),
@@ -81,13 +143,18 @@ fn extend<S: Copy, T: Copy>(
 /// Appends an integer (or floating) column as T, nulls as `fill`; a missing column is
 /// `rows` fills.
 pub(crate) fn append_ints<T: Target>(
-    col: Option<Array<'_>>,
+    src: Source<'_>,
     rows: usize,
     fill: T,
     out: &mut Vec<T>,
 ) -> PyResult<()> {
-    let col = match col {
-        Some(c) if !c.all_null() => c,
+    let col = match src {
+        Source::Column(c) if !c.all_null() => c,
+        Source::Int(v) => {
+            out.resize(out.len() + rows, T::from_i64(v));
+            return Ok(());
+        }
+        Source::Str(_) => return Err(PyValueError::new_err("expected a number, got a string")),
         _ => {
             out.resize(out.len() + rows, fill);
             return Ok(());
@@ -124,291 +191,6 @@ pub(crate) fn append_ints<T: Target>(
         _ => return Err(unsupported(&col)),
     }
     Ok(())
-}
-
-/// `raw.strip().lower().removeprefix("mpi_")` of the Python side.
-pub(crate) fn normalise_op(raw: &str) -> String {
-    let lowered = raw.trim().to_lowercase();
-    match lowered.strip_prefix("mpi_") {
-        Some(rest) => rest.to_string(),
-        None => lowered,
-    }
-}
-
-/// Op name → code; names not in the table count as unknown (code 0, `other`).
-pub(crate) struct OpTable {
-    codes: HashMap<&'static str, u8>,
-}
-
-impl OpTable {
-    pub(crate) fn new() -> Self {
-        let codes = replay_engine::ops::OP_TABLE
-            .iter()
-            .map(|&(name, op)| (name, op as u8))
-            .collect();
-        Self { codes }
-    }
-
-    /// The code of a raw op string and whether the name is known.
-    pub(crate) fn code(&self, raw: &str) -> (u8, Option<String>) {
-        let name = normalise_op(raw);
-        match self.codes.get(name.as_str()) {
-            Some(&c) => (c, None),
-            None => (0, Some(name)),
-        }
-    }
-}
-
-/// The strings of a utf8 / large utf8 (or binary) array, nulls as None.
-fn strings<'a>(col: &Array<'a>) -> PyResult<Vec<Option<&'a str>>> {
-    let (o, n) = (col.offset(), col.len());
-    let offsets: Vec<usize> = match col.format() {
-        "u" | "z" => col.buffer::<i32>(1, o + n + 1)?[o..]
-            .iter()
-            .map(|&v| v.max(0) as usize)
-            .collect(),
-        "U" | "Z" => col.buffer::<i64>(1, o + n + 1)?[o..]
-            .iter()
-            .map(|&v| v.max(0) as usize)
-            .collect(),
-        _ => return Err(unsupported(col)),
-    };
-    let data = col.buffer::<u8>(2, offsets.last().copied().unwrap_or(0))?;
-    let valid = col.validity();
-    (0..n)
-        .map(|i| {
-            if valid.is_some_and(|v| !v.is_valid(i)) {
-                return Ok(None);
-            }
-            std::str::from_utf8(&data[offsets[i]..offsets[i + 1]])
-                .map(Some)
-                .map_err(|_| PyValueError::new_err(format!("column {}: invalid UTF-8", col.name())))
-        })
-        .collect()
-}
-
-/// Per row `codes[index]` of a dictionary array (any integer index type; a null or
-/// out-of-range index is code 0), counting the rows of each index.
-fn map_indices(
-    col: &Array<'_>,
-    codes: &[u8],
-    counts: &mut [u64],
-    out: &mut Vec<u8>,
-) -> PyResult<()> {
-    fn run<I: Copy>(
-        src: &[I],
-        valid: Option<Validity<'_>>,
-        codes: &[u8],
-        counts: &mut [u64],
-        out: &mut Vec<u8>,
-        idx: impl Fn(I) -> usize,
-    ) {
-        out.extend(src.iter().enumerate().map(|(i, &v)| {
-            let k = idx(v);
-            if k < codes.len() && valid.is_none_or(|b| b.is_valid(i)) {
-                counts[k] += 1;
-                codes[k]
-            } else {
-                0
-            }
-        }));
-    }
-    let valid = col.validity();
-    match col.format() {
-        "c" => run(col.values::<i8>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "C" => run(col.values::<u8>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "s" => run(col.values::<i16>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "S" => run(col.values::<u16>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "i" => run(col.values::<i32>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "I" => run(col.values::<u32>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "l" => run(col.values::<i64>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "L" => run(col.values::<u64>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        _ => return Err(unsupported(col)),
-    }
-    Ok(())
-}
-
-/// Appends the op codes of a string or dictionary-of-strings column; unknown names are
-/// counted in `unknown` when given. A null op is code 0 and not counted.
-pub(crate) fn append_ops(
-    col: Option<Array<'_>>,
-    rows: usize,
-    table: &OpTable,
-    out: &mut Vec<u8>,
-    unknown: Option<&mut HashMap<String, u64>>,
-) -> PyResult<()> {
-    let col = match col {
-        Some(c) if !c.all_null() => c,
-        _ => {
-            out.resize(out.len() + rows, 0);
-            return Ok(());
-        }
-    };
-    // One code per distinct name (the dictionary, or the strings seen), then per row.
-    let (names, plain_idx): (Vec<Option<&str>>, Option<Vec<u32>>) = match col.dictionary() {
-        Some(dict) => (strings(&dict)?, None),
-        None => {
-            let values = strings(&col)?;
-            let mut seen: HashMap<Option<&str>, u32> = HashMap::new();
-            let mut names = Vec::new();
-            let idx = values
-                .iter()
-                .map(|&v| {
-                    *seen.entry(v).or_insert_with(|| {
-                        names.push(v);
-                        names.len() as u32 - 1
-                    })
-                })
-                .collect();
-            (names, Some(idx))
-        }
-    };
-    let mapped: Vec<(u8, Option<String>)> = names
-        .iter()
-        .map(|n| n.map_or((0, None), |s| table.code(s)))
-        .collect();
-    let codes: Vec<u8> = mapped.iter().map(|m| m.0).collect();
-    let mut counts = vec![0u64; names.len()];
-    match plain_idx {
-        None => map_indices(&col, &codes, &mut counts, out)?,
-        Some(idx) => out.extend(idx.iter().map(|&k| {
-            counts[k as usize] += 1;
-            codes[k as usize]
-        })),
-    }
-    if let Some(unknown) = unknown {
-        for ((n, (_, name)), k) in names.iter().zip(&mapped).zip(counts) {
-            if let (Some(name), true, true) = (name, k > 0, n.is_some()) {
-                *unknown.entry(name.clone()).or_default() += k;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A list column in CSR form; `offsets` stays empty while every list so far is empty (the
-/// engine reads empty offsets as "all lists empty").
-#[derive(Default)]
-pub(crate) struct Csr {
-    pub(crate) offsets: Vec<i64>,
-    pub(crate) values: Vec<i64>,
-    rows: usize,
-    /// Reused: the list offsets and child values of the batch being appended.
-    spans: Vec<i64>,
-    child: Vec<i64>,
-}
-
-impl Csr {
-    pub(crate) fn clear(&mut self) {
-        self.offsets.clear();
-        self.values.clear();
-        self.rows = 0;
-    }
-
-    /// Appends a list column (a null list is empty; null elements are 0).
-    pub(crate) fn append(&mut self, col: Option<Array<'_>>, rows: usize) -> PyResult<()> {
-        let col = match col {
-            Some(c) if !c.all_null() => c,
-            _ => {
-                self.pad(rows);
-                return Ok(());
-            }
-        };
-        let (o, n) = (col.offset(), col.len());
-        self.spans.clear();
-        match col.format() {
-            "+l" => self.spans.extend(
-                col.buffer::<i32>(1, o + n + 1)?[o..]
-                    .iter()
-                    .map(|&v| i64::from(v)),
-            ),
-            "+L" => self
-                .spans
-                .extend_from_slice(&col.buffer::<i64>(1, o + n + 1)?[o..]),
-            _ => return Err(unsupported(&col)),
-        }
-        let bad = || PyValueError::new_err(format!("column {}: bad list offsets", col.name()));
-        let children = col.children();
-        let child = children.first().ok_or_else(bad)?;
-        let (first, last) = (self.spans[0], self.spans[n]);
-        if first < 0 || last < first || last as usize > child.len() {
-            return Err(bad());
-        }
-        if first == last {
-            self.pad(rows);
-            return Ok(());
-        }
-        self.child.clear();
-        append_ints(Some(*child), child.len(), 0i64, &mut self.child)?;
-        if self.offsets.is_empty() {
-            self.offsets.resize(self.rows + 1, 0);
-        }
-        let valid = col.validity();
-        for i in 0..n {
-            let (lo, hi) = (self.spans[i], self.spans[i + 1]);
-            if hi > lo && valid.is_none_or(|v| v.is_valid(i)) {
-                if lo < first || hi > last {
-                    return Err(bad());
-                }
-                self.values
-                    .extend_from_slice(&self.child[lo as usize..hi as usize]);
-            }
-            self.offsets.push(self.values.len() as i64);
-        }
-        self.rows += rows;
-        Ok(())
-    }
-
-    /// `rows` empty lists.
-    fn pad(&mut self, rows: usize) {
-        if !self.offsets.is_empty() {
-            let last = self.values.len() as i64;
-            self.offsets.resize(self.offsets.len() + rows, last);
-        }
-        self.rows += rows;
-    }
-
-    pub(crate) fn lists(&self) -> Lists<'_> {
-        Lists {
-            offsets: &self.offsets,
-            values: &self.values,
-        }
-    }
-
-    /// Moves the CSR out (offsets, values).
-    pub(crate) fn into_parts(self) -> (Vec<i64>, Vec<i64>) {
-        (self.offsets, self.values)
-    }
-}
-
-/// The columns of a record batch (a struct array) by name.
-pub(crate) fn by_name<'a>(batch: &Array<'a>) -> PyResult<HashMap<&'a str, Array<'a>>> {
-    if batch.format() != "+s" {
-        return Err(PyValueError::new_err(
-            "expected a record batch (Arrow struct array)",
-        ));
-    }
-    Ok(batch
-        .children()
-        .into_iter()
-        .map(|c| (c.name(), c))
-        .collect())
 }
 
 /// Engine columns owned by the binding (built from Arrow batches).
@@ -495,14 +277,13 @@ impl OwnedColumns {
     /// naming the row (`first_row` = row number of the batch's first row).
     pub(crate) fn append(
         &mut self,
-        cols: &HashMap<&str, Array<'_>>,
-        rows: usize,
+        batch: &Batch<'_>,
         ops: &OpTable,
         unknown: Option<&mut HashMap<String, u64>>,
         with_rank: bool,
         first_row: u64,
     ) -> PyResult<()> {
-        let get = |name: &str| cols.get(name).copied();
+        let (get, rows) = (|name: &str| batch.get(name), batch.rows);
         if with_rank {
             let start = self.rank.len();
             append_ints(get("rank"), rows, 0u32, &mut self.rank)?;

@@ -4,6 +4,8 @@
 mod arrow;
 mod config;
 mod ingest;
+mod lists;
+mod op_names;
 mod queue;
 mod stream;
 mod trace_io;

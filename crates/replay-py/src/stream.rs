@@ -11,7 +11,7 @@ use pyo3::types::PyDict;
 use replay_engine::{Progress, ReplayOptions, StreamJob};
 
 use crate::arrow::Exported;
-use crate::ingest::{by_name, OpTable, OwnedColumns};
+use crate::ingest::{Batch, Constant, OpTable, OwnedColumns};
 use crate::{config, to_ns, Columns, JobReplay};
 
 fn value_error(err: replay_engine::ReplayError) -> PyErr {
@@ -89,14 +89,22 @@ impl ReplayStream {
     }
 
     /// Like `feed`, with the rows as an Arrow record batch of TRACE columns (converted
-    /// here: nulls filled, op names mapped; the rank column is not read).
-    fn feed_arrow(&mut self, rank: u32, batch: &Bound<'_, PyAny>, first_row: u64) -> PyResult<()> {
+    /// here: nulls filled, op names mapped; the rank column is not read) and the
+    /// columns that hold one value in every row (absent from the batch).
+    #[pyo3(signature = (rank, batch, first_row, constants = None))]
+    fn feed_arrow(
+        &mut self,
+        rank: u32,
+        batch: &Bound<'_, PyAny>,
+        first_row: u64,
+        constants: Option<HashMap<String, Constant>>,
+    ) -> PyResult<()> {
         let exported = Exported::new(batch)?;
-        let array = exported.array();
-        let cols = by_name(&array)?;
+        let constants = constants.unwrap_or_default();
+        let batch = Batch::new(&exported.array(), &constants)?;
         self.scratch.clear();
         self.scratch
-            .append(&cols, array.len(), &self.ops, None, false, first_row)?;
+            .append(&batch, &self.ops, None, false, first_row)?;
         let inner = self
             .inner
             .as_mut()

@@ -1,6 +1,7 @@
 //! `ColumnBuilder` (Arrow batches → the numpy columns `replay` takes) and `TraceScan`
 //! (the layout pass of the streaming replay), both fed pyarrow record batches through
-//! the C Data Interface (see arrow.rs, ingest.rs).
+//! the C Data Interface (see arrow.rs, ingest.rs). Both take the constant columns of a
+//! batch's row group (from Parquet statistics) instead of decoded columns.
 
 use std::collections::{HashMap, HashSet};
 
@@ -9,8 +10,12 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::arrow::{Array, Exported};
-use crate::ingest::{append_ints, append_ops, by_name, OpTable, OwnedColumns, LIST_NAMES};
+use crate::arrow::Exported;
+use crate::ingest::{
+    append_ints, append_ops, Batch, Constant, Csr, OpTable, OwnedColumns, Source, LIST_NAMES,
+};
+
+type Constants = Option<HashMap<String, Constant>>;
 
 /// Communicators declared by comm_split/dup/create rows (`new_comm` >= 0 with its
 /// `comm_members`), first declaration of an id wins.
@@ -21,43 +26,38 @@ struct Declared {
 }
 
 impl Declared {
-    fn add(&mut self, cols: &HashMap<&str, Array<'_>>, rows: usize) -> PyResult<()> {
-        let (Some(new), Some(members)) = (cols.get("new_comm"), cols.get("comm_members")) else {
-            return Ok(());
+    fn add(&mut self, batch: &Batch<'_>) -> PyResult<()> {
+        let Source::Column(members) = batch.get("comm_members") else {
+            return Ok(()); // no member lists: nothing declared
         };
-        if new.all_null() || members.all_null() {
+        let new = batch.get("new_comm");
+        if matches!(new, Source::Null) || members.all_null() {
             return Ok(());
         }
+        let rows = batch.rows;
         let mut ids: Vec<i64> = Vec::with_capacity(rows);
-        append_ints(Some(*new), rows, -1i64, &mut ids)?;
+        append_ints(new, rows, -1i64, &mut ids)?;
         if ids.iter().all(|&i| i < 0) {
             return Ok(());
         }
-        let mut csr = crate::ingest::Csr::default();
-        csr.append(Some(*members), rows)?;
+        let mut csr = Csr::default();
+        csr.append(Source::Column(members), rows)?;
         let valid = members.validity();
         for (i, &id) in ids.iter().enumerate() {
             let listed = valid.is_none_or(|v| v.is_valid(i));
             if id < 0 || !listed || self.ids.contains(&(id as i32)) {
                 continue;
             }
-            if csr.offsets.is_empty() {
-                // Every member list empty.
-                self.ids.insert(id as i32);
-                self.comms.push((id as i32, Vec::new()));
-                continue;
-            }
-            let (lo, hi) = (csr.offsets[i] as usize, csr.offsets[i + 1] as usize);
+            let members = if csr.offsets.is_empty() {
+                Vec::new() // every member list of the batch is empty
+            } else {
+                csr.values[csr.offsets[i] as usize..csr.offsets[i + 1] as usize].to_vec()
+            };
             self.ids.insert(id as i32);
-            self.comms.push((id as i32, csr.values[lo..hi].to_vec()));
+            self.comms.push((id as i32, members));
         }
         Ok(())
     }
-}
-
-fn batch_columns<'a>(batch: &'a Exported<'_>) -> PyResult<(HashMap<&'a str, Array<'a>>, usize)> {
-    let array = batch.array();
-    Ok((by_name(&array)?, array.len()))
 }
 
 /// Accumulates converted batches; see tailcast/_core.pyi.
@@ -85,23 +85,18 @@ impl ColumnBuilder {
     }
 
     /// Converts and appends a record batch (anything with `__arrow_c_array__`).
-    fn append(&mut self, batch: &Bound<'_, PyAny>) -> PyResult<()> {
+    #[pyo3(signature = (batch, constants = None))]
+    fn append(&mut self, batch: &Bound<'_, PyAny>, constants: Constants) -> PyResult<()> {
         let exported = Exported::new(batch)?;
-        let (cols, rows) = batch_columns(&exported)?;
+        let constants = constants.unwrap_or_default();
+        let batch = Batch::new(&exported.array(), &constants)?;
         let target = self
             .cols
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("the builder is finished"))?;
-        target.append(
-            &cols,
-            rows,
-            &self.ops,
-            Some(&mut self.unknown),
-            true,
-            self.rows,
-        )?;
-        self.declared.add(&cols, rows)?;
-        self.rows += rows as u64;
+        target.append(&batch, &self.ops, Some(&mut self.unknown), true, self.rows)?;
+        self.declared.add(&batch)?;
+        self.rows += batch.rows as u64;
         Ok(())
     }
 
@@ -126,7 +121,6 @@ impl ColumnBuilder {
             .cols
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("the builder is finished"))?;
-        let n = c.seq.len();
         let out = PyDict::new(py);
         out.set_item("rank", c.rank.into_pyarray(py))?;
         out.set_item("seq", c.seq.into_pyarray(py))?;
@@ -144,7 +138,6 @@ impl ColumnBuilder {
         out.set_item("recv_peer", c.recv_peer.into_pyarray(py))?;
         out.set_item("recv_tag", c.recv_tag.into_pyarray(py))?;
         for (csr, name) in c.lists.into_iter().zip(LIST_NAMES) {
-            debug_assert!(csr.offsets.is_empty() || csr.offsets.len() == n + 1);
             let (offsets, values) = csr.into_parts();
             out.set_item(format!("{name}_offsets"), offsets.into_pyarray(py))?;
             out.set_item(format!("{name}_values"), values.into_pyarray(py))?;
@@ -169,6 +162,52 @@ pub struct TraceScan {
     comm_buf: Vec<i32>,
 }
 
+impl TraceScan {
+    fn rank_error(&self, message: &str, i: usize) -> PyErr {
+        PyValueError::new_err(format!("{message} (row {})", self.rows + i as u64))
+    }
+
+    /// Counts the rows of each rank, checking the order.
+    fn count_ranks(&mut self, rank: Source<'_>, rows: usize) -> PyResult<()> {
+        if let Source::Int(r) = rank {
+            // A row group of one rank: one check and one count.
+            self.rank_buf.clear();
+            if rows > 0 {
+                self.check_rank(r, 0)?;
+                self.counts[r as usize] += rows as i64;
+            }
+            return Ok(());
+        }
+        self.rank_buf.clear();
+        append_ints(rank, rows, 0i64, &mut self.rank_buf)?;
+        for i in 0..rows {
+            let r = self.rank_buf[i];
+            if r != self.last_rank || self.counts.is_empty() {
+                self.check_rank(r, i)?;
+            }
+            self.counts[r as usize] += 1;
+        }
+        Ok(())
+    }
+
+    fn check_rank(&mut self, r: i64, i: usize) -> PyResult<()> {
+        if r < self.last_rank {
+            return Err(self.rank_error("rows are not sorted by rank", i));
+        }
+        if r < 0 {
+            return Err(PyValueError::new_err(format!(
+                "negative rank at row {}",
+                self.rows + i as u64
+            )));
+        }
+        self.last_rank = r;
+        if r as usize >= self.counts.len() {
+            self.counts.resize(r as usize + 1, 0);
+        }
+        Ok(())
+    }
+}
+
 #[pymethods]
 impl TraceScan {
     #[new]
@@ -189,48 +228,37 @@ impl TraceScan {
 
     /// Adds the next rows (columns rank, op and optionally comm, new_comm,
     /// comm_members); ValueError names the first unsorted or negative rank's row.
-    fn add(&mut self, batch: &Bound<'_, PyAny>) -> PyResult<()> {
+    #[pyo3(signature = (batch, constants = None))]
+    fn add(&mut self, batch: &Bound<'_, PyAny>, constants: Constants) -> PyResult<()> {
         let exported = Exported::new(batch)?;
-        let (cols, rows) = batch_columns(&exported)?;
-        self.rank_buf.clear();
-        append_ints(cols.get("rank").copied(), rows, 0i64, &mut self.rank_buf)?;
+        let constants = constants.unwrap_or_default();
+        let batch = Batch::new(&exported.array(), &constants)?;
+        let rows = batch.rows;
+        self.count_ranks(batch.get("rank"), rows)?;
         self.op_buf.clear();
         let unknown = Some(&mut self.unknown);
-        append_ops(
-            cols.get("op").copied(),
-            rows,
-            &self.ops,
-            &mut self.op_buf,
-            unknown,
-        )?;
-        let comm = cols.get("comm").copied();
-        self.comm_buf.clear();
-        append_ints(comm, rows, 0i32, &mut self.comm_buf)?;
-        let comm_valid = comm.and_then(|c| c.validity());
-        let has_comm = comm.is_some_and(|c| !c.all_null());
-        let mut last_pair = None;
-        for (i, &rank) in self.rank_buf.iter().enumerate() {
-            if rank < self.last_rank {
-                return Err(PyValueError::new_err(format!(
-                    "rows are not sorted by rank (row {})",
-                    self.rows + i as u64
-                )));
-            }
-            if rank < 0 {
-                return Err(PyValueError::new_err(format!(
-                    "negative rank at row {}",
-                    self.rows + i as u64
-                )));
-            }
-            self.last_rank = rank;
-            let r = rank as usize;
-            if r >= self.counts.len() {
-                self.counts.resize(r + 1, 0);
-            }
-            self.counts[r] += 1;
-            // Collective codes start at 32 (replay_engine::ops::Op).
-            let collective = self.op_buf[i] >= 32;
-            if collective && has_comm && comm_valid.is_none_or(|v| v.is_valid(i)) {
+        append_ops(batch.get("op"), rows, &self.ops, &mut self.op_buf, unknown)?;
+        let comm = batch.get("comm");
+        let (comm_valid, has_comm) = match comm {
+            Source::Column(c) => (c.validity(), !c.all_null()),
+            Source::Int(_) => (None, true),
+            _ => (None, false),
+        };
+        // Collective codes start at 32 (replay_engine::ops::Op).
+        if has_comm && self.op_buf.iter().any(|&op| op >= 32) {
+            self.comm_buf.clear();
+            append_ints(comm, rows, 0i32, &mut self.comm_buf)?;
+            let single_rank = self.rank_buf.is_empty();
+            let mut last_pair = None;
+            for i in 0..rows {
+                if self.op_buf[i] < 32 || comm_valid.is_some_and(|v| !v.is_valid(i)) {
+                    continue;
+                }
+                let rank = if single_rank {
+                    self.last_rank
+                } else {
+                    self.rank_buf[i]
+                };
                 let pair = (self.comm_buf[i], rank as u32);
                 if last_pair != Some(pair) {
                     self.used.insert(pair);
@@ -238,7 +266,7 @@ impl TraceScan {
                 }
             }
         }
-        self.declared.add(&cols, rows)?;
+        self.declared.add(&batch)?;
         self.rows += rows as u64;
         Ok(())
     }

@@ -53,12 +53,15 @@ class EngineColumns:
         self._builder = _core.ColumnBuilder(capacity)
         self._columns: dict[str, NDArray[np.generic]] | None = None
 
-    def add(self, batch: pa.RecordBatch | pa.Table) -> None:
-        """Converts the rows (ValueError: negative rank, a column of an unusable type)."""
+    def add(
+        self, batch: pa.RecordBatch | pa.Table, constants: dict[str, int | str] | None = None
+    ) -> None:
+        """Converts the rows; `constants` are columns absent from `batch` that hold one
+        value in all its rows (ValueError: negative rank, a column of an unusable type)."""
         if self._columns is not None:
             raise RuntimeError("EngineColumns.add after arrays()")
         for part in record_batches(batch):
-            self._builder.append(part)
+            self._builder.append(part, constants or None)
         self.rows = self._builder.rows
         self.unknown_ops = self._builder.unknown_ops()
         for cid, members in self._builder.declared_comms():

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from tailcast import _core
 from tailcast.errors import InputError
+from tailcast.replay.row_groups import Constant, RowGroupPlans, planned_batches, row_count_batch
 
 # What `feed_arrow` reads: not rank (a chunk is one rank's) nor the communicator
 # declarations (the scan collects them before the replay starts).
@@ -56,11 +57,10 @@ def scan_trace(path: Path, declared: dict[int, list[int]] | None = None) -> Trac
     scan = _core.TraceScan()
     try:
         pf = pq.ParquetFile(path, read_dictionary=["op"])
-        names = set(pf.schema_arrow.names)
-        columns = [c for c in SCAN_COLUMNS if c in names]
-        batches = pf.iter_batches(SCAN_BATCH_ROWS, columns=columns, use_threads=False)
-        for batch in batches:
-            scan.add(batch)
+        plans = RowGroupPlans(pf.metadata, SCAN_COLUMNS)
+        for g in range(pf.metadata.num_row_groups):
+            for batch, constants in planned_batches(path, pf, plans, g, SCAN_BATCH_ROWS):
+                scan.add(batch, constants)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(path, f"corrupt Parquet data ({exc})") from exc
     except ValueError as exc:
@@ -79,15 +79,18 @@ def scan_trace(path: Path, declared: dict[int, list[int]] | None = None) -> Trac
     )  # fmt: skip
 
 
+Chunk = tuple[pa.RecordBatch, int, dict[str, Constant]]
+
+
 class RankReader:
-    """Hands out each rank's rows in order, `chunk_rows` at most at a time, as Arrow record
-    batches of the TRACE columns the stream's `feed_arrow` converts."""
+    """Hands out each rank's rows in order, `chunk_rows` at most at a time: a record batch
+    of the TRACE columns `feed_arrow` converts, the file row of its first row, and the
+    columns constant in its row group (not in the batch)."""
 
     def __init__(self, path: Path, layout: TraceLayout, chunk_rows: int, cache_groups: int = 8):
         self.path = path
         self.pf = pq.ParquetFile(path, read_dictionary=["op"])
-        present = set(self.pf.schema_arrow.names)
-        self.columns = [c for c in FEED_COLUMNS if c in present]
+        self.plans = RowGroupPlans(self.pf.metadata, FEED_COLUMNS)
         self.layout = layout
         self.chunk_rows = max(2, chunk_rows)
         meta = self.pf.metadata
@@ -95,28 +98,33 @@ class RankReader:
         for g in range(meta.num_row_groups):
             self.group_starts.append(self.group_starts[-1] + meta.row_group(g).num_rows)
         self.next_row = layout.starts[:-1].copy()
-        # rank → (its rows of the row group being read, index of the next one)
-        self.pending: dict[int, tuple[pa.RecordBatch, int]] = {}
-        self.cache: OrderedDict[int, pa.RecordBatch] = OrderedDict()
+        # rank → (its rows of the row group being read, constants, index of the next row)
+        self.pending: dict[int, tuple[pa.RecordBatch, dict[str, Constant], int]] = {}
+        self.cache: OrderedDict[int, tuple[pa.RecordBatch, dict[str, Constant]]] = OrderedDict()
         self.cache_groups = max(1, cache_groups)
-        self.streams: dict[int, Iterator[tuple[pa.RecordBatch, int]]] = {}
+        self.streams: dict[int, Iterator[Chunk]] = {}
 
-    def _group(self, g: int) -> pa.RecordBatch:
+    def _group(self, g: int) -> tuple[pa.RecordBatch, dict[str, Constant]]:
         if g in self.cache:
             self.cache.move_to_end(g)
             return self.cache[g]
-        try:
-            table = self.pf.read_row_group(g, columns=self.columns, use_threads=False)
-        except (OSError, pa.ArrowException) as exc:
-            raise InputError(self.path, f"corrupt Parquet data in row group {g} ({exc})") from exc
-        batch = _one_batch(table)
-        self.cache[g] = batch
+        plan = self.plans.plan(g)
+        if plan.read:
+            try:
+                table = self.pf.read_row_group(g, columns=plan.read, use_threads=False)
+            except (OSError, pa.ArrowException) as exc:
+                message = f"corrupt Parquet data in row group {g} ({exc})"
+                raise InputError(self.path, message) from exc
+            batch = _one_batch(table)
+        else:
+            batch = row_count_batch(plan.rows)
+        self.cache[g] = (batch, plan.constants)
         if len(self.cache) > self.cache_groups:
             self.cache.popitem(last=False)
-        return batch
+        return self.cache[g]
 
-    def next_chunk(self, rank: int) -> tuple[pa.RecordBatch, int] | None:
-        """The rank's next rows and the file row number of the first."""
+    def next_chunk(self, rank: int) -> Chunk | None:
+        """The rank's next rows, the file row number of the first and the constants."""
         pos = int(self.next_row[rank])
         end = int(self.layout.starts[rank + 1])
         if pos >= end:
@@ -133,43 +141,38 @@ class RankReader:
             g = bisect.bisect_right(self.group_starts, pos) - 1
             base = self.group_starts[g]
             stop = min(end, self.group_starts[g + 1])
-            self.pending[rank] = (self._group(g).slice(pos - base, stop - pos), 0)
-        part, at = self.pending[rank]
+            batch, constants = self._group(g)
+            self.pending[rank] = (batch.slice(pos - base, stop - pos), constants, 0)
+        part, constants, at = self.pending[rank]
         stop = min(part.num_rows, at + self.chunk_rows)
         if stop == part.num_rows:
             del self.pending[rank]
         else:
-            self.pending[rank] = (part, stop)
+            self.pending[rank] = (part, constants, stop)
         self.next_row[rank] = pos + (stop - at)
-        return part.slice(at, stop - at), pos
+        return part.slice(at, stop - at), pos, constants
 
-    def _batches(self, rank: int) -> Iterator[tuple[pa.RecordBatch, int]]:
+    def _batches(self, rank: int) -> Iterator[Chunk]:
         """A rank's rows in batches, read with its own reader one row group at a time (a
         reader given several row groups may buffer all of them)."""
         lo, hi = int(self.layout.starts[rank]), int(self.layout.starts[rank + 1])
         g0 = bisect.bisect_right(self.group_starts, lo) - 1
         g1 = bisect.bisect_right(self.group_starts, hi - 1) - 1
-        try:
-            # The footer is parsed once and shared: its size grows with the row groups.
-            pf = pq.ParquetFile(
-                self.path, metadata=self.pf.metadata, pre_buffer=False, read_dictionary=["op"]
-            )
-            for g in range(g0, g1 + 1):
-                row = self.group_starts[g]
-                batches = pf.iter_batches(
-                    self.chunk_rows, row_groups=[g], columns=self.columns, use_threads=False
-                )
-                for batch in batches:
-                    a, b = row, row + batch.num_rows
-                    row = b
-                    if b <= lo:
-                        continue
-                    first, last = max(lo, a), min(hi, b)
-                    yield batch.slice(first - a, last - first), first
-                    if b >= hi:
-                        return
-        except (OSError, pa.ArrowException) as exc:
-            raise InputError(self.path, f"corrupt Parquet data ({exc})") from exc
+        # The footer is parsed once and shared: its size grows with the row groups.
+        pf = pq.ParquetFile(
+            self.path, metadata=self.pf.metadata, pre_buffer=False, read_dictionary=["op"]
+        )
+        for g in range(g0, g1 + 1):
+            row = self.group_starts[g]
+            for batch, constants in planned_batches(self.path, pf, self.plans, g, self.chunk_rows):
+                a, b = row, row + batch.num_rows
+                row = b
+                if b <= lo:
+                    continue
+                first, last = max(lo, a), min(hi, b)
+                yield batch.slice(first - a, last - first), first, constants
+                if b >= hi:
+                    return
 
 
 def _one_batch(table: pa.Table) -> pa.RecordBatch:

@@ -26,6 +26,7 @@ from tailcast import _core
 from tailcast.errors import InputError, TailcastError, UsageError
 from tailcast.replay.columns import EngineColumns, op_code_table
 from tailcast.replay.fabric import Fabric
+from tailcast.replay.row_groups import Constant, RowGroupPlans, planned_batches
 from tailcast.replay.summary import op_summary
 from tailcast.store import ResultsDir
 from tailcast.traces.io import ROW_GROUP_ROWS, read_meta
@@ -113,9 +114,9 @@ def load_columns(trace: Path) -> EngineColumns:
     column of an unusable type)."""
     trace = Path(trace)
     columns = EngineColumns(capacity=_row_count(trace))
-    for batch in _engine_batches(trace):
+    for batch, constants in _engine_batches(trace):
         try:
-            columns.add(batch)
+            columns.add(batch, constants)
         except ValueError as exc:
             raise InputError(trace, str(exc)) from exc
     return columns
@@ -128,14 +129,15 @@ def _row_count(trace: Path) -> int:
         return 0  # reported by the read
 
 
-def _engine_batches(trace: Path) -> Iterator[pa.RecordBatch]:
-    """Only the columns the engine reads, op as its Parquet dictionary (see columns.py)."""
+def _engine_batches(trace: Path) -> Iterator[tuple[pa.RecordBatch, dict[str, Constant]]]:
+    """Only the columns the engine reads, op as its Parquet dictionary (see columns.py),
+    and per row group the columns its statistics give (see row_groups.py)."""
     read_meta(trace)
     try:
         with pq.ParquetFile(trace, read_dictionary=["op"]) as pf:
-            present = [c for c in ENGINE_COLUMNS if c in pf.schema_arrow.names]
-            batches = pf.iter_batches(ROW_GROUP_ROWS, columns=present, use_threads=False)
-            yield from batches
+            plans = RowGroupPlans(pf.metadata, ENGINE_COLUMNS)
+            for g in range(pf.metadata.num_row_groups):
+                yield from planned_batches(trace, pf, plans, g, ROW_GROUP_ROWS)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(trace, f"corrupt Parquet data ({exc})") from exc
 

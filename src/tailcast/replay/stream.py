@@ -170,7 +170,7 @@ def stream_replay(
                 if chunk is None:
                     stream.close(rank)
                 else:
-                    stream.feed_arrow(rank, chunk[0], chunk[1])
+                    stream.feed_arrow(rank, chunk[0], chunk[1], chunk[2] or None)
                 if writer is not None:
                     writer.add(stream.take_ops())
             if writer is not None:
