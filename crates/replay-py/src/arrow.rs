@@ -85,20 +85,29 @@ impl<'py> Exported<'py> {
 
     pub(crate) fn array(&self) -> Array<'_> {
         // SAFETY: the pointers stay valid while the capsules (owned by self) live.
-        unsafe {
-            Array {
-                schema: &*self.schema,
-                array: &*self.array,
-            }
-        }
+        unsafe { Array::whole(&*self.schema, &*self.array) }
     }
 }
 
-/// A borrowed Arrow array and its type.
+/// A borrowed Arrow array and its type, or a window of it (`slice`).
 #[derive(Clone, Copy)]
 pub(crate) struct Array<'a> {
     schema: &'a FfiSchema,
     array: &'a FfiArray,
+    /// Window: first value (from the array's offset) and length.
+    start: usize,
+    length: usize,
+}
+
+impl<'a> Array<'a> {
+    fn whole(schema: &'a FfiSchema, array: &'a FfiArray) -> Self {
+        Self {
+            schema,
+            array,
+            start: 0,
+            length: array.length.max(0) as usize,
+        }
+    }
 }
 
 /// The validity bitmap of an array (bit i of `bits`, counted from `offset`).
@@ -136,11 +145,22 @@ impl<'a> Array<'a> {
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.array.length.max(0) as usize
+        self.length
     }
 
+    /// Where the (window's) values start in the buffers, in values.
     pub(crate) fn offset(&self) -> usize {
-        self.array.offset.max(0) as usize
+        self.array.offset.max(0) as usize + self.start
+    }
+
+    /// Values `start..start + len` of this array (clamped to it).
+    pub(crate) fn slice(&self, start: usize, len: usize) -> Array<'a> {
+        let start = start.min(self.length);
+        Array {
+            start: self.start + start,
+            length: len.min(self.length - start),
+            ..*self
+        }
     }
 
     pub(crate) fn children(&self) -> Vec<Array<'a>> {
@@ -148,10 +168,10 @@ impl<'a> Array<'a> {
         (0..n)
             // SAFETY: n_children entries of both child pointer arrays are valid.
             .map(|i| unsafe {
-                Array {
-                    schema: &**self.schema.children.add(i),
-                    array: &**self.array.children.add(i),
-                }
+                Array::whole(
+                    &**self.schema.children.add(i),
+                    &**self.array.children.add(i),
+                )
             })
             .collect()
     }
@@ -163,10 +183,10 @@ impl<'a> Array<'a> {
         }
         // SAFETY: non-null dictionary pointers point to live structs of the same export.
         unsafe {
-            Some(Array {
-                schema: &*self.schema.dictionary,
-                array: &*self.array.dictionary,
-            })
+            Some(Array::whole(
+                &*self.schema.dictionary,
+                &*self.array.dictionary,
+            ))
         }
     }
 
@@ -216,8 +236,9 @@ impl<'a> Array<'a> {
         })
     }
 
-    /// Every value null (null type, or a null count equal to the length).
+    /// Every value null (null type, or a null count equal to the whole array's length).
     pub(crate) fn all_null(&self) -> bool {
-        self.format() == "n" || (self.len() > 0 && self.array.null_count == self.len() as i64)
+        let whole = self.array.length;
+        self.format() == "n" || (whole > 0 && self.array.null_count == whole)
     }
 }

@@ -52,10 +52,12 @@ impl<'a> Batch<'a> {
                 "expected a record batch (Arrow struct array)",
             ));
         }
+        // A struct array's offset and length apply to its children too.
+        let (base, rows) = (batch.offset(), batch.len());
         let columns = batch
             .children()
             .into_iter()
-            .map(|c| (c.name(), c))
+            .map(|c| (c.name(), c.slice(base, rows)))
             .collect();
         Ok(Self {
             columns,

@@ -58,8 +58,11 @@ impl Csr {
             self.pad(rows);
             return Ok(());
         }
+        // Only the values this batch's lists use (a slice of a row group's batch shares
+        // the whole row group's child array).
         self.child.clear();
-        append_ints(Source::Column(*child), child.len(), 0i64, &mut self.child)?;
+        let used = child.slice(first as usize, (last - first) as usize);
+        append_ints(Source::Column(used), used.len(), 0i64, &mut self.child)?;
         if self.offsets.is_empty() {
             self.offsets.resize(self.rows + 1, 0);
         }
@@ -70,8 +73,8 @@ impl Csr {
                 if lo < first || hi > last {
                     return Err(bad());
                 }
-                self.values
-                    .extend_from_slice(&self.child[lo as usize..hi as usize]);
+                let (a, b) = ((lo - first) as usize, (hi - first) as usize);
+                self.values.extend_from_slice(&self.child[a..b]);
             }
             self.offsets.push(self.values.len() as i64);
         }
