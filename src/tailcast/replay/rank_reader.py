@@ -25,7 +25,13 @@ from numpy.typing import NDArray
 
 from tailcast import _core
 from tailcast.errors import InputError
-from tailcast.replay.row_groups import Constant, RowGroupPlans, planned_batches, row_count_batch
+from tailcast.replay.row_groups import (
+    Constant,
+    RowGroupPlans,
+    RowGroupStats,
+    planned_batches,
+    row_count_batch,
+)
 
 # What `feed_arrow` reads: not rank (a chunk is one rank's) nor the communicator
 # declarations (the scan collects them before the replay starts).
@@ -49,15 +55,19 @@ class TraceLayout:
     unknown_ops: dict[str, int] = field(default_factory=dict)
 
 
-def scan_trace(path: Path, declared: dict[int, list[int]] | None = None) -> TraceLayout:
+def scan_trace(
+    path: Path, declared: dict[int, list[int]] | None = None, stats: RowGroupStats | None = None
+) -> TraceLayout:
     """One pass over rank/op/comm columns: per-rank ranges, communicator members (declared
-    by `declared`, else by comm_* rows, else the ranks calling collectives on them)."""
+    by `declared`, else by comm_* rows, else the ranks calling collectives on them).
+    `stats`: the file's row-group statistics, when the caller shares them."""
     # The op column is read as its Parquet dictionary: the binding maps each distinct name
     # once and rows only through their dictionary indices.
     scan = _core.TraceScan()
     try:
-        pf = pq.ParquetFile(path, read_dictionary=["op"])
-        plans = RowGroupPlans(pf.metadata, SCAN_COLUMNS)
+        metadata = stats.metadata if stats is not None else None
+        pf = pq.ParquetFile(path, metadata=metadata, read_dictionary=["op"])
+        plans = RowGroupPlans(stats or RowGroupStats(pf.metadata), SCAN_COLUMNS)
         for g in range(pf.metadata.num_row_groups):
             for batch, constants in planned_batches(path, pf, plans, g, SCAN_BATCH_ROWS):
                 scan.add(batch, constants)
@@ -87,10 +97,18 @@ class RankReader:
     of the TRACE columns `feed_arrow` converts, the file row of its first row, and the
     columns constant in its row group (not in the batch)."""
 
-    def __init__(self, path: Path, layout: TraceLayout, chunk_rows: int, cache_groups: int = 8):
+    def __init__(
+        self,
+        path: Path,
+        layout: TraceLayout,
+        chunk_rows: int,
+        cache_groups: int = 8,
+        stats: RowGroupStats | None = None,
+    ):
         self.path = path
-        self.pf = pq.ParquetFile(path, read_dictionary=["op"])
-        self.plans = RowGroupPlans(self.pf.metadata, FEED_COLUMNS)
+        metadata = stats.metadata if stats is not None else None
+        self.pf = pq.ParquetFile(path, metadata=metadata, read_dictionary=["op"])
+        self.plans = RowGroupPlans(stats or RowGroupStats(self.pf.metadata), FEED_COLUMNS)
         self.layout = layout
         self.chunk_rows = max(2, chunk_rows)
         meta = self.pf.metadata

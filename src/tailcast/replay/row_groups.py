@@ -44,32 +44,54 @@ def _constant(stats: pq.Statistics | None, rows: int) -> tuple[bool, Constant | 
     return False, None
 
 
-class RowGroupPlans:
-    """Per row group: the `wanted` columns to decode and the constant ones."""
+class RowGroupStats:
+    """What the statistics of each row group say about its flat columns (computed once
+    per row group: the scan and the reader of a streaming replay share it)."""
 
-    def __init__(self, metadata: pq.FileMetaData, wanted: Sequence[str]) -> None:
+    def __init__(self, metadata: pq.FileMetaData) -> None:
         self.metadata = metadata
         self.leaf: dict[str, int] = {}
         if metadata.num_row_groups:
             first = metadata.row_group(0)
-            paths = {first.column(i).path_in_schema: i for i in range(first.num_columns)}
-            self.leaf = {name: paths[name] for name in wanted if name in paths}
-        present = set(metadata.schema.to_arrow_schema().names)
-        self.wanted = [name for name in wanted if name in present]
+            paths = (first.column(i).path_in_schema for i in range(first.num_columns))
+            self.leaf = {p: i for i, p in enumerate(paths) if "." not in p}
+        self.names = set(metadata.schema.to_arrow_schema().names)
+        self.group_rows = [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)]
+        self._known: dict[int, dict[str, tuple[bool, Constant | None]]] = {}
+
+    def rows(self, g: int) -> int:
+        return int(self.group_rows[g])
+
+    def column(self, g: int, name: str) -> tuple[bool, Constant | None]:
+        """(every value null, the one value) of a flat column in row group `g`."""
+        known = self._known.get(g)
+        if known is None:
+            group, rows = self.metadata.row_group(g), self.rows(g)
+            known = self._known[g] = {}
+            for flat, i in self.leaf.items():
+                column = group.column(i)
+                known[flat] = _constant(column.statistics if column.is_stats_set else None, rows)
+        return known[name]
+
+
+class RowGroupPlans:
+    """Per row group: the `wanted` columns to decode and the constant ones."""
+
+    def __init__(self, stats: RowGroupStats, wanted: Sequence[str]) -> None:
+        self.stats = stats
+        self.wanted = [name for name in wanted if name in stats.names]
 
     def plan(self, g: int) -> GroupPlan:
-        group = self.metadata.row_group(g)
-        rows = group.num_rows
+        rows = self.stats.rows(g)
         read: list[str] = []
         constants: dict[str, Constant] = {}
         skip_members = False
         for name in self.wanted:
-            if name in LIST_COLUMNS or name not in self.leaf or not rows:
+            if name in LIST_COLUMNS or name not in self.stats.leaf or not rows:
                 if not (name == "comm_members" and skip_members) and rows:
                     read.append(name)
                 continue
-            column = group.column(self.leaf[name])
-            null, value = _constant(column.statistics if column.is_stats_set else None, rows)
+            null, value = self.stats.column(g, name)
             if null:
                 skip_members |= name == "new_comm"  # no declaration, members unused
             elif value is not None and name != "new_comm":

@@ -26,7 +26,7 @@ from tailcast import _core
 from tailcast.errors import InputError, TailcastError, UsageError
 from tailcast.replay.columns import EngineColumns, op_code_table
 from tailcast.replay.fabric import Fabric
-from tailcast.replay.row_groups import Constant, RowGroupPlans, planned_batches
+from tailcast.replay.row_groups import Constant, RowGroupPlans, RowGroupStats, planned_batches
 from tailcast.replay.summary import op_summary
 from tailcast.store import ResultsDir
 from tailcast.traces.io import ROW_GROUP_ROWS, read_meta
@@ -135,7 +135,7 @@ def _engine_batches(trace: Path) -> Iterator[tuple[pa.RecordBatch, dict[str, Con
     read_meta(trace)
     try:
         with pq.ParquetFile(trace, read_dictionary=["op"]) as pf:
-            plans = RowGroupPlans(pf.metadata, ENGINE_COLUMNS)
+            plans = RowGroupPlans(RowGroupStats(pf.metadata), ENGINE_COLUMNS)
             for g in range(pf.metadata.num_row_groups):
                 yield from planned_batches(trace, pf, plans, g, ROW_GROUP_ROWS)
     except (OSError, pa.ArrowException) as exc:
