@@ -117,7 +117,8 @@ class ReplayStream:
     ) -> None:
         """Like `feed`, the rows as an Arrow record batch of TRACE columns (nulls filled
         and op names mapped here; `rank` is not read). `constants`: columns absent from
-        the batch with one value in every row; other missing columns are all null."""
+        the batch with one value in every row; other missing columns are all null.
+        TypeError: a column cannot be converted (ValueError: rows the engine rejects)."""
     def close(self, rank: int) -> None: ...
     def run(self) -> int | None: ...
     def take_ops(self) -> dict[str, NDArray[np.generic]]:

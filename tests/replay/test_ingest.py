@@ -197,3 +197,14 @@ def test_scan_names_the_first_unsorted_row(tmp_path: Path) -> None:
     pq.write_table(table, path, row_group_size=4)
     with pytest.raises(InputError, match=r"not sorted by rank \(row 9\)"):
         scan_trace(path)
+
+
+def test_stream_names_the_file_and_rows_of_an_unusable_column(tmp_path: Path) -> None:
+    path = _tiny_groups_trace(tmp_path, 1000)
+    table = pq.read_table(path)
+    seq = table.column("seq").cast(pa.float64()).to_pylist()
+    odd = table.set_column(1, "seq", pa.array([str(v) for v in seq]))
+    bad = tmp_path / "string_seq.parquet"
+    pq.write_table(odd, bad)
+    with pytest.raises(InputError, match=r"string_seq\.parquet: rows 0\.\.38: column seq"):
+        stream_replay(bad, load_fabric("ideal"), ReplayOptions(), keep_ops=False)

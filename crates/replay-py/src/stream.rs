@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use numpy::{IntoPyArray, PyArray1};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use replay_engine::{Progress, ReplayOptions, StreamJob};
@@ -99,12 +99,17 @@ impl ReplayStream {
         first_row: u64,
         constants: Option<HashMap<String, Constant>>,
     ) -> PyResult<()> {
+        // Conversion problems are TypeError: the caller tells them (a file that cannot be
+        // read as a trace) from the engine's ValueError (rows that cannot be replayed).
+        let as_type_error =
+            |err: PyErr| Python::with_gil(|py| PyTypeError::new_err(err.value(py).to_string()));
         let exported = Exported::new(batch)?;
         let constants = constants.unwrap_or_default();
-        let batch = Batch::new(&exported.array(), &constants)?;
+        let batch = Batch::new(&exported.array(), &constants).map_err(as_type_error)?;
         self.scratch.clear();
         self.scratch
-            .append(&batch, &self.ops, None, false, first_row)?;
+            .append(&batch, &self.ops, None, false, first_row)
+            .map_err(as_type_error)?;
         let inner = self
             .inner
             .as_mut()

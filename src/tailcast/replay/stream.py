@@ -25,7 +25,7 @@ from tailcast import _core
 from tailcast.errors import InputError
 from tailcast.replay.columns import op_code_table
 from tailcast.replay.fabric import Fabric
-from tailcast.replay.rank_reader import RankReader, scan_trace
+from tailcast.replay.rank_reader import Chunk, RankReader, scan_trace
 from tailcast.replay.row_groups import RowGroupStats
 from tailcast.replay.run import (
     ReplayFailed,
@@ -176,7 +176,7 @@ def stream_replay(
                 if chunk is None:
                     stream.close(rank)
                 else:
-                    stream.feed_arrow(rank, chunk[0], chunk[1], chunk[2] or None)
+                    _feed(stream, trace, rank, chunk)
                 if writer is not None:
                     writer.add(stream.take_ops())
             if writer is not None:
@@ -204,6 +204,15 @@ def stream_replay(
         _store(outcome, trace, fabric, options, results)
     outcome.cpu_s = time.process_time() - cpu0
     return outcome
+
+
+def _feed(stream: _core.ReplayStream, trace: Path, rank: int, chunk: Chunk) -> None:
+    batch, first_row, constants = chunk
+    try:
+        stream.feed_arrow(rank, batch, first_row, constants or None)
+    except TypeError as exc:
+        message = f"rows {first_row}..{first_row + batch.num_rows - 1}: {exc}"
+        raise InputError(trace, message) from exc
 
 
 def _store(
