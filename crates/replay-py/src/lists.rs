@@ -28,7 +28,7 @@ impl Csr {
     /// Appends a list column (a null list is empty; null elements are 0).
     pub(crate) fn append(&mut self, src: Source<'_>, rows: usize) -> PyResult<()> {
         let col = match src {
-            Source::Column(c) if !c.all_null() => c,
+            Source::Column(c) if !c.all_null() && c.len() > 0 => c,
             _ => {
                 self.pad(rows);
                 return Ok(());

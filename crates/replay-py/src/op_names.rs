@@ -63,7 +63,10 @@ fn strings<'a>(col: &Array<'a>) -> PyResult<Vec<Option<&'a str>>> {
             if valid.is_some_and(|v| !v.is_valid(i)) {
                 return Ok(None);
             }
-            std::str::from_utf8(&data[offsets[i]..offsets[i + 1]])
+            let bytes = data.get(offsets[i]..offsets[i + 1]).ok_or_else(|| {
+                PyValueError::new_err(format!("column {}: bad string offsets", col.name()))
+            })?;
+            std::str::from_utf8(bytes)
                 .map(Some)
                 .map_err(|_| PyValueError::new_err(format!("column {}: invalid UTF-8", col.name())))
         })
