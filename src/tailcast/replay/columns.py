@@ -21,7 +21,6 @@ from tailcast import _core
 
 SAME = np.iinfo(np.int32).min
 PROC_NULL = -2
-LIST_COLUMNS = ("requests", "send_counts", "recv_counts")
 
 
 def op_code_table() -> dict[str, int]:
