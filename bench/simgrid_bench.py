@@ -94,7 +94,9 @@ def tailcast_child(trace: Path, ranks: int) -> dict[str, Any]:
     t0 = time.process_time()
     outcome = replay_trace(trace, fabric, options)
     replay_cpu = time.process_time() - t0
+    t_load = time.process_time()
     arrays = load_columns(trace).arrays()
+    load_cpu = time.process_time() - t_load
     t1 = time.process_time()
     _core.replay([arrays], ["linear"], fabric.engine, coll=TAILCAST_COLL, compute_scale=0.0)
     engine_cpu = time.process_time() - t1
@@ -105,6 +107,7 @@ def tailcast_child(trace: Path, ranks: int) -> dict[str, Any]:
         "stream_cpu_s": streamed.cpu_s,
         "replay_cpu_s": replay_cpu,
         "engine_cpu_s": engine_cpu,
+        "load_cpu_s": load_cpu,
     }
 
 
@@ -143,6 +146,7 @@ def compare(work: Path, ranks: int, iterations: int, halo_bytes: int) -> dict[st
         "tailcast_stream_cpu_s": round(stream_cpu, 3),
         "tailcast_replay_cpu_s": round(replay_cpu, 3),
         "tailcast_engine_cpu_s": round(engine_cpu, 3),
+        "tailcast_load_cpu_s": round(tc["load_cpu_s"], 3),
         "tailcast_process_cpu_s": round(tc_cpu, 3),
         "tailcast_actions_per_cpu_s": round(rows / stream_cpu),
         "tailcast_replay_actions_per_cpu_s": round(rows / replay_cpu),
@@ -186,7 +190,8 @@ def run(actions: int = 1_600_000) -> dict[str, Any]:
             "CPU / CPU of tailcast's streaming replay without per-op output (Parquet read, "
             "conversion, engine); speedup_replay_with_ops uses the in-memory replay that also "
             "builds the per-op table; speedup_engine the engine call alone (columns in "
-            "memory). tailcast_process_cpu_s and tailcast_peak_rss_mib are the whole child's "
+            "memory); tailcast_load_cpu_s reads the Parquet trace into those columns. "
+            "tailcast_process_cpu_s and tailcast_peak_rss_mib are the whole child's "
             "(Python start-up, imports and all three replays; the in-memory one sets the peak "
             "RSS). With eager-size "
             "halos both use the same semantics; rendezvous_16KiB documents the handshake "

@@ -1,19 +1,27 @@
 """Type stubs of the compiled replay engine (crates/replay-py). Checked by mypy.stubtest."""
 
-from typing import Any, final
+from typing import Any, Protocol, final
 
 import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "ColumnBuilder",
     "JobReplay",
     "ReplayStream",
+    "TraceScan",
     "engine_version",
     "op_codes",
     "replay",
     "replay_local",
     "squeue_columns",
 ]
+
+class _ArrowBatch(Protocol):
+    """pyarrow RecordBatch (or anything exporting a struct array through the Arrow C Data
+    Interface)."""
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
 
 def engine_version() -> str: ...
 def replay_local(
@@ -100,8 +108,57 @@ class ReplayStream:
     ) -> ReplayStream: ...
     def feed(self, rank: int, columns: dict[str, NDArray[np.generic]], first_row: int) -> None:
         """Appends rows of `rank` in seq order (columns as `replay` takes)."""
+    def feed_arrow(
+        self,
+        rank: int,
+        batch: _ArrowBatch,
+        first_row: int,
+        constants: dict[str, int | str] | None = None,
+    ) -> None:
+        """Like `feed`, the rows as an Arrow record batch of TRACE columns (nulls filled
+        and op names mapped here; `rank` is not read). `constants`: columns absent from
+        the batch with one value in every row; other missing columns are all null.
+        TypeError: a column cannot be converted (ValueError: rows the engine rejects)."""
     def close(self, rank: int) -> None: ...
     def run(self) -> int | None: ...
     def take_ops(self) -> dict[str, NDArray[np.generic]]:
         """Rows executed since the last call: rank, seq, op, sim_start_ns, sim_end_ns."""
     def finish(self) -> tuple[JobReplay, dict[str, int]]: ...
+
+@final
+class ColumnBuilder:
+    """TRACE record batches → the engine columns `replay` takes, converted in one pass
+    (nulls as in tailcast.replay.columns, op names normalised and mapped to codes)."""
+
+    def __new__(cls, capacity: int = 0) -> ColumnBuilder: ...
+    def append(self, batch: _ArrowBatch, constants: dict[str, int | str] | None = None) -> None:
+        """Converts and appends the batch's rows (`constants`: columns absent from the
+        batch with one value in every row; other missing columns are all null).
+        ValueError: negative rank (names the row), unsupported column type."""
+    @property
+    def rows(self) -> int: ...
+    def unknown_ops(self) -> dict[str, int]:
+        """Normalised op names not in `op_codes()` and their row counts."""
+    def declared_comms(self) -> list[tuple[int, list[int]]]:
+        """(new_comm, comm_members) of comm_* rows, first declaration of an id only."""
+    def finish(self) -> dict[str, NDArray[np.generic]]:
+        """The columns (list columns as `<name>_offsets` / `<name>_values`, offsets empty
+        when every list is empty); the builder cannot be used afterwards."""
+
+@final
+class TraceScan:
+    """The layout pass over a (rank, seq)-sorted trace: rows per rank, communicators
+    (declared by comm_* rows, and the ranks calling collectives on each), unknown ops."""
+
+    def __new__(cls) -> TraceScan: ...
+    def add(self, batch: _ArrowBatch, constants: dict[str, int | str] | None = None) -> None:
+        """The next rows (columns rank, op, optionally comm, new_comm, comm_members).
+        ValueError "rows are not sorted by rank (row N)" / "negative rank at row N"."""
+    @property
+    def rows(self) -> int: ...
+    def counts(self) -> NDArray[np.int64]:
+        """Rows of each rank (index = rank, up to the largest rank seen)."""
+    def unknown_ops(self) -> dict[str, int]: ...
+    def declared_comms(self) -> list[tuple[int, list[int]]]: ...
+    def used_comms(self) -> dict[int, list[int]]:
+        """Per communicator id the (sorted) ranks calling collectives on it."""

@@ -1,9 +1,14 @@
 //! pyo3 binding: exposes replay-engine to Python as `tailcast._core`.
 //! Only conversions live here; all semantics are in the engine crate.
 
+mod arrow;
 mod config;
+mod ingest;
+mod lists;
+mod op_names;
 mod queue;
 mod stream;
+mod trace_io;
 
 use numpy::{Element, IntoPyArray, PyArray1, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -325,5 +330,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(queue::squeue_columns, m)?)?;
     m.add_class::<JobReplay>()?;
     m.add_class::<stream::ReplayStream>()?;
+    m.add_class::<trace_io::ColumnBuilder>()?;
+    m.add_class::<trace_io::TraceScan>()?;
     Ok(())
 }

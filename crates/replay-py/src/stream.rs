@@ -5,11 +5,13 @@
 use std::collections::HashMap;
 
 use numpy::{IntoPyArray, PyArray1};
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use replay_engine::{Progress, ReplayOptions, StreamJob};
 
+use crate::arrow::Exported;
+use crate::ingest::{Batch, Constant, OpTable, OwnedColumns};
 use crate::{config, to_ns, Columns, JobReplay};
 
 fn value_error(err: replay_engine::ReplayError) -> PyErr {
@@ -20,6 +22,9 @@ fn value_error(err: replay_engine::ReplayError) -> PyErr {
 #[pyclass(unsendable, module = "tailcast._core")]
 pub struct ReplayStream {
     inner: Option<replay_engine::ReplayStream>,
+    /// Reused for every `feed_arrow` (the engine copies the rows it is fed).
+    scratch: OwnedColumns,
+    ops: OpTable,
 }
 
 impl ReplayStream {
@@ -66,7 +71,11 @@ impl ReplayStream {
         };
         let inner =
             replay_engine::ReplayStream::new(vec![job], &spec, &options).map_err(value_error)?;
-        Ok(Self { inner: Some(inner) })
+        Ok(Self {
+            inner: Some(inner),
+            scratch: OwnedColumns::default(),
+            ops: OpTable::new(),
+        })
     }
 
     /// Appends rows of `rank` (a dict of columns as `replay` takes, in seq order);
@@ -76,6 +85,37 @@ impl ReplayStream {
         let view = cols.view()?;
         self.engine()?
             .feed(0, rank, &view, first_row)
+            .map_err(value_error)
+    }
+
+    /// Like `feed`, with the rows as an Arrow record batch of TRACE columns (converted
+    /// here: nulls filled, op names mapped; the rank column is not read) and the
+    /// columns that hold one value in every row (absent from the batch).
+    #[pyo3(signature = (rank, batch, first_row, constants = None))]
+    fn feed_arrow(
+        &mut self,
+        rank: u32,
+        batch: &Bound<'_, PyAny>,
+        first_row: u64,
+        constants: Option<HashMap<String, Constant>>,
+    ) -> PyResult<()> {
+        // Conversion problems are TypeError: the caller tells them (a file that cannot be
+        // read as a trace) from the engine's ValueError (rows that cannot be replayed).
+        let as_type_error =
+            |err: PyErr| Python::with_gil(|py| PyTypeError::new_err(err.value(py).to_string()));
+        let exported = Exported::new(batch)?;
+        let constants = constants.unwrap_or_default();
+        let batch = Batch::new(&exported.array(), &constants).map_err(as_type_error)?;
+        self.scratch.clear();
+        self.scratch
+            .append(&batch, &self.ops, None, false, first_row)
+            .map_err(as_type_error)?;
+        let inner = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("the stream is finished"))?;
+        inner
+            .feed(0, rank, &self.scratch.view(), first_row)
             .map_err(value_error)
     }
 

@@ -26,6 +26,7 @@ from tailcast import _core
 from tailcast.errors import InputError, TailcastError, UsageError
 from tailcast.replay.columns import EngineColumns, op_code_table
 from tailcast.replay.fabric import Fabric
+from tailcast.replay.row_groups import Constant, RowGroupPlans, RowGroupStats, planned_batches
 from tailcast.replay.summary import op_summary
 from tailcast.store import ResultsDir
 from tailcast.traces.io import ROW_GROUP_ROWS, read_meta
@@ -109,21 +110,34 @@ def placement_spec(text: str, ranks: int, seed: int) -> str:
 
 
 def load_columns(trace: Path) -> EngineColumns:
-    """The trace's engine columns, read batch by batch."""
-    columns = EngineColumns()
-    for batch in _engine_batches(Path(trace)):
-        columns.add(batch)
+    """The trace's engine columns, read batch by batch (InputError: a negative rank, a
+    column of an unusable type)."""
+    trace = Path(trace)
+    columns = EngineColumns(capacity=_row_count(trace))
+    for batch, constants in _engine_batches(trace):
+        try:
+            columns.add(batch, constants)
+        except ValueError as exc:
+            raise InputError(trace, str(exc)) from exc
     return columns
 
 
-def _engine_batches(trace: Path) -> Iterator[pa.RecordBatch]:
-    """Only the columns the engine reads, op as its Parquet dictionary (see columns.py)."""
+def _row_count(trace: Path) -> int:
+    try:
+        return int(pq.read_metadata(trace).num_rows)
+    except (OSError, pa.ArrowException):
+        return 0  # reported by the read
+
+
+def _engine_batches(trace: Path) -> Iterator[tuple[pa.RecordBatch, dict[str, Constant]]]:
+    """Only the columns the engine reads, op as its Parquet dictionary (see columns.py),
+    and per row group the columns its statistics give (see row_groups.py)."""
     read_meta(trace)
     try:
         with pq.ParquetFile(trace, read_dictionary=["op"]) as pf:
-            present = [c for c in ENGINE_COLUMNS if c in pf.schema_arrow.names]
-            batches = pf.iter_batches(ROW_GROUP_ROWS, columns=present, use_threads=False)
-            yield from batches
+            plans = RowGroupPlans(RowGroupStats(pf.metadata), ENGINE_COLUMNS)
+            for g in range(pf.metadata.num_row_groups):
+                yield from planned_batches(trace, pf, plans, g, ROW_GROUP_ROWS)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(trace, f"corrupt Parquet data ({exc})") from exc
 

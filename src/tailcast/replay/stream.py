@@ -22,9 +22,11 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from tailcast import _core
+from tailcast.errors import InputError
 from tailcast.replay.columns import op_code_table
 from tailcast.replay.fabric import Fabric
-from tailcast.replay.rank_reader import RankReader, scan_trace
+from tailcast.replay.rank_reader import Chunk, RankReader, scan_trace
+from tailcast.replay.row_groups import RowGroupStats
 from tailcast.replay.run import (
     ReplayFailed,
     ReplayOptions,
@@ -142,13 +144,17 @@ def stream_replay(
     trace = Path(trace)
     cpu0 = time.process_time()
     meta = read_meta(trace)
-    layout = scan_trace(trace, _meta_comms(trace, meta.extra.get("comms", "")))
+    try:
+        groups = RowGroupStats(pq.read_metadata(trace))
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(trace, f"corrupt Parquet footer ({exc})") from exc
+    layout = scan_trace(trace, _meta_comms(trace, meta.extra.get("comms", "")), groups)
     ranks = max(layout.ranks, meta.ranks)
     layout.starts = np.concatenate(
         [layout.starts, np.full(ranks - layout.ranks, layout.starts[-1], dtype=np.int64)]
     )
     layout.ranks = ranks
-    reader = RankReader(trace, layout, chunk_rows)
+    reader = RankReader(trace, layout, chunk_rows, stats=groups)
     rid = uuid.uuid4().hex
     if results is not None and keep_ops and ops_path is None:
         ops_path = results.table_dir("replay_ops") / f"{rid}.parquet"
@@ -170,13 +176,14 @@ def stream_replay(
                 if chunk is None:
                     stream.close(rank)
                 else:
-                    stream.feed(rank, chunk[0], chunk[1])
+                    _feed(stream, trace, rank, chunk)
                 if writer is not None:
                     writer.add(stream.take_ops())
             if writer is not None:
                 writer.add(stream.take_ops(), flush=True)
             job, stats = stream.finish()
         except ValueError as err:
+            # Bad rows and deadlocks; column conversion errors name a column.
             raise ReplayFailed(f"{trace}: {err}") from err
         counts = writer.counts if writer is not None else np.zeros(256, dtype=np.int64)
     names = {code: name for name, code in op_code_table().items()}
@@ -197,6 +204,15 @@ def stream_replay(
         _store(outcome, trace, fabric, options, results)
     outcome.cpu_s = time.process_time() - cpu0
     return outcome
+
+
+def _feed(stream: _core.ReplayStream, trace: Path, rank: int, chunk: Chunk) -> None:
+    batch, first_row, constants = chunk
+    try:
+        stream.feed_arrow(rank, batch, first_row, constants or None)
+    except TypeError as exc:
+        message = f"rows {first_row}..{first_row + batch.num_rows - 1}: {exc}"
+        raise InputError(trace, message) from exc
 
 
 def _store(
