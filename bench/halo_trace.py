@@ -100,8 +100,20 @@ def write_halo_trace(
     kv.update({META_TABLE.decode(): TABLE, META_SCHEMA_VERSION.decode(): str(SCHEMA_VERSION)})
     schema = TRACE.with_metadata(kv)
     rows = 0
+    # Row groups of `row_group_rows` like `write_trace` makes (one write per generated batch
+    # would make a row group of each, down to the single init/finalize rows, and Parquet
+    # readers pay per column chunk).
+    pending: list[pa.RecordBatch] = []
     with atomic_path(Path(path)) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as w:
         for batch in halo_batches(ranks, iterations, halo_bytes):
-            w.write_batch(batch, row_group_size=row_group_rows)
+            pending.append(batch)
             rows += batch.num_rows
+            while sum(b.num_rows for b in pending) >= row_group_rows:
+                table = pa.Table.from_batches(pending, schema=TRACE)
+                w.write_table(table.slice(0, row_group_rows), row_group_size=row_group_rows)
+                pending = table.slice(row_group_rows).to_batches()
+        if pending:
+            w.write_table(
+                pa.Table.from_batches(pending, schema=TRACE), row_group_size=row_group_rows
+            )
     return rows

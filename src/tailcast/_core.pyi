@@ -91,6 +91,8 @@ class ReplayStream:
     collective uses, except 0 = all ranks). Drive it with `run()`, which returns the rank
     that needs rows (feed them with `feed`, or `close` the rank when it has no more) or
     None when the replay is done; then `finish()`. Results do not depend on chunk sizes.
+    A batch given to `feed_arrow` reaches the engine `piece_rows` rows at a time (default:
+    about 32 K rows over all ranks), fed inside `run()`.
     Keeps the GIL (the engine is not shared across threads)."""
 
     def __new__(
@@ -105,6 +107,7 @@ class ReplayStream:
         compute_scale: float = 1.0,
         coll: str = "",
         keep_ops: bool = True,
+        piece_rows: int | None = None,
     ) -> ReplayStream: ...
     def feed(self, rank: int, columns: dict[str, NDArray[np.generic]], first_row: int) -> None:
         """Appends rows of `rank` in seq order (columns as `replay` takes)."""

@@ -12,7 +12,7 @@ import pytest
 
 from tailcast.errors import InputError
 from tailcast.replay.fabric import load_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import ReplayFailed, ReplayOptions, replay_trace
 from tailcast.replay.stream import stream_replay
 from tailcast.store import ResultsDir
 from tailcast.traces.convert import convert
@@ -22,12 +22,19 @@ from tests.replay.conftest import osu_parquet
 KEY = [("rank", "ascending"), ("seq", "ascending")]
 
 
-def _same(trace: Path, fabric: str, tmp: Path, chunk_rows: int, coll: str = "") -> None:
+def _same(
+    trace: Path, fabric: str, tmp: Path, chunk_rows: int, coll: str = "", piece_rows: int = 0
+) -> None:
     options = ReplayOptions(coll=coll, seed=2)
     batch = replay_trace(trace, load_fabric(fabric), options)
-    ops = tmp / f"ops-{fabric}-{chunk_rows}.parquet"
+    ops = tmp / f"ops-{fabric}-{chunk_rows}-{piece_rows}.parquet"
     streamed = stream_replay(
-        trace, load_fabric(fabric), options, ops_path=ops, chunk_rows=chunk_rows
+        trace,
+        load_fabric(fabric),
+        options,
+        ops_path=ops,
+        chunk_rows=chunk_rows,
+        piece_rows=piece_rows or None,
     )
     assert streamed.total_time_ns == batch.total_time_ns
     assert streamed.stats["actions"] == batch.stats["actions"]
@@ -41,14 +48,14 @@ def _same(trace: Path, fabric: str, tmp: Path, chunk_rows: int, coll: str = "") 
 
 
 @pytest.mark.parametrize("fabric", ["ideal", "crossbar", "torus-4x4x4"])
-@pytest.mark.parametrize("chunk_rows", [2, 5, 4096])
+@pytest.mark.parametrize(("chunk_rows", "piece_rows"), [(2, 0), (5, 0), (4096, 0), (4096, 3)])
 def test_streaming_equals_in_memory_replay_for_any_chunk_size(
-    tmp_path: Path, fabric: str, chunk_rows: int
+    tmp_path: Path, fabric: str, chunk_rows: int, piece_rows: int
 ) -> None:
     trace = osu_parquet(tmp_path, "allreduce", 16, 65536, iterations=4)
-    _same(trace, fabric, tmp_path, chunk_rows, coll="allreduce=ring")
+    _same(trace, fabric, tmp_path, chunk_rows, coll="allreduce=ring", piece_rows=piece_rows)
     trace = osu_parquet(tmp_path, "alltoall", 8, 100, iterations=3)
-    _same(trace, fabric, tmp_path, chunk_rows)
+    _same(trace, fabric, tmp_path, chunk_rows, piece_rows=piece_rows)
 
 
 @pytest.mark.parametrize(
@@ -60,6 +67,7 @@ def test_public_traces_stream_identically(shared_data: Path, tmp_path: Path, sou
     convert(shared_data / "traces" / source, parquet)
     for fabric in ("ideal", "fat-tree-16"):
         _same(parquet, fabric, tmp_path, chunk_rows=3)
+        _same(parquet, fabric, tmp_path, chunk_rows=4096, piece_rows=7)
 
 
 def test_stored_results_and_no_ops(tmp_path: Path, results_home: Path) -> None:
@@ -101,3 +109,19 @@ def test_cli_stream_no_ops(tmp_path: Path, results_home: Path) -> None:
     assert summary["iterations"] == 3 and summary["ops_path"] is None
     assert not (results_home / "replay_ops").exists()
     assert len(list((results_home / "replays").glob("*.parquet"))) == 1
+
+
+def test_a_bad_row_in_a_later_piece_names_its_row(tmp_path: Path) -> None:
+    # The engine gets each batch piece by piece inside run(); a row it rejects in a later
+    # piece must still fail the replay and be named by its row number in the file.
+    trace = osu_parquet(tmp_path, "bcast", 4, 64, iterations=20)
+    table, _ = read_trace(trace)
+    bad = 40  # rank 0's rows come first; 40 lies beyond the first pieces of 7
+    t_start = table.column("t_start_ns").to_numpy().copy()
+    t_end = table.column("t_end_ns").to_numpy().copy()
+    t_end[bad] = t_start[bad] - 1
+    table = table.set_column(table.schema.get_field_index("t_end_ns"), "t_end_ns", pa.array(t_end))
+    broken = tmp_path / "broken.parquet"
+    pq.write_table(table.replace_schema_metadata(pq.read_metadata(trace).metadata), broken)
+    with pytest.raises(ReplayFailed, match=rf"row {bad} \(rank 0.*t_end_ns < t_start_ns"):
+        stream_replay(broken, load_fabric("ideal"), ReplayOptions(), piece_rows=7)

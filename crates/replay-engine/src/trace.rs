@@ -82,7 +82,49 @@ pub struct TraceColumns<'a> {
     pub comm_members: Lists<'a>,
 }
 
-impl TraceColumns<'_> {
+impl<'a> TraceColumns<'a> {
+    /// Rows `lo..hi` (list offsets stay absolute into the same values; communicator
+    /// declarations are the trace's and are kept whole).
+    pub fn rows(&self, lo: usize, hi: usize) -> TraceColumns<'a> {
+        fn part<T>(v: &[T], lo: usize, hi: usize) -> &[T] {
+            if v.is_empty() {
+                v // optional column, absent
+            } else {
+                &v[lo..hi]
+            }
+        }
+        let lists = |l: &Lists<'a>| Lists {
+            offsets: if l.offsets.is_empty() {
+                l.offsets
+            } else {
+                &l.offsets[lo..=hi]
+            },
+            values: l.values,
+        };
+        TraceColumns {
+            rank: part(self.rank, lo, hi),
+            seq: &self.seq[lo..hi],
+            op: &self.op[lo..hi],
+            peer: &self.peer[lo..hi],
+            root: &self.root[lo..hi],
+            send_bytes: &self.send_bytes[lo..hi],
+            recv_bytes: &self.recv_bytes[lo..hi],
+            tag: &self.tag[lo..hi],
+            comm: &self.comm[lo..hi],
+            request: &self.request[lo..hi],
+            t_start_ns: &self.t_start_ns[lo..hi],
+            t_end_ns: &self.t_end_ns[lo..hi],
+            iteration: &self.iteration[lo..hi],
+            recv_peer: part(self.recv_peer, lo, hi),
+            recv_tag: part(self.recv_tag, lo, hi),
+            requests: lists(&self.requests),
+            send_counts: lists(&self.send_counts),
+            recv_counts: lists(&self.recv_counts),
+            comm_ids: self.comm_ids,
+            comm_members: self.comm_members,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.rank.len()
     }

@@ -1,6 +1,11 @@
 //! `tailcast._core.ReplayStream`: the engine fed chunk by chunk (replay_engine::ReplayStream).
 //! The engine shares schedules through `Rc`, so the object stays on its creating thread
 //! and `run` keeps the GIL.
+//!
+//! A batch given to `feed_arrow` is converted once and handed to the engine in pieces of
+//! `piece_rows` as the engine asks for that rank's rows (`run` feeds them without returning
+//! to Python): Python pays per batch, while the engine buffers only a few thousand rows
+//! over all ranks, which keeps the rows it executes in cache.
 
 use std::collections::HashMap;
 
@@ -22,9 +27,21 @@ fn value_error(err: replay_engine::ReplayError) -> PyErr {
 #[pyclass(unsendable, module = "tailcast._core")]
 pub struct ReplayStream {
     inner: Option<replay_engine::ReplayStream>,
-    /// Reused for every `feed_arrow` (the engine copies the rows it is fed).
-    scratch: OwnedColumns,
+    /// Per rank: a converted batch not yet all fed to the engine.
+    pending: Vec<Option<Pending>>,
+    /// Converted batches already fed, reused for the next ones.
+    spare: Vec<OwnedColumns>,
+    /// Rows per piece fed to the engine.
+    piece_rows: usize,
     ops: OpTable,
+}
+
+/// Converted rows of one rank and how far the engine has been fed.
+struct Pending {
+    cols: OwnedColumns,
+    rows: usize,
+    next: usize,
+    first_row: u64,
 }
 
 impl ReplayStream {
@@ -33,6 +50,29 @@ impl ReplayStream {
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("the stream is finished"))
     }
+
+    /// Feeds the engine the next piece of `rank`'s pending rows; false if there are none.
+    fn feed_piece(&mut self, rank: u32) -> PyResult<bool> {
+        let Some(mut p) = self.pending.get_mut(rank as usize).and_then(Option::take) else {
+            return Ok(false);
+        };
+        let hi = (p.next + self.piece_rows).min(p.rows);
+        let fed = {
+            let view = p.cols.view();
+            let piece = view.rows(p.next, hi);
+            let first = p.first_row + p.next as u64;
+            self.engine()?
+                .feed(0, rank, &piece, first)
+                .map_err(value_error)
+        };
+        p.next = hi;
+        if p.next == p.rows {
+            self.spare.push(p.cols);
+        } else {
+            self.pending[rank as usize] = Some(p);
+        }
+        fed.map(|()| true)
+    }
 }
 
 #[pymethods]
@@ -40,7 +80,7 @@ impl ReplayStream {
     #[new]
     #[pyo3(signature = (ranks, comms, placement, fabric, *, seed = 0,
                         eager_threshold_bytes = 8192, compute_scale = 1.0, coll = "",
-                        keep_ops = true))]
+                        keep_ops = true, piece_rows = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         ranks: u32,
@@ -52,6 +92,7 @@ impl ReplayStream {
         compute_scale: f64,
         coll: &str,
         keep_ops: bool,
+        piece_rows: Option<usize>,
     ) -> PyResult<Self> {
         let spec = config::fabric_spec(&fabric)?;
         let mut comms: Vec<(i32, Vec<u32>)> = comms.into_iter().collect();
@@ -71,9 +112,15 @@ impl ReplayStream {
         };
         let inner =
             replay_engine::ReplayStream::new(vec![job], &spec, &options).map_err(value_error)?;
+        // About 32 K rows buffered over all ranks (see engine/stream.rs's in-memory path).
+        let piece_rows = piece_rows
+            .unwrap_or(((1usize << 15) / ranks.max(1) as usize).clamp(256, 1 << 16))
+            .max(1);
         Ok(Self {
             inner: Some(inner),
-            scratch: OwnedColumns::default(),
+            pending: Vec::new(),
+            spare: Vec::new(),
+            piece_rows,
             ops: OpTable::new(),
         })
     }
@@ -106,17 +153,28 @@ impl ReplayStream {
         let exported = Exported::new(batch)?;
         let constants = constants.unwrap_or_default();
         let batch = Batch::new(&exported.array(), &constants).map_err(as_type_error)?;
-        self.scratch.clear();
-        self.scratch
-            .append(&batch, &self.ops, None, false, first_row)
+        self.engine()?; // finished streams take no rows
+        if self.pending.get(rank as usize).is_some_and(Option::is_some) {
+            return Err(PyValueError::new_err(format!(
+                "rank {rank}: rows fed before its previous ones were used"
+            )));
+        }
+        let mut cols = self.spare.pop().unwrap_or_default();
+        cols.clear();
+        cols.append(&batch, &self.ops, None, false, first_row)
             .map_err(as_type_error)?;
-        let inner = self
-            .inner
-            .as_mut()
-            .ok_or_else(|| PyRuntimeError::new_err("the stream is finished"))?;
-        inner
-            .feed(0, rank, &self.scratch.view(), first_row)
-            .map_err(value_error)
+        let rows = cols.view().seq.len(); // (`len()` counts the rank column, not read here)
+        if self.pending.len() <= rank as usize {
+            self.pending.resize_with(rank as usize + 1, || None);
+        }
+        self.pending[rank as usize] = Some(Pending {
+            cols,
+            rows,
+            next: 0,
+            first_row,
+        });
+        // The first piece now: a batch the engine rejects fails here, as before.
+        self.feed_piece(rank).map(|_| ())
     }
 
     /// No more rows will come for `rank`.
@@ -127,9 +185,15 @@ impl ReplayStream {
 
     /// Replays until done (None) or until a rank needs rows (its number).
     fn run(&mut self) -> PyResult<Option<u32>> {
-        match self.engine()?.run().map_err(value_error)? {
-            Progress::Done => Ok(None),
-            Progress::NeedInput { rank, .. } => Ok(Some(rank)),
+        loop {
+            match self.engine()?.run().map_err(value_error)? {
+                Progress::Done => return Ok(None),
+                Progress::NeedInput { rank, .. } => {
+                    if !self.feed_piece(rank)? {
+                        return Ok(Some(rank));
+                    }
+                }
+            }
         }
     }
 

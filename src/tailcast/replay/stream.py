@@ -137,10 +137,12 @@ def stream_replay(
     ops_path: Path | None = None,
     keep_ops: bool = True,
     chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    piece_rows: int | None = None,
 ) -> StreamOutcome:
     """Replays `trace` streaming. Per-op times go to `ops_path`, or with `results` to its
     replay_ops table (unless `keep_ops` is False); the replays / replay_iterations rows
-    are stored in `results` when given."""
+    are stored in `results` when given. `chunk_rows`: rows per rank read at a time;
+    `piece_rows`: rows per rank handed to the engine at a time (see `_core.ReplayStream`)."""
     trace = Path(trace)
     cpu0 = time.process_time()
     meta = read_meta(trace)
@@ -168,6 +170,7 @@ def stream_replay(
         compute_scale=options.compute_scale,
         coll=options.coll,
         keep_ops=keep_ops and ops_path is not None,
+        piece_rows=piece_rows,
     )
     with _ops_file(ops_path if keep_ops else None, rid) as writer:
         try:
