@@ -147,7 +147,7 @@ class RankReader:
         end = int(self.layout.starts[rank + 1])
         if pos >= end:
             return None
-        if end - int(self.layout.starts[rank]) > 4 * self.chunk_rows:
+        if self._own_reader(rank):
             stream = self.streams.get(rank)
             if stream is None:
                 stream = self.streams[rank] = self._batches(rank)
@@ -169,6 +169,17 @@ class RankReader:
             self.pending[rank] = (part, constants, stop)
         self.next_row[rank] = pos + (stop - at)
         return part.slice(at, stop - at), pos, constants
+
+    def _own_reader(self, rank: int) -> bool:
+        """Whether `rank` reads with its own reader. Ranks share decoded row groups when
+        the cache holds them all (each decoded once), else only ranks with few rows do:
+        with many ranks each in a different row group, a shared cache would decode a group
+        again for every chunk, while a rank's own reader decodes its groups once (plus
+        the part of its first group before its rows)."""
+        if len(self.group_starts) - 1 <= self.cache_groups:
+            return False
+        rows = int(self.layout.starts[rank + 1]) - int(self.layout.starts[rank])
+        return rows > 4 * self.chunk_rows
 
     def _batches(self, rank: int) -> Iterator[Chunk]:
         """A rank's rows in batches, read with its own reader one row group at a time (a
