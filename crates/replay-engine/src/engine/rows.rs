@@ -83,11 +83,27 @@ pub struct Chunk {
     /// Trace row number of each row, or empty: rows are `first_id`, `first_id + 1`, …
     ids: Vec<u64>,
     first_id: u64,
+    /// The rarely set per-row data; None: none in this chunk. Boxed so that every rank's
+    /// state stays small (with hundreds of ranks taking turns, it is what misses cache).
+    extra: Option<Box<Extra>>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Extra {
     /// (recv_peer, recv_tag) of each row, or empty: all SAME.
     recv: Vec<(i32, i32)>,
     requests: OwnedLists,
     send_counts: OwnedLists,
     recv_counts: OwnedLists,
+}
+
+impl Extra {
+    fn is_empty(&self) -> bool {
+        self.recv.is_empty()
+            && [&self.requests, &self.send_counts, &self.recv_counts]
+                .iter()
+                .all(|l| l.offsets.is_empty())
+    }
 }
 
 impl Chunk {
@@ -98,6 +114,7 @@ impl Chunk {
             rows: Vec::with_capacity(rows.len()),
             ..Chunk::default()
         };
+        let mut extra = Extra::default();
         // Optional columns (empty = all SAME) are checked once, not row by row.
         let (rp, rt) = (!c.recv_peer.is_empty(), !c.recv_tag.is_empty());
         // List columns without offsets hold only empty lists: skip them row by row.
@@ -108,7 +125,7 @@ impl Chunk {
             chunk.ids.push(id);
             if rp || rt {
                 let get = |v: &[i32], on: bool| if on { v[i] } else { SAME };
-                chunk.recv.push((get(c.recv_peer, rp), get(c.recv_tag, rt)));
+                extra.recv.push((get(c.recv_peer, rp), get(c.recv_tag, rt)));
             }
             chunk.rows.push(Row {
                 seq: c.seq[i],
@@ -125,23 +142,24 @@ impl Chunk {
                 iteration: c.iteration[i],
             });
             if has_lists[0] {
-                chunk.requests.push(c.requests.get(i), n);
+                extra.requests.push(c.requests.get(i), n);
             }
             if has_lists[1] {
-                chunk.send_counts.push(c.send_counts.get(i), n);
+                extra.send_counts.push(c.send_counts.get(i), n);
             }
             if has_lists[2] {
-                chunk.recv_counts.push(c.recv_counts.get(i), n);
+                extra.recv_counts.push(c.recv_counts.get(i), n);
             }
         }
         let n = chunk.rows.len();
         for lists in [
-            &mut chunk.requests,
-            &mut chunk.send_counts,
-            &mut chunk.recv_counts,
+            &mut extra.requests,
+            &mut extra.send_counts,
+            &mut extra.recv_counts,
         ] {
             lists.pad(n);
         }
+        chunk.extra = (!extra.is_empty()).then(|| Box::new(extra));
         chunk
     }
 
@@ -190,16 +208,24 @@ impl Chunk {
         chunk.rows.extend((0..n).map(row));
         chunk.ids.clear();
         chunk.first_id = first_id;
-        chunk.recv.clear();
         let (rp, rt) = (!c.recv_peer.is_empty(), !c.recv_tag.is_empty());
+        let has_list = |l: &Lists<'_>| !l.offsets.is_empty() && l.offsets[lo] != l.offsets[hi];
+        let lists = [&c.requests, &c.send_counts, &c.recv_counts];
+        if !(rp || rt || lists.iter().any(|l| has_list(l))) {
+            chunk.extra = None;
+            return chunk;
+        }
+        let mut extra = chunk.extra.take().unwrap_or_default();
+        extra.recv.clear();
         if rp || rt {
             let get = |v: &[i32], on: bool, k: usize| if on { v[lo + k] } else { SAME };
             let recv = (0..n).map(|k| (get(c.recv_peer, rp, k), get(c.recv_tag, rt, k)));
-            chunk.recv.extend(recv);
+            extra.recv.extend(recv);
         }
-        chunk.requests.assign_range(&c.requests, lo, hi);
-        chunk.send_counts.assign_range(&c.send_counts, lo, hi);
-        chunk.recv_counts.assign_range(&c.recv_counts, lo, hi);
+        extra.requests.assign_range(&c.requests, lo, hi);
+        extra.send_counts.assign_range(&c.send_counts, lo, hi);
+        extra.recv_counts.assign_range(&c.recv_counts, lo, hi);
+        chunk.extra = Some(extra);
         chunk
     }
 
@@ -219,7 +245,20 @@ impl Chunk {
 
     /// (recv_peer, recv_tag) of row `i`.
     pub fn recv(&self, i: usize) -> (i32, i32) {
-        self.recv.get(i).copied().unwrap_or((SAME, SAME))
+        let recv = self.extra.as_ref().and_then(|e| e.recv.get(i));
+        recv.copied().unwrap_or((SAME, SAME))
+    }
+
+    fn requests(&self, i: usize) -> &[i64] {
+        self.extra.as_ref().map_or(&[], |e| e.requests.get(i))
+    }
+
+    fn send_counts(&self, i: usize) -> &[i64] {
+        self.extra.as_ref().map_or(&[], |e| e.send_counts.get(i))
+    }
+
+    fn recv_counts(&self, i: usize) -> &[i64] {
+        self.extra.as_ref().map_or(&[], |e| e.recv_counts.get(i))
     }
 }
 
@@ -249,18 +288,20 @@ pub fn validate(rank: u32, ranks: u32, after: Option<i64>, chunk: &Chunk) -> Res
 }
 
 /// The buffered rows of one rank: the chunk being executed, then the ones fed after it.
+/// Fields every row touches come first (`repr(C)` keeps this order: see `RankRt`).
 #[derive(Debug, Default)]
+#[repr(C)]
 pub struct RankRows {
     front: Chunk,
-    later: VecDeque<Chunk>,
-    /// The last chunk executed, kept to lend its buffers to the next one fed.
-    spare: Chunk,
     /// Index of the current (next or executing) row in `front`.
     at: usize,
     /// Rows buffered from the current one on.
     buffered: usize,
     /// No more input will come.
     pub closed: bool,
+    later: VecDeque<Chunk>,
+    /// The last chunk executed, kept to lend its buffers to the next one fed.
+    spare: Chunk,
     /// Seq of the last row fed (chunks must continue it).
     pub last_seq: Option<i64>,
 }
@@ -319,15 +360,15 @@ impl RankRows {
     }
 
     pub fn requests(&self) -> &[i64] {
-        self.front.requests.get(self.at)
+        self.front.requests(self.at)
     }
 
     pub fn send_counts(&self) -> &[i64] {
-        self.front.send_counts.get(self.at)
+        self.front.send_counts(self.at)
     }
 
     pub fn recv_counts(&self) -> &[i64] {
-        self.front.recv_counts.get(self.at)
+        self.front.recv_counts(self.at)
     }
 
     /// Moves past the current row; returns the next row's captured start, if any.

@@ -38,30 +38,34 @@ pub struct CollRun {
     pub inst: u64,
 }
 
+/// One rank's state. With hundreds of ranks taking turns, an action's cost is mostly the
+/// cache lines of its rank's state it touches, so the fields most actions use come first,
+/// in this order (`repr(C)`), and the rest after them.
 #[derive(Debug)]
+#[repr(C)]
 pub struct RankRt {
     pub job: u32,
-    pub local: u32,
     pub endpoint: u32,
-    /// Buffered rows (the current one first).
-    pub rows: super::rows::RankRows,
     pub state: RState,
     /// Simulated start of the row being executed (the current row of `rows`).
     pub cur_start: Time,
     /// Iterations this rank is in whose spans (first start, last end) are not yet folded
     /// into the trace's per-iteration latencies.
     pub open_iterations: Vec<(i32, Time, Time)>,
-    /// Trace request id → (request slot, generation).
-    pub reqmap: ReqMap,
     /// Requests posted and not yet waited for, in post order (slot, generation).
     pub outstanding: Vec<(u32, u32)>,
-    /// Requests the current blocking operation waits on.
-    pub waiting: Vec<u32>,
+    /// Trace request id → (request slot, generation).
+    pub reqmap: ReqMap,
+    /// Buffered rows (the current one first; its own hot fields lead).
+    pub rows: super::rows::RankRows,
     /// Collective calls made so far per communicator (the instance number of the next).
     pub coll_count: Vec<(i32, u64)>,
-    pub coll: Option<CollRun>,
     /// The last closed-form collective call, to skip the decision on repeated calls.
     pub memo: Option<CollMemo>,
+    pub local: u32,
+    /// Requests the current blocking operation waits on.
+    pub waiting: Vec<u32>,
+    pub coll: Option<CollRun>,
     pub finish: Time,
 }
 
