@@ -96,27 +96,46 @@ pub(super) fn record(job: &mut JobRt, rank: &mut RankRt, end: Time) {
     if it < 0 {
         return;
     }
-    let open = &mut rank.open_iterations;
-    if let Some(span) = open.iter_mut().find(|s| s.0 == it) {
-        span.1 = span.1.min(rank.cur_start);
-        span.2 = span.2.max(end);
+    let start = rank.cur_start;
+    let first = &mut rank.open_iteration;
+    if first.0 == it {
+        first.1 = first.1.min(start);
+        first.2 = first.2.max(end);
         return;
     }
-    // A new iteration: the earlier ones are over for this rank.
     let done = &mut job.iterations;
-    if open.len() == 1 && open[0].0 < it {
-        let (i, s, e) = open[0];
-        fold(done, i, e - s);
-        open[0] = (it, rank.cur_start, end);
+    if rank.more_iterations.is_empty() && first.0 < it {
+        // The usual case: a new iteration ends the only open one (if any).
+        if first.0 >= 0 {
+            fold(done, first.0, first.2 - first.1);
+        }
+        *first = (it, start, end);
         return;
     }
-    open.retain(|&(i, s, e)| {
-        if i < it {
-            fold(done, i, e - s);
-        }
-        i >= it
-    });
-    open.push((it, rank.cur_start, end));
+    // Iteration ids went back: the general case over every open span, in order.
+    let mut open = std::mem::take(&mut rank.more_iterations);
+    if first.0 >= 0 {
+        open.insert(0, *first);
+    }
+    if let Some(span) = open.iter_mut().find(|s| s.0 == it) {
+        span.1 = span.1.min(start);
+        span.2 = span.2.max(end);
+    } else {
+        // A new iteration: the earlier ones are over for this rank.
+        open.retain(|&(i, s, e)| {
+            if i < it {
+                fold(done, i, e - s);
+            }
+            i >= it
+        });
+        open.push((it, start, end));
+    }
+    rank.open_iteration = if open.is_empty() {
+        super::state::NO_ITERATION
+    } else {
+        open.remove(0)
+    };
+    rank.more_iterations = open;
 }
 
 fn fold(done: &mut IterationLatency, it: i32, span: f64) {
@@ -187,7 +206,9 @@ impl Engine {
         let (total_time_ns, endpoints) = self.job_end(job);
         let j = &mut self.jobs[job];
         for rank in &mut self.ranks[j.base as usize..(j.base + j.ranks) as usize] {
-            for (i, s, e) in rank.open_iterations.drain(..) {
+            let first = std::mem::replace(&mut rank.open_iteration, super::state::NO_ITERATION);
+            let open = std::iter::once(first).filter(|span| span.0 >= 0);
+            for (i, s, e) in open.chain(rank.more_iterations.drain(..)) {
                 fold(&mut j.iterations, i, e - s);
             }
         }

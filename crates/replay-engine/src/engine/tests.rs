@@ -372,3 +372,19 @@ fn iteration_latency_is_the_longest_rank_span() {
     // Eager pipelining: the second message left at 0 and had arrived when rank 1 asked for it.
     assert_eq!(r.iteration_latency_ns, vec![1008.0, 0.0]);
 }
+
+#[test]
+fn iteration_ids_that_go_back_keep_their_spans_open() {
+    // One rank, compute rows at captured starts 0, 1, 3, 6, 10, 15, 21 (1 ns each, replayed
+    // at scale 1: the same times), iterations 0 0 2 1 1 2 3. Iteration 2 stays open while
+    // the rank goes back to 1, so its span runs from row 2's start (3) to row 5's end (16).
+    let mut t = T::default();
+    for t0 in [0, 1, 3, 6, 10, 15, 21] {
+        t = t.row(0, Op::Compute, -2, 0, 0, -1, t0);
+    }
+    t.iteration = vec![0, 0, 2, 1, 1, 2, 3];
+    let r = run(&t, &alpha_beta(), &opts(1.0)).unwrap();
+    assert_eq!(r.sim_end_ns, vec![1.0, 2.0, 4.0, 7.0, 11.0, 16.0, 22.0]);
+    assert_eq!(r.iterations, vec![0, 1, 2, 3]);
+    assert_eq!(r.iteration_latency_ns, vec![2.0, 5.0, 13.0, 1.0]);
+}
