@@ -213,10 +213,17 @@ def import_otf2(path: Path) -> tuple[pa.Table, TraceMeta]:
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "no such OTF2 anchor file")
+    # Every event record takes at least one byte of an event file: a reader yielding more
+    # events than that is decoding garbage of a damaged archive, which must end as an error
+    # instead of growing without bound.
+    # (Event files sit in the directory named like the anchor; none found: no bound.)
+    most = sum(f.stat().st_size for f in path.with_suffix("").rglob("*.evt")) or float("inf")
     try:
         with otf2.reader.open(str(path)) as reader:
             conv = _Otf2Converter(reader.definitions, path)
-            for loc, ev in reader.events:
+            for n, (loc, ev) in enumerate(reader.events):
+                if n >= most:
+                    raise InputError(path, f"more events than event-file bytes ({most:.0f})")
                 conv.event(loc, ev)
     except InputError:
         raise
