@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -26,6 +27,13 @@ pytest_plugins = ["tests.slurm_fixture"]
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+# In CI the fuzz tests draw the same examples every run (a red CI must be reproducible);
+# locally they explore new ones each run.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if in_ci():
+    settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session")
