@@ -92,7 +92,7 @@ class ReplayStream:
     that needs rows (feed them with `feed`, or `close` the rank when it has no more) or
     None when the replay is done; then `finish()`. Results do not depend on chunk sizes.
     A batch given to `feed_arrow` reaches the engine `piece_rows` rows at a time (default:
-    about 32 K rows over all ranks), fed inside `run()`.
+    about 8 K rows over all ranks), fed inside `run()`.
     Keeps the GIL (the engine is not shared across threads)."""
 
     def __new__(

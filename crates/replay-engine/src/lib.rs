@@ -17,7 +17,8 @@ pub mod trace;
 
 pub use config::{FabricSpec, HostParams, Placement, ReplayOptions};
 pub use engine::{
-    replay, JobInput, JobResult, OpsOut, Progress, ReplayStats, ReplayStream, StreamJob,
+    engine_chunk_rows, replay, JobInput, JobResult, OpsOut, Progress, ReplayStats, ReplayStream,
+    StreamJob,
 };
 pub use error::ReplayError;
 pub use trace::TraceColumns;

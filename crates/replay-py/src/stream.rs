@@ -112,9 +112,9 @@ impl ReplayStream {
         };
         let inner =
             replay_engine::ReplayStream::new(vec![job], &spec, &options).map_err(value_error)?;
-        // About 32 K rows buffered over all ranks (see engine/stream.rs's in-memory path).
+        // The in-memory path's chunk size (engine/stream.rs: rows stay in cache).
         let piece_rows = piece_rows
-            .unwrap_or(((1usize << 15) / ranks.max(1) as usize).clamp(256, 1 << 16))
+            .unwrap_or_else(|| replay_engine::engine_chunk_rows(ranks as usize))
             .max(1);
         Ok(Self {
             inner: Some(inner),

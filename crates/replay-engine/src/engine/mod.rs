@@ -23,7 +23,9 @@ use crate::fabric::{self, Fabric, Time};
 use crate::hash::FastMap;
 use crate::placement::place;
 use state::{Msg, RankRt, Req};
-pub use stream::{replay, JobInput, JobResult, OpsOut, Progress, ReplayStream, StreamJob};
+pub use stream::{
+    engine_chunk_rows, replay, JobInput, JobResult, OpsOut, Progress, ReplayStream, StreamJob,
+};
 
 /// Whole-replay counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -228,6 +228,11 @@ impl Engine {
     }
 }
 
+/// Rows of one rank copied into the engine at a time (see `replay`).
+pub fn engine_chunk_rows(total_ranks: usize) -> usize {
+    ((1usize << 13) / total_ranks.max(1)).clamp(16, 1 << 16)
+}
+
 /// Replays in-memory traces together on one fabric.
 pub fn replay(
     jobs: &[JobInput<'_>],
@@ -256,9 +261,10 @@ pub fn replay(
         .map(|ix| ix.starts[..ix.ranks as usize].to_vec())
         .collect();
     let total_ranks: usize = indexes.iter().map(|ix| ix.ranks as usize).sum();
-    // Small copies: ~32 K rows (~3 MB) buffered over all ranks, so the rows being executed
-    // stay in cache (1 M rows ran 1.5x slower on the halo benchmark).
-    let chunk_rows = ((1usize << 15) / total_ranks.max(1)).clamp(256, 1 << 16);
+    // Small copies: ~8 K rows (~0.6 MB) buffered over all ranks, copied shortly before they
+    // run, so they are still in cache when they do (1 M rows ran 1.5x slower on the halo
+    // benchmark, 32 K 8 % slower at 256 ranks; 4 K loses to the pauses).
+    let chunk_rows = engine_chunk_rows(total_ranks);
     while let Progress::NeedInput { job, rank } = engine.run()? {
         let (j, r) = (job as usize, rank as usize);
         let ix = &indexes[j];
