@@ -91,8 +91,8 @@ def run(
     _print_summary(summary)
 
 
-def _print_summary(s: dict[str, Any]) -> None:
-    echo(f"trace      {s['trace']} ({s['ranks']} ranks, {s['actions']} actions)")
+def _print_head(s: dict[str, Any], how: str = "") -> None:
+    echo(f"trace      {s['trace']} ({s['ranks']} ranks, {s['actions']} actions{how})")
     echo(f"fabric     {s['fabric']}")
     echo(f"total time {s['total_time_us']:.3f} us")
     if s["iterations"]:
@@ -100,6 +100,10 @@ def _print_summary(s: dict[str, Any]) -> None:
             f"iterations {s['iterations']}: p50 {s['iteration_p50_us']:.3f} us, "
             f"p99 {s['iteration_p99_us']:.3f} us"
         )
+
+
+def _print_summary(s: dict[str, Any]) -> None:
+    _print_head(s)
     echo(f"{'op':<22}{'count':>10}{'p50 us':>14}{'p99 us':>14}")
     for name, row in sorted(s["ops"].items()):
         echo(f"{name:<22}{row['count']:>10}{row['p50_us']:>14.3f}{row['p99_us']:>14.3f}")
@@ -108,14 +112,7 @@ def _print_summary(s: dict[str, Any]) -> None:
 
 
 def _print_stream_summary(s: dict[str, Any]) -> None:
-    echo(f"trace      {s['trace']} ({s['ranks']} ranks, {s['actions']} actions, streamed)")
-    echo(f"fabric     {s['fabric']}")
-    echo(f"total time {s['total_time_us']:.3f} us")
-    if s["iterations"]:
-        echo(
-            f"iterations {s['iterations']}: p50 {s['iteration_p50_us']:.3f} us, "
-            f"p99 {s['iteration_p99_us']:.3f} us"
-        )
+    _print_head(s, ", streamed")
     for name, count in sorted(s["op_counts"].items()):
         echo(f"{name:<22}{count:>10}")
     if s["stored"]:

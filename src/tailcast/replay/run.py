@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -66,21 +66,41 @@ class ReplayOutcome:
     stored: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
-        return {
-            "replay_id": self.replay_id,
-            "trace": self.trace,
-            "fabric": self.fabric,
-            "ranks": self.ranks,
-            "total_time_us": self.total_time_ns / 1000.0,
-            "actions": self.stats.get("actions", 0),
-            "messages": self.stats.get("messages", 0),
+        return summary_head(self) | {
             "ops": op_summary(self.ops),
-            "iterations": len(self.iterations),
-            "iteration_p50_us": _pct(self.iteration_latency_us, 50),
-            "iteration_p99_us": _pct(self.iteration_latency_us, 99),
             "unknown_ops": self.unknown_ops,
             "stored": self.stored,
         }
+
+
+class _Outcome(Protocol):
+    """What the in-memory and the streaming outcomes both report."""
+
+    replay_id: str
+    trace: str
+    fabric: str
+    ranks: int
+    total_time_ns: float
+    stats: dict[str, int]
+    iterations: NDArray[np.int32]
+    iteration_latency_us: NDArray[np.float64]
+
+
+def summary_head(o: _Outcome) -> dict[str, Any]:
+    """The summary fields every replay has (`--json`, and the first lines printed)."""
+    lat = o.iteration_latency_us
+    return {
+        "replay_id": o.replay_id,
+        "trace": o.trace,
+        "fabric": o.fabric,
+        "ranks": o.ranks,
+        "total_time_us": o.total_time_ns / 1000.0,
+        "actions": o.stats.get("actions", 0),
+        "messages": o.stats.get("messages", 0),
+        "iterations": len(o.iterations),
+        "iteration_p50_us": _pct(lat, 50),
+        "iteration_p99_us": _pct(lat, 99),
+    }
 
 
 def _pct(values: NDArray[np.float64], q: float) -> float | None:

@@ -31,9 +31,9 @@ from tailcast.replay.run import (
     ReplayFailed,
     ReplayOptions,
     _meta_comms,
-    _pct,
     placement_spec,
     store_replay_summary,
+    summary_head,
 )
 from tailcast.store import ResultsDir
 from tailcast.store.parquet_io import atomic_path
@@ -61,19 +61,8 @@ class StreamOutcome:
     cpu_s: float = 0.0
 
     def summary(self) -> dict[str, Any]:
-        lat = self.iteration_latency_us
-        return {
-            "replay_id": self.replay_id,
-            "trace": self.trace,
-            "fabric": self.fabric,
-            "ranks": self.ranks,
-            "total_time_us": self.total_time_ns / 1000.0,
-            "actions": self.stats.get("actions", 0),
-            "messages": self.stats.get("messages", 0),
+        return summary_head(self) | {
             "op_counts": self.op_counts,
-            "iterations": len(self.iterations),
-            "iteration_p50_us": _pct(lat, 50),
-            "iteration_p99_us": _pct(lat, 99),
             "unknown_ops": self.unknown_ops,
             "ops_path": self.ops_path,
             "stored": self.stored,
