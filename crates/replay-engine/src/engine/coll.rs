@@ -25,7 +25,8 @@ const FORCED_PARAMS: AlgoParams = AlgoParams {
     fanout: 4,
 };
 
-type ScheduleKey = (CollKind, u32, u32, u64, Algo, u64, u32, u32);
+/// A collective shape and one member's communicator rank.
+type ScheduleKey = (ShapeKey, u32);
 /// A schedule key without the member: the shape of one collective instance.
 pub(super) type ShapeKey = (CollKind, u32, u32, u64, Algo, u64, u32);
 
@@ -133,16 +134,16 @@ impl Engine {
             None => collectives::decide(&spec),
         };
         let cacheable = spec.per_peer_bytes.is_empty() && spec.recv_per_peer_bytes.is_empty();
+        let shape = (
+            kind,
+            p,
+            root,
+            spec.bytes,
+            algo,
+            params.segsize,
+            params.fanout,
+        );
         if cacheable && self.gathers.enabled {
-            let shape = (
-                kind,
-                p,
-                root,
-                spec.bytes,
-                algo,
-                params.segsize,
-                params.fanout,
-            );
             if let Some(plan) = self.plan_for(shape, &spec, algo, &params) {
                 let rank = &mut self.ranks[r as usize];
                 if plain {
@@ -158,16 +159,7 @@ impl Engine {
                 return self.gather(r, me, comm, inst, shape, plan, members);
             }
         }
-        let key = (
-            kind,
-            p,
-            root,
-            spec.bytes,
-            algo,
-            params.segsize,
-            params.fanout,
-            me,
-        );
+        let key = (shape, me);
         let cached = if cacheable {
             self.sched_cache.schedules.get(&key).cloned()
         } else {
