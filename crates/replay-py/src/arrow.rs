@@ -242,3 +242,63 @@ impl<'a> Array<'a> {
         self.format() == "n" || (whole > 0 && self.array.null_count == whole)
     }
 }
+
+/// Arrow's integer value types, read as i64 (u64 wraps, as `as` does).
+pub(crate) trait IntValue: Copy {
+    fn as_i64(self) -> i64;
+}
+
+macro_rules! int_value {
+    ($($t:ty),*) => {$(
+        impl IntValue for $t {
+            #[inline]
+            fn as_i64(self) -> i64 {
+                self as i64
+            }
+        }
+    )*};
+}
+int_value!(i8, u8, i16, u16, i32, u32, i64, u64);
+
+/// Evaluates `$body` with `$values` bound to `$col`'s values when its Arrow format is one
+/// of the integer types (`$body` is generic over `IntValue`), else `$other`.
+macro_rules! with_int_values {
+    ($col:expr, |$values:ident| $body:expr, $other:expr) => {
+        match $col.format() {
+            "c" => {
+                let $values = $col.values::<i8>()?;
+                $body
+            }
+            "C" => {
+                let $values = $col.values::<u8>()?;
+                $body
+            }
+            "s" => {
+                let $values = $col.values::<i16>()?;
+                $body
+            }
+            "S" => {
+                let $values = $col.values::<u16>()?;
+                $body
+            }
+            "i" => {
+                let $values = $col.values::<i32>()?;
+                $body
+            }
+            "I" => {
+                let $values = $col.values::<u32>()?;
+                $body
+            }
+            "l" => {
+                let $values = $col.values::<i64>()?;
+                $body
+            }
+            "L" => {
+                let $values = $col.values::<u64>()?;
+                $body
+            }
+            _ => $other,
+        }
+    };
+}
+pub(crate) use with_int_values;

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use replay_engine::trace::SAME;
 use replay_engine::TraceColumns;
 
-use crate::arrow::{Array, Validity};
+use crate::arrow::{with_int_values, Array, IntValue, Validity};
 pub(crate) use crate::lists::Csr;
 pub(crate) use crate::op_names::{append_ops, OpTable};
 
@@ -163,35 +163,17 @@ pub(crate) fn append_ints<T: Target>(
         }
     };
     let valid = col.validity();
-    match col.format() {
-        "c" => extend(col.values::<i8>()?, valid, fill, out, |v| {
-            T::from_i64(v.into())
-        }),
-        "C" => extend(col.values::<u8>()?, valid, fill, out, |v| {
-            T::from_i64(v.into())
-        }),
-        "s" => extend(col.values::<i16>()?, valid, fill, out, |v| {
-            T::from_i64(v.into())
-        }),
-        "S" => extend(col.values::<u16>()?, valid, fill, out, |v| {
-            T::from_i64(v.into())
-        }),
-        "i" => extend(col.values::<i32>()?, valid, fill, out, |v| {
-            T::from_i64(v.into())
-        }),
-        "I" => extend(col.values::<u32>()?, valid, fill, out, |v| {
-            T::from_i64(v.into())
-        }),
-        "l" => extend(col.values::<i64>()?, valid, fill, out, T::from_i64),
-        "L" => extend(col.values::<u64>()?, valid, fill, out, |v| {
-            T::from_i64(v as i64)
-        }),
-        "f" => extend(col.values::<f32>()?, valid, fill, out, |v| {
-            T::from_f64(v.into())
-        }),
-        "g" => extend(col.values::<f64>()?, valid, fill, out, T::from_f64),
-        _ => return Err(unsupported(&col)),
-    }
+    with_int_values!(
+        col,
+        |values| extend(values, valid, fill, out, |v| T::from_i64(v.as_i64())),
+        match col.format() {
+            "f" => extend(col.values::<f32>()?, valid, fill, out, |v| {
+                T::from_f64(v.into())
+            }),
+            "g" => extend(col.values::<f64>()?, valid, fill, out, T::from_f64),
+            _ => return Err(unsupported(&col)),
+        }
+    );
     Ok(())
 }
 

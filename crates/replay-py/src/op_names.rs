@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::arrow::{Array, Validity};
+use crate::arrow::{with_int_values, Array, IntValue, Validity};
 use crate::ingest::{unsupported, Source};
 
 /// `raw.strip().lower().removeprefix("mpi_")` of the Python side.
@@ -100,33 +100,11 @@ fn map_indices(
         }));
     }
     let valid = col.validity();
-    match col.format() {
-        "c" => run(col.values::<i8>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "C" => run(col.values::<u8>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "s" => run(col.values::<i16>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "S" => run(col.values::<u16>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "i" => run(col.values::<i32>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "I" => run(col.values::<u32>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "l" => run(col.values::<i64>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        "L" => run(col.values::<u64>()?, valid, codes, counts, out, |v| {
-            v as usize
-        }),
-        _ => return Err(unsupported(col)),
-    }
+    with_int_values!(
+        col,
+        |values| run(values, valid, codes, counts, out, |v| v.as_i64() as usize),
+        return Err(unsupported(col))
+    );
     Ok(())
 }
 
