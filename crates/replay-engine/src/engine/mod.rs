@@ -6,6 +6,7 @@
 mod coll;
 mod exec;
 mod gather;
+mod iterations;
 mod p2p;
 mod plan;
 mod queue;
@@ -65,7 +66,7 @@ struct JobRt {
     comms: HashMap<i32, Vec<u32>>,
     output: stream::Output,
     /// Iteration → latency (longest per-rank span), folded as ranks leave iterations.
-    iterations: stream::IterationLatency,
+    iterations: iterations::IterationLatency,
 }
 
 pub(crate) struct Engine {

@@ -4,8 +4,6 @@ use crate::fabric::Time;
 use crate::hash::FastMap;
 
 pub const NONE: u32 = u32::MAX;
-/// `RankRt::open_iteration` when the rank is in no iteration.
-pub const NO_ITERATION: (i32, Time, Time) = (-1, 0.0, 0.0);
 /// `Msg::inst` of user (non-collective) messages.
 pub const USER: u64 = u64::MAX;
 
@@ -51,11 +49,9 @@ pub struct RankRt {
     pub state: RState,
     /// Simulated start of the row being executed (the current row of `rows`).
     pub cur_start: Time,
-    /// Iterations this rank is in whose spans (iteration, first start, last end) are not
-    /// yet folded into the trace's per-iteration latencies: the first inline (iteration -1:
-    /// none), any others in `more_iterations` (only when iteration ids go back).
-    pub open_iteration: (i32, Time, Time),
-    pub more_iterations: Vec<(i32, Time, Time)>,
+    /// Iterations this rank is in whose spans are not yet folded into the trace's
+    /// per-iteration latencies.
+    pub spans: super::iterations::OpenSpans,
     /// Requests posted and not yet waited for, in post order (slot, generation).
     pub outstanding: Vec<(u32, u32)>,
     /// Trace request id → (request slot, generation).
@@ -126,8 +122,7 @@ impl RankRt {
             rows: Default::default(),
             state: RState::Ready,
             cur_start: 0.0,
-            open_iteration: NO_ITERATION,
-            more_iterations: Vec::new(),
+            spans: Default::default(),
             reqmap: ReqMap::default(),
             memo: None,
             outstanding: Vec::new(),

@@ -6,7 +6,7 @@
 //! memory grows with the rows in flight, not with the trace. Executed rows go to per-row
 //! arrays (batch) or to an `OpsOut` buffer the caller drains (stream).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use super::rows::{self, Chunk};
 use super::state::RankRt;
@@ -93,95 +93,9 @@ pub(super) fn record(job: &mut JobRt, rank: &mut RankRt, end: Time) {
         Output::Discard => {}
     }
     let it = row.iteration;
-    if it < 0 {
-        return;
-    }
-    let start = rank.cur_start;
-    let first = &mut rank.open_iteration;
-    if first.0 == it {
-        first.1 = first.1.min(start);
-        first.2 = first.2.max(end);
-        return;
-    }
-    let done = &mut job.iterations;
-    if rank.more_iterations.is_empty() && first.0 < it {
-        // The usual case: a new iteration ends the only open one (if any).
-        if first.0 >= 0 {
-            fold(done, first.0, first.2 - first.1);
-        }
-        *first = (it, start, end);
-        return;
-    }
-    // Iteration ids went back: the general case over every open span, in order.
-    let mut open = std::mem::take(&mut rank.more_iterations);
-    if first.0 >= 0 {
-        open.insert(0, *first);
-    }
-    if let Some(span) = open.iter_mut().find(|s| s.0 == it) {
-        span.1 = span.1.min(start);
-        span.2 = span.2.max(end);
-    } else {
-        // A new iteration: the earlier ones are over for this rank.
-        open.retain(|&(i, s, e)| {
-            if i < it {
-                fold(done, i, e - s);
-            }
-            i >= it
-        });
-        open.push((it, start, end));
-    }
-    rank.open_iteration = if open.is_empty() {
-        super::state::NO_ITERATION
-    } else {
-        open.remove(0)
-    };
-    rank.more_iterations = open;
-}
-
-fn fold(done: &mut IterationLatency, it: i32, span: f64) {
-    done.fold(it, span);
-}
-
-/// Iteration → latency: a vector for the usual small dense ids, a map for the others.
-#[derive(Debug, Default)]
-pub(super) struct IterationLatency {
-    dense: Vec<f64>, // NaN: not seen
-    sparse: BTreeMap<i32, f64>,
-}
-
-const DENSE_ITERATIONS: i32 = 1 << 24;
-
-impl IterationLatency {
-    fn fold(&mut self, it: i32, span: f64) {
-        if it < DENSE_ITERATIONS {
-            let i = it as usize;
-            if self.dense.len() <= i {
-                self.dense
-                    .resize((i + 1).max(2 * self.dense.len()), f64::NAN);
-            }
-            let l = &mut self.dense[i];
-            *l = if l.is_nan() {
-                0.0f64.max(span)
-            } else {
-                l.max(span)
-            };
-        } else {
-            let l = self.sparse.entry(it).or_insert(0.0);
-            *l = l.max(span);
-        }
-    }
-
-    /// (iteration ids ascending, latencies).
-    fn take(&mut self) -> (Vec<i32>, Vec<f64>) {
-        let dense = std::mem::take(&mut self.dense);
-        let sparse = std::mem::take(&mut self.sparse);
-        dense
-            .into_iter()
-            .enumerate()
-            .filter(|(_, l)| !l.is_nan())
-            .map(|(i, l)| (i as i32, l))
-            .chain(sparse)
-            .unzip()
+    if it >= 0 {
+        rank.spans
+            .record(&mut job.iterations, it, rank.cur_start, end);
     }
 }
 
@@ -206,11 +120,7 @@ impl Engine {
         let (total_time_ns, endpoints) = self.job_end(job);
         let j = &mut self.jobs[job];
         for rank in &mut self.ranks[j.base as usize..(j.base + j.ranks) as usize] {
-            let first = std::mem::replace(&mut rank.open_iteration, super::state::NO_ITERATION);
-            let open = std::iter::once(first).filter(|span| span.0 >= 0);
-            for (i, s, e) in open.chain(rank.more_iterations.drain(..)) {
-                fold(&mut j.iterations, i, e - s);
-            }
+            rank.spans.close_all(&mut j.iterations);
         }
         let (iterations, iteration_latency_ns) = j.iterations.take();
         let (sim_start_ns, sim_end_ns) = match std::mem::replace(&mut j.output, Output::Discard) {
