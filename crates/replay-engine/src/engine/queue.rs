@@ -89,18 +89,7 @@ impl<E: Copy> EventQueue<E> {
         let mut items = self.spare_runs.pop().unwrap_or_default();
         items.clear();
         for (t, ev) in events {
-            let tb = bits(t);
-            debug_assert!(tb >= self.clock, "event at {t} scheduled in the past");
-            if tb == self.clock {
-                self.fifo.push_back(ev);
-                continue;
-            }
-            self.seq += 1;
-            items.push(Entry {
-                t: tb,
-                seq: self.seq,
-                ev,
-            });
+            items.extend(self.entry(t, ev));
         }
         if items.is_empty() {
             self.spare_runs.push(items);
@@ -131,19 +120,26 @@ impl<E: Copy> EventQueue<E> {
         self.clock = t;
     }
 
-    pub fn push(&mut self, t: Time, ev: E) {
+    /// `ev` at `t` as a numbered heap entry, or None when it went to the FIFO (`t` is the
+    /// current instant).
+    #[inline]
+    fn entry(&mut self, t: Time, ev: E) -> Option<Entry<E>> {
         let tb = bits(t);
         debug_assert!(tb >= self.clock, "event at {t} scheduled in the past");
         if tb == self.clock {
             self.fifo.push_back(ev);
-            return;
+            return None;
         }
         self.seq += 1;
-        let e = Entry {
+        Some(Entry {
             t: tb,
             seq: self.seq,
             ev,
-        };
+        })
+    }
+
+    pub fn push(&mut self, t: Time, ev: E) {
+        let Some(e) = self.entry(t, ev) else { return };
         let mut i = self.heap.len();
         self.heap.push(e);
         while i > 0 {
