@@ -202,19 +202,25 @@ impl<'a> Cursor<'a> {
         Ok(NumberInfo { integer, zero })
     }
 
-    /// Consumes `"key"` then `:`, with whitespace around; the cursor is before the key.
+    /// Checks that an object key starts at the cursor (after optional whitespace).
     #[inline(always)]
-    fn key_colon(&mut self) -> Res<()> {
-        let found = self.next_token()?;
-        if found != b'"' {
-            return fault(
+    pub(crate) fn at_key(&mut self) -> Res<()> {
+        match self.next_token()? {
+            b'"' => Ok(()),
+            found => fault(
                 ErrorKind::Expected {
                     what: "a string key",
                     found,
                 },
                 self.pos,
-            );
+            ),
         }
+    }
+
+    /// Consumes `"key"` then `:`, with whitespace around; the cursor is before the key.
+    #[inline(always)]
+    fn key_colon(&mut self) -> Res<()> {
+        self.at_key()?;
         self.skip_string()?;
         self.expect(b':', "':'")
     }

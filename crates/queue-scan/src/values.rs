@@ -52,16 +52,7 @@ where
         return Ok(());
     }
     loop {
-        let found = c.next_token()?;
-        if found != b'"' {
-            return fault(
-                ErrorKind::Expected {
-                    what: "a string key",
-                    found,
-                },
-                c.pos,
-            );
-        }
+        c.at_key()?;
         let key = key(c)?;
         c.expect(b':', "':'")?;
         member(c, &key)?;
