@@ -3,6 +3,7 @@
 //! The crate is pure Rust (no Python, no file I/O); the `replay-py` crate binds it as
 //! `tailcast._core`. Data crosses the boundary as plain column slices.
 
+pub mod bigvec;
 pub mod collectives;
 pub mod config;
 pub mod engine;

@@ -85,7 +85,7 @@ impl Engine {
             }
             scheds.push(steps);
         }
-        let (alpha_ns, beta_ns_per_byte) = self.fabric.alpha_beta()?;
+        let (alpha_ns, beta_ns_per_byte) = self.alpha_beta?;
         let costs = Costs {
             alpha_ns,
             beta_ns_per_byte,

@@ -81,6 +81,10 @@ pub(crate) struct Engine {
     coll_chan: FastMap<(u32, u32, i32), std::collections::VecDeque<p2p::CollEntry>>,
     heap: queue::EventQueue<Ev>,
     fabric: Box<dyn Fabric>,
+    /// `fabric.holds_transfers()`, asked once.
+    fabric_queue: bool,
+    /// `fabric.alpha_beta()`, asked once: a transfer then costs α + nβ, computed here.
+    alpha_beta: Option<(f64, f64)>,
     host: HostParams,
     eager_threshold: u64,
     compute_scale: f64,
@@ -163,6 +167,8 @@ impl Engine {
             posted: vec![Default::default(); nranks],
             coll_chan: FastMap::default(),
             heap: queue::EventQueue::with_capacity(nranks * 2),
+            fabric_queue: fabric.holds_transfers(),
+            alpha_beta: fabric.alpha_beta(),
             fabric,
             host,
             eager_threshold: options.eager_threshold_bytes,
@@ -187,6 +193,9 @@ impl Engine {
     /// Earliest pending instant (engine queue or fabric).
     fn horizon(&mut self) -> Time {
         let h = self.heap.peek_time().unwrap_or(f64::INFINITY);
+        if !self.fabric_queue {
+            return h;
+        }
         self.fabric.next_time().map_or(h, |f| f.min(h))
     }
 
@@ -210,7 +219,11 @@ impl Engine {
             if let Some(err) = self.fatal.take() {
                 return Err(err);
             }
-            let fabric_t = self.fabric.next_time();
+            let fabric_t = if self.fabric_queue {
+                self.fabric.next_time()
+            } else {
+                None
+            };
             let heap_t = self.heap.peek_time();
             match (fabric_t, heap_t) {
                 (None, None) => break,

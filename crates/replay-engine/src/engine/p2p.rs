@@ -366,6 +366,12 @@ impl Engine {
     /// The message's data enters the fabric now.
     pub(super) fn inject(&mut self, m: u32) {
         let msg = &self.msgs[m as usize];
+        if let Some((alpha, beta)) = self.alpha_beta {
+            // The fabric's answer (see `Fabric::alpha_beta`), without asking it.
+            let t = self.now + alpha + msg.bytes as f64 * beta;
+            self.on_deliver(m, t);
+            return;
+        }
         let (a, b, bytes) = (self.endpoint(msg.src), self.endpoint(msg.dst), msg.bytes);
         if let Submitted::At(t) = self.fabric.submit(self.now, m, a, b, bytes) {
             // Known delivery time: apply it now (closed form, no event per message).

@@ -151,6 +151,9 @@ impl Chunk {
                 extra.recv_counts.push(c.recv_counts.get(i), n);
             }
         }
+        if extra.recv.iter().all(|&r| r == (SAME, SAME)) {
+            extra.recv.clear();
+        }
         let n = chunk.rows.len();
         for lists in [
             &mut extra.requests,
@@ -208,7 +211,8 @@ impl Chunk {
         chunk.rows.extend((0..n).map(row));
         chunk.ids.clear();
         chunk.first_id = first_id;
-        let (rp, rt) = (!c.recv_peer.is_empty(), !c.recv_tag.is_empty());
+        // A column of SAME (what a null recv_peer/recv_tag becomes) is no column.
+        let (rp, rt) = (!all_same(c.recv_peer, lo, hi), !all_same(c.recv_tag, lo, hi));
         let has_list = |l: &Lists<'_>| !l.offsets.is_empty() && l.offsets[lo] != l.offsets[hi];
         let lists = [&c.requests, &c.send_counts, &c.recv_counts];
         if !(rp || rt || lists.iter().any(|l| has_list(l))) {
@@ -260,6 +264,12 @@ impl Chunk {
     fn recv_counts(&self, i: usize) -> &[i64] {
         self.extra.as_ref().map_or(&[], |e| e.recv_counts.get(i))
     }
+}
+
+/// Whether rows `lo..hi` of an optional column are all SAME (an empty column is).
+fn all_same(column: &[i32], lo: usize, hi: usize) -> bool {
+    // A fold without early exit: it vectorises, and most chunks are all SAME.
+    column.is_empty() || column[lo..hi].iter().fold(true, |all, &v| all & (v == SAME))
 }
 
 /// Checks rows of one rank (`after`: the seq of its previous row); the message names the

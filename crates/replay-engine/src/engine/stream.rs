@@ -140,7 +140,7 @@ impl Engine {
 
 /// Rows of one rank copied into the engine at a time (see `replay`).
 pub fn engine_chunk_rows(total_ranks: usize) -> usize {
-    ((1usize << 13) / total_ranks.max(1)).clamp(16, 1 << 16)
+    ((1usize << 14) / total_ranks.max(1)).clamp(16, 1 << 16)
 }
 
 /// Replays in-memory traces together on one fabric.
@@ -159,8 +159,8 @@ pub fn replay(
             comms: index.comms.clone(),
             placement: input.placement.clone(),
             output: Output::Rows {
-                start: vec![0.0; n],
-                end: vec![0.0; n],
+                start: crate::bigvec::zeroed_f64(n),
+                end: crate::bigvec::zeroed_f64(n),
             },
         });
         indexes.push(index);

@@ -94,6 +94,10 @@ impl Fabric for LogGpFabric {
             LogGpParams::LogGp { .. } => None, // the NIC gap makes it stateful
         }
     }
+
+    fn holds_transfers(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

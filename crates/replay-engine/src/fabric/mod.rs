@@ -58,6 +58,12 @@ pub trait Fabric: Send {
     fn alpha_beta(&self) -> Option<(f64, f64)> {
         None
     }
+    /// Whether transfers can be in flight inside the fabric (`next_time` / `advance` then
+    /// matter). Models answering every `submit` at once say false, and the engine skips
+    /// asking them for their next event.
+    fn holds_transfers(&self) -> bool {
+        true
+    }
 }
 
 /// Builds the fabric a configuration describes; `rng` drives random routing choices.
