@@ -67,14 +67,15 @@ pub struct Plan {
 }
 
 /// One non-terminal node of the evaluation program: its start slot, its terms
-/// `terms[lo..mid]` (receives) and `terms[mid..hi]` (sends), and its reduction cost.
+/// `terms[lo..mid]` (receives) and `terms[mid..hi]` (sends), and its reduction time
+/// (bytes · γ, the product the event path computes).
 #[derive(Debug, Clone, Copy)]
 struct Compiled {
     node: u32,
     lo: u32,
     mid: u32,
     hi: u32,
-    reduce_bytes: u64,
+    reduce_ns: f64,
 }
 
 /// A message as `evaluate` reads it: the partner node's start slot and the costs.
@@ -84,6 +85,28 @@ struct Term {
     rndv: bool,
     n_beta: f64,
     o: f64,
+}
+
+impl Term {
+    /// When a receive posted at `t` completes, its send posted at `sent`.
+    #[inline(always)]
+    fn recv_done(&self, t: Time, sent: Time, alpha: f64) -> Time {
+        if self.rndv {
+            later(sent, t) + alpha + self.n_beta + self.o
+        } else {
+            later(t, sent + self.o + alpha + self.n_beta) + self.o
+        }
+    }
+
+    /// When a send posted at `t` completes, its receive posted at `posted`.
+    #[inline(always)]
+    fn send_done(&self, t: Time, posted: Time, alpha: f64) -> Time {
+        if self.rndv {
+            later(t, posted) + alpha + self.n_beta
+        } else {
+            t + self.o
+        }
+    }
 }
 
 /// max for times (never NaN here): one compare, where `f64::max` also handles NaN.
@@ -236,7 +259,7 @@ impl Plan {
                 lo,
                 mid,
                 hi: self.terms.len() as u32,
-                reduce_bytes: node.reduce_bytes,
+                reduce_ns: node.reduce_bytes as f64 * self.gamma,
             });
         }
     }
@@ -255,30 +278,26 @@ impl Plan {
             start[self.first[r] as usize] = entry[r];
         }
         let alpha = self.alpha;
+        let terms = self.terms.as_slice();
         for c in &self.program {
             let n = c.node as usize;
             let t = start[n];
             let mut latest = t;
-            let (recvs, sends) =
-                self.terms[c.lo as usize..c.hi as usize].split_at((c.mid - c.lo) as usize);
-            for m in recvs {
-                let sent = start[m.partner as usize];
-                let done = if m.rndv {
-                    later(sent, t) + alpha + m.n_beta + m.o
-                } else {
-                    later(t, sent + m.o + alpha + m.n_beta) + m.o
-                };
-                latest = later(latest, done);
+            let (lo, mid, hi) = (c.lo as usize, c.mid as usize, c.hi as usize);
+            if mid == lo + 1 && hi == mid + 1 {
+                // One receive and one send: most steps of most algorithms.
+                let (v, s) = (&terms[lo], &terms[mid]);
+                latest = later(latest, v.recv_done(t, start[v.partner as usize], alpha));
+                latest = later(latest, s.send_done(t, start[s.partner as usize], alpha));
+            } else {
+                for v in &terms[lo..mid] {
+                    latest = later(latest, v.recv_done(t, start[v.partner as usize], alpha));
+                }
+                for s in &terms[mid..hi] {
+                    latest = later(latest, s.send_done(t, start[s.partner as usize], alpha));
+                }
             }
-            for m in sends {
-                let done = if m.rndv {
-                    later(t, start[m.partner as usize]) + alpha + m.n_beta
-                } else {
-                    t + m.o
-                };
-                latest = later(latest, done);
-            }
-            start[n + 1] = latest + c.reduce_bytes as f64 * self.gamma;
+            start[n + 1] = latest + c.reduce_ns;
         }
         exits.clear();
         exits.extend((0..self.p as usize).map(|r| start[self.first[r + 1] as usize - 1]));
