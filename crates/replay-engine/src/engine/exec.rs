@@ -160,6 +160,7 @@ impl Engine {
     }
 
     /// Remembers a nonblocking request under the trace's request id.
+    #[inline(always)]
     fn register(&mut self, r: u32, request: i64, slot: u32) {
         let gen = self.reqs[slot as usize].gen;
         let rank = &mut self.ranks[r as usize];
@@ -175,6 +176,7 @@ impl Engine {
 
     /// Requests a wait/test row refers to: its `request`, else its `requests` list, else
     /// (neither given) every outstanding request of the rank.
+    #[inline(always)]
     fn targets(&mut self, r: u32, request: i64, take_all: bool) -> Vec<u32> {
         let mut out = self.take_scratch();
         let super::state::RankRt {
@@ -225,6 +227,7 @@ impl Engine {
     }
 
     /// Blocks rank `r` until all (or, with `any`, the first) of `slots` complete.
+    #[inline(always)]
     pub(super) fn wait_on(&mut self, r: u32, slots: Vec<u32>, any: bool) -> Outcome {
         if any {
             return self.wait_any(r, slots);
