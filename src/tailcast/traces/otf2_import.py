@@ -10,6 +10,9 @@ MpiCollectiveEnd. Score-P reports collective sizes as totals over the communicat
 are converted to tailcast's per-call convention (tailcast.traces.schema). MPI regions with
 no tailcast operation (MPI_Comm_rank, nonblocking collectives, …) are counted in
 `unsupported`.
+
+The reader is C: `import_otf2` runs the decoding in a child process under a timeout and a
+memory limit (tailcast.traces.otf2_sandbox); `_import_otf2_in_process` is what the child runs.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 import pyarrow as pa
 
 from tailcast.errors import InputError
+from tailcast.traces import otf2_sandbox
 from tailcast.traces.io import TraceMeta
 from tailcast.traces.schema import Op, TraceBuilder
 
@@ -206,8 +210,26 @@ def _world(members: list[int], comm_rank: int) -> int:
     return members[r] if 0 <= r < len(members) else r
 
 
-def import_otf2(path: Path) -> tuple[pa.Table, TraceMeta]:
-    """Reads an OTF2 archive given its anchor file (`traces.otf2`)."""
+def import_otf2(
+    path: Path, *, timeout_s: float | None = None, memory_mb: float | None = None
+) -> tuple[pa.Table, TraceMeta]:
+    """Reads an OTF2 archive given its anchor file (`traces.otf2`).
+
+    The decoding runs in a child process (tailcast.traces.otf2_sandbox) under a wall-clock
+    timeout and an address-space limit, so a loop or a runaway allocation inside the OTF2 C
+    library ends as an InputError naming the file. Both limits default to values scaled
+    from the archive size; `timeout_s` / `memory_mb` (MiB) or the environment variables
+    TAILCAST_OTF2_TIMEOUT_S / TAILCAST_OTF2_MEMORY_MB override them."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such OTF2 anchor file")
+    return otf2_sandbox.run(path, timeout_s=timeout_s, memory_mb=memory_mb)
+
+
+def _import_otf2_in_process(path: Path) -> tuple[pa.Table, TraceMeta]:
+    """The decoding itself, in the calling process: what the sandbox's child runs.
+
+    A MemoryError propagates as such (the child reports it against its memory limit)."""
     import otf2  # type: ignore[import-untyped]
 
     path = Path(path)
@@ -225,7 +247,7 @@ def import_otf2(path: Path) -> tuple[pa.Table, TraceMeta]:
                 if n >= most:
                     raise InputError(path, f"more events than event-file bytes ({most:.0f})")
                 conv.event(loc, ev)
-    except InputError:
+    except (InputError, MemoryError):
         raise
     except Exception as exc:  # the bindings raise their own error types for bad archives
         raise InputError(path, f"unreadable OTF2 archive ({type(exc).__name__}: {exc})") from exc
