@@ -90,6 +90,7 @@ pub struct ReqMap {
 const SMALL_IDS: i64 = 4096;
 
 impl ReqMap {
+    #[inline]
     pub fn insert(&mut self, id: i64, v: (u32, u32)) {
         if (0..SMALL_IDS).contains(&id) {
             let i = id as usize;
