@@ -3,7 +3,7 @@
 //! 8-byte allreduce) and prints throughput and a checksum of every simulated time.
 //!
 //! cargo run --release -p replay-engine --example halo -- RANKS ACTIONS
-//!     [ideal|crossbar|fattree|torus] [HALO_BYTES] [OVERHEAD_NS]
+//!     [ideal|crossbar|fattree|torus] [HALO_BYTES] [OVERHEAD_NS] [REPEATS]
 //! (flow models, one endpoint per rank: crossbar; 4-ary n-tree with 4^n >= RANKS, d-mod-k;
 //! 3-D torus of the most cubic shape holding RANKS)
 
@@ -49,6 +49,7 @@ fn main() {
     let overhead: f64 = args
         .get(5)
         .map_or(300.0, |a| a.parse().expect("overhead ns"));
+    let repeats: usize = args.get(6).map_or(1, |a| a.parse().expect("repeats"));
     let iterations = (actions / (ranks * PER_ITERATION)).max(1);
     let n = ranks * iterations * PER_ITERATION;
     let (mut rank, mut seq, mut op, mut peer) = (vec![], vec![], vec![], vec![]);
@@ -117,9 +118,18 @@ fn main() {
         columns,
         placement: Placement::Linear { offset: 0 },
     }];
-    let t0 = Instant::now();
-    let (results, stats) = replay(&jobs, &spec, &options).expect("replay");
-    let secs = t0.elapsed().as_secs_f64();
+    // Best of REPEATS replays in one process: the first one's output arrays are fresh
+    // memory, whose page faults and zeroing vary widely on a VM.
+    let mut best = None::<(f64, _)>;
+    for _ in 0..repeats {
+        let t0 = Instant::now();
+        let out = replay(&jobs, &spec, &options).expect("replay");
+        let secs = t0.elapsed().as_secs_f64();
+        if best.as_ref().is_none_or(|(b, _)| secs < *b) {
+            best = Some((secs, out));
+        }
+    }
+    let (secs, (results, stats)) = best.expect("at least one replay");
     let mut sum = 0u64;
     for (i, (s, e)) in results[0]
         .sim_start_ns
