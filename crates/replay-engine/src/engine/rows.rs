@@ -212,7 +212,10 @@ impl Chunk {
         chunk.ids.clear();
         chunk.first_id = first_id;
         // A column of SAME (what a null recv_peer/recv_tag becomes) is no column.
-        let (rp, rt) = (!all_same(c.recv_peer, lo, hi), !all_same(c.recv_tag, lo, hi));
+        let (rp, rt) = (
+            !all_same(c.recv_peer, lo, hi),
+            !all_same(c.recv_tag, lo, hi),
+        );
         let has_list = |l: &Lists<'_>| !l.offsets.is_empty() && l.offsets[lo] != l.offsets[hi];
         let lists = [&c.requests, &c.send_counts, &c.recv_counts];
         if !(rp || rt || lists.iter().any(|l| has_list(l))) {
@@ -269,7 +272,10 @@ impl Chunk {
 /// Whether rows `lo..hi` of an optional column are all SAME (an empty column is).
 fn all_same(column: &[i32], lo: usize, hi: usize) -> bool {
     // A fold without early exit: it vectorises, and most chunks are all SAME.
-    column.is_empty() || column[lo..hi].iter().fold(true, |all, &v| all & (v == SAME))
+    column.is_empty()
+        || column[lo..hi]
+            .iter()
+            .fold(true, |all, &v| all & (v == SAME))
 }
 
 /// Checks rows of one rank (`after`: the seq of its previous row); the message names the
