@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -52,28 +52,7 @@ class ReplayOptions:
 
 
 @dataclass
-class ReplayOutcome:
-    replay_id: str
-    trace: str
-    fabric: str
-    ranks: int
-    total_time_ns: float
-    stats: dict[str, int]
-    ops: pa.Table  # rank, seq, op, sim_start_ns, sim_end_ns
-    iterations: NDArray[np.int32]
-    iteration_latency_us: NDArray[np.float64]
-    unknown_ops: dict[str, int] = field(default_factory=dict)
-    stored: list[str] = field(default_factory=list)
-
-    def summary(self) -> dict[str, Any]:
-        return summary_head(self) | {
-            "ops": op_summary(self.ops),
-            "unknown_ops": self.unknown_ops,
-            "stored": self.stored,
-        }
-
-
-class _Outcome(Protocol):
+class ReplayHead:
     """What the in-memory and the streaming outcomes both report."""
 
     replay_id: str
@@ -86,7 +65,21 @@ class _Outcome(Protocol):
     iteration_latency_us: NDArray[np.float64]
 
 
-def summary_head(o: _Outcome) -> dict[str, Any]:
+@dataclass
+class ReplayOutcome(ReplayHead):
+    ops: pa.Table  # rank, seq, op, sim_start_ns, sim_end_ns
+    unknown_ops: dict[str, int] = field(default_factory=dict)
+    stored: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        return summary_head(self) | {
+            "ops": op_summary(self.ops),
+            "unknown_ops": self.unknown_ops,
+            "stored": self.stored,
+        }
+
+
+def summary_head(o: ReplayHead) -> dict[str, Any]:
     """The summary fields every replay has (`--json`, and the first lines printed)."""
     lat = o.iteration_latency_us
     return {

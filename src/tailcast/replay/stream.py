@@ -29,6 +29,7 @@ from tailcast.replay.rank_reader import Chunk, RankReader, scan_trace
 from tailcast.replay.row_groups import RowGroupStats
 from tailcast.replay.run import (
     ReplayFailed,
+    ReplayHead,
     ReplayOptions,
     _meta_comms,
     placement_spec,
@@ -45,15 +46,7 @@ DEFAULT_CHUNK_ROWS = 1 << 14
 
 
 @dataclass
-class StreamOutcome:
-    replay_id: str
-    trace: str
-    fabric: str
-    ranks: int
-    total_time_ns: float
-    stats: dict[str, int]
-    iterations: NDArray[np.int32]
-    iteration_latency_us: NDArray[np.float64]
+class StreamOutcome(ReplayHead):
     op_counts: dict[str, int] = field(default_factory=dict)
     ops_path: str | None = None
     unknown_ops: dict[str, int] = field(default_factory=dict)
