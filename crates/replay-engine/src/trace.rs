@@ -16,6 +16,15 @@ pub const ANY_TAG: i32 = -1;
 /// `recv_peer` / `recv_tag` null: same as `peer` / `tag`.
 pub const SAME: i32 = i32::MIN;
 
+/// Whether rows `lo..hi` of an optional column are all SAME (an empty column is).
+pub fn all_same(column: &[i32], lo: usize, hi: usize) -> bool {
+    // A fold without early exit: it vectorises, and most chunks are all SAME.
+    column.is_empty()
+        || column[lo..hi]
+            .iter()
+            .fold(true, |all, &v| all & (v == SAME))
+}
+
 /// A list column in CSR form: the list of row i is `values[offsets[i]..offsets[i + 1]]`.
 /// Empty `offsets` means every list is empty.
 #[derive(Debug, Clone, Copy, Default)]

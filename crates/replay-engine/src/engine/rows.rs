@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use crate::ops::Op;
-use crate::trace::{Lists, TraceColumns, SAME};
+use crate::trace::{self, Lists, TraceColumns, SAME};
 
 /// One trace row, decoded (null encodings as in trace.rs). Its row number in the trace
 /// and the rarely set `recv_peer` / `recv_tag` live beside it in the chunk: a smaller row
@@ -53,7 +53,6 @@ impl OwnedLists {
         self.offsets.push(self.values.len() as u32);
     }
 
-    /// The lists of rows `lo..hi` (empty when they all are).
     /// Becomes the lists of rows `lo..hi` (empty when they all are), reusing its buffers.
     fn assign_range(&mut self, lists: &Lists<'_>, lo: usize, hi: usize) {
         self.offsets.clear();
@@ -213,8 +212,8 @@ impl Chunk {
         chunk.first_id = first_id;
         // A column of SAME (what a null recv_peer/recv_tag becomes) is no column.
         let (rp, rt) = (
-            !all_same(c.recv_peer, lo, hi),
-            !all_same(c.recv_tag, lo, hi),
+            !trace::all_same(c.recv_peer, lo, hi),
+            !trace::all_same(c.recv_tag, lo, hi),
         );
         let has_list = |l: &Lists<'_>| !l.offsets.is_empty() && l.offsets[lo] != l.offsets[hi];
         let lists = [&c.requests, &c.send_counts, &c.recv_counts];
@@ -267,15 +266,6 @@ impl Chunk {
     fn recv_counts(&self, i: usize) -> &[i64] {
         self.extra.as_ref().map_or(&[], |e| e.recv_counts.get(i))
     }
-}
-
-/// Whether rows `lo..hi` of an optional column are all SAME (an empty column is).
-fn all_same(column: &[i32], lo: usize, hi: usize) -> bool {
-    // A fold without early exit: it vectorises, and most chunks are all SAME.
-    column.is_empty()
-        || column[lo..hi]
-            .iter()
-            .fold(true, |all, &v| all & (v == SAME))
 }
 
 /// Checks rows of one rank (`after`: the seq of its previous row); the message names the
