@@ -1,7 +1,10 @@
 //! Event-loop semantics on tiny hand-made traces with hand-computed times.
 
 use super::*;
-use crate::config::{Duplex, FabricConfig, FlowParams, LogGpParams, Routing, Topology};
+use crate::config::{Placement, ReplayOptions};
+use crate::error::ReplayError;
+use crate::fabric::registry::FabricSpec;
+use crate::fabric::schema::Value;
 use crate::ops::Op;
 use crate::trace::TraceColumns;
 
@@ -82,41 +85,34 @@ impl T {
 }
 
 fn alpha_beta() -> FabricSpec {
-    FabricSpec {
-        fabric: FabricConfig::LogGp(LogGpParams::AlphaBeta {
-            alpha_ns: 1000.0,
-            beta_ns_per_byte: 1.0,
-        }),
-        host: HostParams::default(),
-    }
+    FabricSpec::from_pairs([
+        ("model", Value::from("alpha_beta")),
+        ("alpha_us", Value::from(1.0)),
+        ("beta_ns_per_byte", Value::from(1.0)),
+    ])
+    .unwrap()
 }
 
 fn loggp(o: f64) -> FabricSpec {
-    FabricSpec {
-        fabric: FabricConfig::LogGp(LogGpParams::LogGp {
-            l_ns: 500.0,
-            g_ns: 0.0,
-            g_ns_per_byte: 0.0,
-        }),
-        host: HostParams {
-            overhead_ns: o,
-            handshake: true,
-            ..HostParams::default()
-        },
-    }
+    FabricSpec::from_pairs([
+        ("model", Value::from("loggp")),
+        ("L_ns", Value::from(500.0)),
+        ("o_ns", Value::from(o)),
+    ])
+    .unwrap()
 }
 
 fn crossbar(endpoints: u32) -> FabricSpec {
-    FabricSpec {
-        fabric: FabricConfig::Flow(FlowParams {
-            topology: Topology::Crossbar { endpoints },
-            link_bandwidth_gbps: 8.0,
-            hop_latency_ns: 10.0,
-            duplex: Duplex::Full,
-            routing: Routing::DModK,
-        }),
-        host: HostParams::default(),
-    }
+    FabricSpec::from_pairs([
+        ("model", Value::from("flow")),
+        ("link_bandwidth_gbps", Value::from(8.0)),
+        ("hop_latency_ns", Value::from(10.0)),
+        (
+            "topology",
+            Value::table([("kind", Value::from("crossbar")), ("endpoints", Value::from(endpoints))]),
+        ),
+    ])
+    .unwrap()
 }
 
 fn opts(scale: f64) -> ReplayOptions {
@@ -130,8 +126,9 @@ fn run(t: &T, spec: &FabricSpec, o: &ReplayOptions) -> Result<JobResult, ReplayE
     let job = JobInput {
         columns: t.cols(),
         placement: Placement::Linear { offset: 0 },
+        foreground: true,
     };
-    replay(&[job], spec, o).map(|(mut r, _)| r.remove(0))
+    replay(&[job], Vec::new(), spec, o).map(|mut r| r.jobs.remove(0))
 }
 
 #[test]
@@ -334,7 +331,8 @@ fn replays_are_bit_identical_and_flows_contend() {
 #[test]
 fn two_traces_share_one_fabric() {
     // Both traces put their sender on endpoint 0 and receiver on endpoint 1: the shared
-    // up-link halves each flow's rate (1 B/ns → 0.5 B/ns).
+    // up-link halves each flow's rate (1 B/ns → 0.5 B/ns). The data leaves after the
+    // rendezvous handshake, RTS and CTS each 2 hops of 10 ns.
     let t =
         T::default()
             .row(0, Op::Send, 1, 0, 100_000, -1, 0)
@@ -345,18 +343,21 @@ fn two_traces_share_one_fabric() {
         JobInput {
             columns: t.cols(),
             placement: place(),
+            foreground: true,
         },
         JobInput {
             columns: t.cols(),
             placement: place(),
+            foreground: true,
         },
     ];
-    let (res, stats) = replay(&jobs, &spec, &opts(1.0)).unwrap();
-    assert_eq!(res[0].sim_end_ns[1], 200_020.0);
-    assert_eq!(res[1].sim_end_ns[1], 200_020.0);
-    assert_eq!(stats.actions, 4);
+    let out = replay(&jobs, Vec::new(), &spec, &opts(1.0)).unwrap();
+    let res = &out.jobs;
+    assert_eq!(res[0].sim_end_ns[1], 40.0 + 200_000.0 + 20.0);
+    assert_eq!(res[1].sim_end_ns[1], 40.0 + 200_000.0 + 20.0);
+    assert_eq!(out.stats.actions, 4);
     let alone = run(&t, &spec, &opts(1.0)).unwrap();
-    assert_eq!(alone.sim_end_ns[1], 100_020.0);
+    assert_eq!(alone.sim_end_ns[1], 40.0 + 100_000.0 + 20.0);
 }
 
 #[test]
