@@ -67,7 +67,8 @@ def measure(trace: dict[str, Any], fabric: str, repeats: int = 3) -> dict[str, A
     runs = []
     for _ in range(repeats):
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        stats = _core.replay([trace], ["linear"], table, compute_scale=0.0).stats
+        result = _core.replay([trace], ["linear"], table, compute_scale=0.0)
+        stats, job = result.stats, result.jobs[0]
         runs.append((time.process_time() - cpu0, time.perf_counter() - wall0))
     cpu, wall = min(runs)
     return {

@@ -17,7 +17,11 @@ fn modules(dir: &Path) -> Vec<(String, PathBuf)> {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "rs"))
         .map(|p| {
-            let name = p.file_stem().expect("file name").to_string_lossy().into_owned();
+            let name = p
+                .file_stem()
+                .expect("file name")
+                .to_string_lossy()
+                .into_owned();
             (name, p)
         })
         .collect();
@@ -34,7 +38,12 @@ fn main() {
     let mut out = String::new();
     for (name, path) in &found {
         println!("cargo:rerun-if-changed={}", path.display());
-        writeln!(out, "#[path = {:?}]\npub mod {name};", path.display().to_string()).unwrap();
+        writeln!(
+            out,
+            "#[path = {:?}]\npub mod {name};",
+            path.display().to_string()
+        )
+        .unwrap();
     }
     out += "/// Every model module's `MODEL`.\npub static MODELS: &[&crate::fabric::registry::Model] = &[\n";
     for (name, _) in &found {

@@ -7,11 +7,17 @@ from numpy.typing import NDArray
 
 __all__ = [
     "ColumnBuilder",
+    "FabricConfigError",
     "JobReplay",
+    "ReplayError",
+    "ReplayResult",
     "ReplayStream",
     "TraceScan",
     "engine_version",
+    "fabric_layout",
+    "fabric_models",
     "op_codes",
+    "place",
     "replay",
     "replay_local",
     "squeue_columns",

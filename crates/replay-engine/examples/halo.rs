@@ -24,7 +24,11 @@ fn topology(name: &str, ranks: u32) -> Value {
             let n = (1..)
                 .find(|&n| 4u64.pow(n) >= u64::from(ranks))
                 .expect("levels");
-            Value::table([kind("fat_tree"), ("k", Value::Int(4)), ("n", Value::from(n))])
+            Value::table([
+                kind("fat_tree"),
+                ("k", Value::Int(4)),
+                ("n", Value::from(n)),
+            ])
         }
         "torus" => {
             // x >= y >= z, as close to a cube as possible, x * y * z >= ranks.

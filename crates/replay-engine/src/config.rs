@@ -2,7 +2,7 @@
 //! costs a fabric file declares, where ranks sit, and replay options. The engine never
 //! reads files; the binding converts what Python parsed.
 
-use crate::fabric::schema::{Config, Default, Param, Type};
+use crate::fabric::schema::{Config, DefaultValue, Param, Type};
 
 /// Host-side costs (LogGP's o and O, and the reduction cost γ of Thakur et al. 2005).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -26,7 +26,7 @@ const NON_NEGATIVE: Type = Type::Float {
 const GAMMA_PARAM: Param = Param {
     key: "gamma_ns_per_byte",
     ty: NON_NEGATIVE,
-    default: Default::Float(0.0),
+    default: DefaultValue::Float(0.0),
     doc: "reduction cost gamma per byte combined (host)",
 };
 
@@ -38,13 +38,13 @@ pub const HOST: &[Param] = &[
     Param {
         key: "overhead_ns",
         ty: NON_NEGATIVE,
-        default: Default::Float(0.0),
+        default: DefaultValue::Float(0.0),
         doc: "CPU overhead o per message at sender and receiver (host)",
     },
     Param {
         key: "overhead_ns_per_byte",
         ty: NON_NEGATIVE,
-        default: Default::Float(0.0),
+        default: DefaultValue::Float(0.0),
         doc: "CPU overhead per byte O at sender and receiver (host)",
     },
     GAMMA_PARAM,
@@ -116,7 +116,7 @@ pub struct ReplayOptions {
     pub record_messages: Option<bool>,
 }
 
-impl std::default::Default for ReplayOptions {
+impl Default for ReplayOptions {
     fn default() -> Self {
         Self {
             eager_threshold_bytes: 8192,

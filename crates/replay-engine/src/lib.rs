@@ -21,8 +21,8 @@ pub use engine::{
     engine_chunk_rows, replay, Arrivals, Generator, JobInput, JobResult, MessagesOut, OpsOut,
     Pattern, Progress, ReplayOutput, ReplayStats, ReplayStream, StreamJob,
 };
-pub use fabric::registry::FabricSpec;
 pub use error::ReplayError;
+pub use fabric::registry::FabricSpec;
 pub use trace::TraceColumns;
 
 /// Version of the engine crate, reported by `tailcast --version`.

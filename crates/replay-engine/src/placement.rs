@@ -181,8 +181,14 @@ mod tests {
         let mut s = a.clone();
         s.sort_unstable();
         assert_eq!(s, (0..16).collect::<Vec<_>>());
-        assert_eq!(a, place(16, Some(16), &none, &Placement::Random { seed: 5 }).unwrap());
-        assert_ne!(a, place(16, Some(16), &none, &Placement::Random { seed: 6 }).unwrap());
+        assert_eq!(
+            a,
+            place(16, Some(16), &none, &Placement::Random { seed: 5 }).unwrap()
+        );
+        assert_ne!(
+            a,
+            place(16, Some(16), &none, &Placement::Random { seed: 6 }).unwrap()
+        );
         assert!(place(2, Some(4), &none, &Placement::Explicit(vec![0, 4])).is_err());
         assert!(place(2, Some(4), &none, &Placement::Explicit(vec![0])).is_err());
     }
@@ -221,7 +227,9 @@ mod tests {
             nodes: 5,
             seed: 0,
         };
-        assert!(place(5, Some(16), &tree, &too_many).unwrap_err().contains("no group"));
+        assert!(place(5, Some(16), &tree, &too_many)
+            .unwrap_err()
+            .contains("no group"));
         let flat = Placement::Locality {
             class: LocalityClass::SameGroup,
             nodes: 2,

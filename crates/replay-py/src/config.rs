@@ -34,9 +34,10 @@ fn to_value(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<Value> {
         return Ok(Value::Bool(b.is_true()));
     }
     if obj.is_instance_of::<PyInt>() {
-        return obj.extract::<i64>().map(Value::Int).map_err(|_| {
-            PyValueError::new_err(format!("key {path}: integer out of range"))
-        });
+        return obj
+            .extract::<i64>()
+            .map(Value::Int)
+            .map_err(|_| PyValueError::new_err(format!("key {path}: integer out of range")));
     }
     if let Ok(f) = obj.downcast::<PyFloat>() {
         return Ok(Value::Float(f.value()));
@@ -237,7 +238,12 @@ pub fn fabric_layout<'py>(
 /// The endpoint of every rank under a placement (the engine's own rules), so Python can
 /// place background jobs around a foreground trace.
 #[pyfunction]
-pub fn place(py: Python<'_>, ranks: u32, fabric: Bound<'_, PyDict>, placement: &str) -> PyResult<Vec<u32>> {
+pub fn place(
+    py: Python<'_>,
+    ranks: u32,
+    fabric: Bound<'_, PyDict>,
+    placement: &str,
+) -> PyResult<Vec<u32>> {
     let spec = fabric_spec(py, &fabric)?;
     let built = spec.build(0).map_err(|e| config_error(py, &e))?;
     let f = built.fabric;

@@ -25,7 +25,11 @@ pub fn replay_error(e: EngineError) -> PyErr {
     })
 }
 
-fn set_fields(py: Python<'_>, v: &Bound<'_, pyo3::exceptions::PyBaseException>, e: &EngineError) -> PyResult<()> {
+fn set_fields(
+    py: Python<'_>,
+    v: &Bound<'_, pyo3::exceptions::PyBaseException>,
+    e: &EngineError,
+) -> PyResult<()> {
     let (kind, trace, row) = match e {
         EngineError::BadTrace { trace, row, .. } => ("bad_trace", Some(*trace), *row),
         EngineError::BadConfig(_) => ("bad_config", None, None),

@@ -211,7 +211,9 @@ def fabrics(
         for name, text in bundled.items()
     ]
     if as_json:
-        emit_json({"fabrics": rows, "models": [{"name": m, "doc": d["doc"]} for m, d in models.items()]})
+        emit_json(
+            {"fabrics": rows, "models": [{"name": m, "doc": d["doc"]} for m, d in models.items()]}
+        )
         return
     for row in rows:
         echo(f"{row['name']:<16}{row['model']:<16}{row['description']}")

@@ -68,5 +68,7 @@ def fabric_columns(ops: pa.Table, messages: pa.Table) -> pa.Table:
         }
     )
     order = pa.array(np.arange(ops.num_rows))
-    joined = ops.append_column("_order", order).join(per_row, ["rank", "seq"], join_type="left outer")
+    joined = ops.append_column("_order", order).join(
+        per_row, ["rank", "seq"], join_type="left outer"
+    )
     return joined.sort_by("_order").drop_columns(["_order"])

@@ -63,10 +63,10 @@ def _from_file(text: str, ranks: int) -> list[int]:
 def _by_node_names(hostlist_text: str, ranks: int, fabric: Fabric | None) -> list[int]:
     import hostlist
 
-    names = fabric.node_names if fabric is not None else None
-    if not names:
+    if fabric is None or not fabric.node_names:
         what = fabric.name if fabric is not None else "the fabric"
         raise UsageError(f"--placement nodes:…: {what} has no `nodes` key naming its endpoints")
+    names = fabric.node_names
     try:
         wanted = list(hostlist.expand_hostlist(hostlist_text))
     except hostlist.BadHostlist as exc:

@@ -291,7 +291,10 @@ def store_replay_summary(
             }
         )
         paths.append(str(results.write("replay_iterations", table, name=replay_id)))
-    counters = {**{f"engine_{k}": float(v) for k, v in outcome.stats.items()}, **outcome.fabric_stats}
+    counters = {
+        **{f"engine_{k}": float(v) for k, v in outcome.stats.items()},
+        **outcome.fabric_stats,
+    }
     stats = pa.table(
         {
             "replay_id": [replay_id] * len(counters),
@@ -308,7 +311,7 @@ def store_replay_summary(
         "fabric_sha256": fabric.sha256,
         "seed": options.seed,
         "background_b": None,
-        "background": json.dumps(background_description(options)) if _has_background(options) else None,
+        "background": background_description(options),
         "placement": options.placement,
         "coll_overrides": options.coll,
         "engine_version": _core.engine_version(),
@@ -319,16 +322,12 @@ def store_replay_summary(
     return paths
 
 
-def _has_background(options: ReplayOptions) -> bool:
-    return bool(options.background or options.background_traces)
-
-
-def background_description(options: ReplayOptions) -> dict[str, Any]:
-    """The background of a replay as stored in `replays.background` (JSON)."""
-    return {
-        "jobs": [job.__dict__ for job in options.background],
-        "traces": [{"path": str(t.path), "placement": t.placement} for t in options.background_traces],
-    }
+def background_description(options: ReplayOptions) -> str | None:
+    """The background of a replay as stored in `replays.background` (JSON; None: none)."""
+    if not options.background and not options.background_traces:
+        return None
+    traces = [{"path": str(t.path), "placement": t.placement} for t in options.background_traces]
+    return json.dumps({"jobs": [job.__dict__ for job in options.background], "traces": traces})
 
 
 def _store(

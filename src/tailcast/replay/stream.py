@@ -23,12 +23,12 @@ from numpy.typing import NDArray
 
 from tailcast import _core
 from tailcast.errors import InputError, UsageError
+from tailcast.replay.background import EndpointPool, generator_dict
 from tailcast.replay.columns import op_code_table
 from tailcast.replay.fabric import Fabric
+from tailcast.replay.placement import endpoints_of, placement_spec
 from tailcast.replay.rank_reader import Chunk, RankReader, scan_trace
 from tailcast.replay.row_groups import RowGroupStats
-from tailcast.replay.background import EndpointPool, generator_dict
-from tailcast.replay.placement import endpoints_of, placement_spec
 from tailcast.replay.run import (
     ReplayFailed,
     ReplayHead,
@@ -86,17 +86,17 @@ class OpsWriter:
         cat = {k: np.concatenate([p[k] for p in self.parts]) for k in self.parts[0]}
         n = len(cat["seq"])
         op = pc.take(self.names, pa.array(cat["op"].astype(np.int32)))
-        table = pa.table(
-            {
-                "replay_id": pa.array(np.full(n, self.replay_id, dtype=object), pa.string()),
-                "rank": pa.array(cat["rank"].astype(np.int32)),
-                "seq": pa.array(cat["seq"]),
-                "op": op,
-                "sim_start_ns": pa.array(cat["sim_start_ns"]),
-                "sim_end_ns": pa.array(cat["sim_end_ns"]),
-            },
-            schema=self.writer.schema,
-        )
+        columns = {
+            "replay_id": pa.array(np.full(n, self.replay_id, dtype=object), pa.string()),
+            "rank": pa.array(cat["rank"].astype(np.int32)),
+            "seq": pa.array(cat["seq"]),
+            "op": op,
+            "sim_start_ns": pa.array(cat["sim_start_ns"]),
+            "sim_end_ns": pa.array(cat["sim_end_ns"]),
+        }
+        # Streamed replays record no per-message fabric details: those columns are null.
+        schema = self.writer.schema
+        table = pa.table([columns.get(f.name, pa.nulls(n, f.type)) for f in schema], schema=schema)
         self.writer.write_table(table, row_group_size=OPS_ROW_GROUP)
         self.parts, self.pending = [], 0
 
@@ -148,9 +148,7 @@ def stream_replay(
     placement = placement_spec(options.placement, ranks, options.seed, fabric, options.nodes)
     generators = []
     if options.background:
-        pool = EndpointPool(
-            fabric.endpoints, endpoints_of(fabric, ranks, placement), options.seed
-        )
+        pool = EndpointPool(fabric.endpoints, endpoints_of(fabric, ranks, placement), options.seed)
         generators = [
             generator_dict(job, pool.take(job.nodes, job.placement, f"background {job.pattern}"))
             for job in options.background

@@ -104,16 +104,21 @@ impl Background {
             }
             if let Pattern::HotSpot { fraction } = spec.pattern {
                 if !(0.0..=1.0).contains(&fraction) {
-                    return Err(bad(format!("hot-spot fraction {fraction} is not in [0, 1]")));
+                    return Err(bad(format!(
+                        "hot-spot fraction {fraction} is not in [0, 1]"
+                    )));
                 }
             }
             if let (Some(limit), Some(&e)) = (
                 fabric.endpoints(),
-                spec.endpoints.iter().find(|&&e| Some(e) >= fabric.endpoints()),
+                spec.endpoints
+                    .iter()
+                    .find(|&&e| Some(e) >= fabric.endpoints()),
             ) {
                 return Err(bad(format!("endpoint {e}: the fabric has {limit}")));
             }
-            let mut rng = SplitMix64::new(seed ^ 0xB4C6_0000 ^ (g as u64).wrapping_mul(0x9E37_79B9));
+            let mut rng =
+                SplitMix64::new(seed ^ 0xB4C6_0000 ^ (g as u64).wrapping_mul(0x9E37_79B9));
             let n = spec.endpoints.len() as u32;
             let perm = if spec.pattern == Pattern::Permutation {
                 derangement(n, &mut rng)

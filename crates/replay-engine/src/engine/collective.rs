@@ -142,7 +142,12 @@ impl Engine {
         };
         let (s, v) = (row.send_bytes.max(0) as u64, row.recv_bytes.max(0) as u64);
         let spec = spec_of(kind, p, root, s, v, sc, rc);
-        let forced = self.colls.overrides.iter().find(|o| o.0 == kind).map(|o| o.1);
+        let forced = self
+            .colls
+            .overrides
+            .iter()
+            .find(|o| o.0 == kind)
+            .map(|o| o.1);
         let (algo, params) = match forced {
             Some(algo) => (algo, FORCED_PARAMS),
             None if matches!(op, Op::Gatherv | Op::Scatterv) => (Algo::Linear, FORCED_PARAMS),

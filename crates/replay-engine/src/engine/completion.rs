@@ -1,8 +1,8 @@
 //! End-of-replay checks (deadlock, unmatched messages) and per-iteration latencies.
 
+use super::core::Engine;
 use super::messages::USER;
 use super::ranks::RState;
-use super::core::Engine;
 use crate::error::{BlockedRank, ReplayError};
 use crate::ops::Op;
 

@@ -104,7 +104,10 @@ pub(super) struct JobRt {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress {
     /// Rank `rank` of trace `job` needs its next rows (feed them, or close its input).
-    NeedInput { job: u32, rank: u32 },
+    NeedInput {
+        job: u32,
+        rank: u32,
+    },
     Done,
 }
 
@@ -124,8 +127,10 @@ pub(crate) struct Engine {
     pub(super) scratch: Vec<u32>,
     /// A rank that must not continue before more of its rows are fed, and when.
     pub(super) starved: Option<(u32, Time)>,
-    /// Foreground ranks not finished yet; with background traffic the replay ends at 0.
+    /// Foreground ranks not finished yet, and when the last finished one did; with
+    /// background traffic the replay ends at that instant once none is left.
     pub(super) foreground_left: usize,
+    foreground_end: Time,
     /// Background traffic exists (generators or background traces): it is cut off when the
     /// foreground ends instead of being run to completion.
     cut_off: bool,
@@ -190,9 +195,8 @@ impl Engine {
         let background = Background::new(generators, jobs.len() as u32, &net, options.seed)?;
         let nranks = ranks.len();
         // Closed forms skip per-message work, so not when messages are recorded.
-        let closed_form = options.closed_form_collectives
-            && net.allows_closed_forms()
-            && net.records.is_none();
+        let closed_form =
+            options.closed_form_collectives && net.allows_closed_forms() && net.records.is_none();
         Ok(Self {
             jobs,
             ranks,
@@ -208,6 +212,7 @@ impl Engine {
             scratch: Vec::new(),
             starved: None,
             foreground_left,
+            foreground_end: 0.0,
             cut_off,
             started: false,
             fatal: None,
@@ -228,10 +233,11 @@ impl Engine {
         self.net.next_time().map_or(h, |f| f.min(h))
     }
 
-    /// Whether the replay is over: every rank finished, or (with background traffic) every
-    /// foreground rank.
-    fn over(&self) -> bool {
-        self.cut_off && self.foreground_left == 0
+    /// With background traffic, whether the replay is over before an event at `next`:
+    /// every foreground rank finished before it. (A rank's last row may end in the
+    /// future of the event being processed, so the instant matters, not the count.)
+    fn over(&self, next: Time) -> bool {
+        self.cut_off && self.foreground_left == 0 && next > self.foreground_end
     }
 
     /// Runs until every rank finished (`Progress::Done`) or one needs more rows
@@ -257,15 +263,22 @@ impl Engine {
             if let Some(err) = self.fatal.take() {
                 return Err(err);
             }
-            if self.over() {
-                break;
-            }
             let fabric_t = if self.net.holds_transfers {
                 self.net.next_time()
             } else {
                 None
             };
             let heap_t = self.queue.peek_time();
+            if self.cut_off && self.foreground_left == 0 {
+                let next = match (fabric_t, heap_t) {
+                    (Some(f), Some(h)) => f.min(h),
+                    (f, h) => f.or(h).unwrap_or(f64::INFINITY),
+                };
+                if self.over(next) {
+                    self.now = self.foreground_end;
+                    break;
+                }
+            }
             match (fabric_t, heap_t) {
                 (None, None) => break,
                 (Some(f), h) if h.is_none_or(|h| f < h) => {
@@ -325,6 +338,7 @@ impl Engine {
         rank.finish = end;
         if self.jobs[rank.job as usize].foreground {
             self.foreground_left -= 1;
+            self.foreground_end = self.foreground_end.max(end);
         }
     }
 

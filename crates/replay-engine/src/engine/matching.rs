@@ -91,7 +91,10 @@ impl Matching {
 
     /// A collective message: the receive waiting on its channel, or it is queued.
     pub fn coll_send(&mut self, m: u32, msg: &Msg) -> Option<CollEntry> {
-        let queue = self.coll_chan.entry((msg.dst, msg.src, msg.comm)).or_default();
+        let queue = self
+            .coll_chan
+            .entry((msg.dst, msg.src, msg.comm))
+            .or_default();
         if queue.front().is_some_and(|e| e.is_recv) {
             return queue.pop_front();
         }
@@ -104,7 +107,14 @@ impl Matching {
     }
 
     /// A collective receive: the message waiting on its channel, or it is queued.
-    pub fn coll_recv(&mut self, me: u32, src: u32, comm: i32, inst: u64, req: u32) -> Option<CollEntry> {
+    pub fn coll_recv(
+        &mut self,
+        me: u32,
+        src: u32,
+        comm: i32,
+        inst: u64,
+        req: u32,
+    ) -> Option<CollEntry> {
         let queue = self.coll_chan.entry((me, src, comm)).or_default();
         if queue.front().is_some_and(|e| !e.is_recv) {
             return queue.pop_front();

@@ -107,7 +107,10 @@ impl MessagesOut {
 #[derive(Debug, Clone)]
 pub(super) enum Output {
     /// Simulated start / end by trace row number.
-    Rows { start: Vec<f64>, end: Vec<f64> },
+    Rows {
+        start: Vec<f64>,
+        end: Vec<f64>,
+    },
     Ops(OpsOut),
     Discard,
 }

@@ -172,7 +172,14 @@ impl MaxMin {
     /// Adds a flow whose rate never exceeds `cap` bytes/ns (a circuit, a NIC limit): it
     /// crosses a private link of that capacity besides `links`, which keeps the allocation
     /// max-min fair with the cap as one more constraint.
-    pub fn add_capped(&mut self, now: f64, links: &[u32], bytes: f64, tag: u32, cap: f64) -> FlowSlot {
+    pub fn add_capped(
+        &mut self,
+        now: f64,
+        links: &[u32],
+        bytes: f64,
+        tag: u32,
+        cap: f64,
+    ) -> FlowSlot {
         let private = match self.free_private.pop() {
             Some(l) => {
                 self.capacity[l as usize] = cap;

@@ -3,7 +3,7 @@
 //! `tests/fixture_fabrics/` with the `fixture-fabrics` feature): adding a fabric is adding
 //! its module and its bundled TOML, nothing else.
 
-use super::schema::{self, Config, ConfigError, Default, Param, Type, Value};
+use super::schema::{self, Config, ConfigError, DefaultValue, Param, Type, Value};
 use super::Fabric;
 use crate::config::HostParams;
 
@@ -28,25 +28,25 @@ pub const COMMON: &[Param] = &[
     Param {
         key: "model",
         ty: Type::Str,
-        default: Default::Required,
+        default: DefaultValue::Required,
         doc: "the model (see `tailcast replay fabrics --describe`)",
     },
     Param {
         key: "name",
         ty: Type::Str,
-        default: Default::Absent,
+        default: DefaultValue::Absent,
         doc: "a short name for reports (default: the file name)",
     },
     Param {
         key: "description",
         ty: Type::Str,
-        default: Default::Absent,
+        default: DefaultValue::Absent,
         doc: "one line shown by `tailcast replay fabrics`",
     },
     Param {
         key: "nodes",
         ty: Type::Str,
-        default: Default::Absent,
+        default: DefaultValue::Absent,
         doc: "host names of endpoints 0, 1, … as a Slurm hostlist (placement by node list)",
     },
 ];
@@ -59,7 +59,10 @@ pub fn models() -> Vec<&'static Model> {
 }
 
 pub fn find(name: &str) -> Option<&'static Model> {
-    super::models::MODELS.iter().copied().find(|m| m.name == name)
+    super::models::MODELS
+        .iter()
+        .copied()
+        .find(|m| m.name == name)
 }
 
 /// A validated fabric configuration: which model, and its parameters.
@@ -108,7 +111,20 @@ impl FabricSpec {
         };
         let mut groups: Vec<&[Param]> = vec![COMMON];
         groups.extend(model.params.iter().copied());
-        let config = schema::validate(table, &groups, "")?;
+        let config = schema::validate(table, &groups, "").map_err(|mut e| {
+            // A key of another model usually means the wrong `model` (e.g. alpha_us under
+            // loggp, which is the alpha_beta model's).
+            if let Some(other) = models().into_iter().find(|m| {
+                m.name != model.name
+                    && m.params
+                        .iter()
+                        .flat_map(|g| g.iter())
+                        .any(|p| p.key == e.key)
+            }) {
+                e.message += &format!("; {} is a key of model {}", e.key, other.name);
+            }
+            e
+        })?;
         Ok(Self { model, config })
     }
 
@@ -152,18 +168,18 @@ fn flatten(params: &[Param], prefix: &str, note: &str, out: &mut Vec<ParamDoc>) 
     for p in params {
         let key = format!("{prefix}{}", p.key);
         let default = match p.default {
-            Default::Required => None,
-            Default::Absent => Some("(none)".to_string()),
-            Default::Float(v) => Some(v.to_string()),
-            Default::Int(v) => Some(v.to_string()),
-            Default::Bool(v) => Some(v.to_string()),
-            Default::Str(v) => Some(format!("{v:?}")),
-            Default::Empty => Some("[]".to_string()),
+            DefaultValue::Required => None,
+            DefaultValue::Absent => Some("(none)".to_string()),
+            DefaultValue::Float(v) => Some(v.to_string()),
+            DefaultValue::Int(v) => Some(v.to_string()),
+            DefaultValue::Bool(v) => Some(v.to_string()),
+            DefaultValue::Str(v) => Some(format!("{v:?}")),
+            DefaultValue::Empty => Some("[]".to_string()),
         };
         out.push(ParamDoc {
             key: format!("{key}{note}"),
             expected: schema::expected(&p.ty),
-            required: matches!(p.default, Default::Required),
+            required: matches!(p.default, DefaultValue::Required),
             default,
             doc: p.doc.to_string(),
         });
@@ -200,10 +216,24 @@ mod tests {
     }
 
     #[test]
+    fn a_key_of_another_model_names_that_model() {
+        let e = FabricSpec::from_pairs([
+            ("model", Value::from("loggp")),
+            ("alpha_us", Value::from(1.0)),
+        ])
+        .unwrap_err();
+        assert_eq!(e.key, "alpha_us");
+        assert!(e.message.contains("a key of model alpha_beta"), "{e}");
+    }
+
+    #[test]
     fn unknown_and_missing_models_list_the_registered_ones() {
         let e = FabricSpec::from_pairs([("model", Value::from("ring"))]).unwrap_err();
         assert_eq!(e.key, "model");
-        assert!(e.message.contains("alpha_beta") && e.message.contains("flow"), "{e}");
+        assert!(
+            e.message.contains("alpha_beta") && e.message.contains("flow"),
+            "{e}"
+        );
         let e = FabricSpec::from_pairs::<&str>([]).unwrap_err();
         assert!(e.message.contains("is required"), "{e}");
     }

@@ -74,9 +74,15 @@ impl<T: Into<Value>> From<Vec<T>> for Value {
 #[derive(Debug, Clone, Copy)]
 pub enum Type {
     /// A number in [min, max] (integers are accepted).
-    Float { min: f64, max: f64 },
+    Float {
+        min: f64,
+        max: f64,
+    },
     /// An integer in [min, max].
-    Int { min: i64, max: i64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
     Bool,
     Str,
     /// One of these strings.
@@ -103,7 +109,7 @@ pub enum Type {
 
 /// A parameter's default.
 #[derive(Debug, Clone, Copy)]
-pub enum Default {
+pub enum DefaultValue {
     /// The key must be given.
     Required,
     /// Optional with no value when absent (`Config::opt_*` getters).
@@ -121,7 +127,7 @@ pub enum Default {
 pub struct Param {
     pub key: &'static str,
     pub ty: Type,
-    pub default: Default,
+    pub default: DefaultValue,
     pub doc: &'static str,
 }
 
@@ -141,7 +147,7 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// A validated table: every declared key with a value or default is present.
-#[derive(Debug, Clone, PartialEq, std::default::Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Config {
     values: BTreeMap<String, Value>,
 }
@@ -274,7 +280,7 @@ pub fn validate(
         let key = path(p.key);
         let value = match (table.get(p.key), p.default) {
             (Some(v), _) => check(v, &p.ty, &key)?,
-            (None, Default::Required) => {
+            (None, DefaultValue::Required) => {
                 let message = match p.ty {
                     Type::Table(_) | Type::Variant(_) => {
                         format!("a [{key}] table is required ({})", expected(&p.ty))
@@ -283,13 +289,15 @@ pub fn validate(
                 };
                 return Err(ConfigError { key, message });
             }
-            (None, Default::Absent) => continue,
-            (None, Default::Float(v)) => Value::Float(v),
-            (None, Default::Int(v)) => Value::Int(v),
-            (None, Default::Bool(v)) => Value::Bool(v),
-            (None, Default::Str(v)) => Value::Str(v.into()),
-            (None, Default::Empty) => match p.ty {
-                Type::Table(inner) => check(&Value::Table(BTreeMap::new()), &Type::Table(inner), &key)?,
+            (None, DefaultValue::Absent) => continue,
+            (None, DefaultValue::Float(v)) => Value::Float(v),
+            (None, DefaultValue::Int(v)) => Value::Int(v),
+            (None, DefaultValue::Bool(v)) => Value::Bool(v),
+            (None, DefaultValue::Str(v)) => Value::Str(v.into()),
+            (None, DefaultValue::Empty) => match p.ty {
+                Type::Table(inner) => {
+                    check(&Value::Table(BTreeMap::new()), &Type::Table(inner), &key)?
+                }
                 _ => Value::List(Vec::new()),
             },
         };
@@ -405,7 +413,10 @@ fn check(v: &Value, ty: &Type, key: &str) -> Result<Value, ConfigError> {
                 }
             }
             Ok(Value::List(
-                items.iter().map(|x| Value::Float(number(x).expect("checked"))).collect(),
+                items
+                    .iter()
+                    .map(|x| Value::Float(number(x).expect("checked")))
+                    .collect(),
             ))
         }
         Type::IntList { min, max, len } => {
@@ -424,7 +435,9 @@ fn check(v: &Value, ty: &Type, key: &str) -> Result<Value, ConfigError> {
             Ok(v.clone())
         }
         Type::Table(params) => match v {
-            Value::Table(t) => Ok(Value::Table(validate(t, &[params], &format!("{key}."))?.values)),
+            Value::Table(t) => Ok(Value::Table(
+                validate(t, &[params], &format!("{key}."))?.values,
+            )),
             _ => Err(wrong()),
         },
         Type::TableList(params) => {
@@ -434,9 +447,14 @@ fn check(v: &Value, ty: &Type, key: &str) -> Result<Value, ConfigError> {
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
                 let Value::Table(t) = item else {
-                    return Err(err(key, format!("item {i}: expected a table, got {}", got(item))));
+                    return Err(err(
+                        key,
+                        format!("item {i}: expected a table, got {}", got(item)),
+                    ));
                 };
-                out.push(Value::Table(validate(t, &[params], &format!("{key}[{i}]."))?.values));
+                out.push(Value::Table(
+                    validate(t, &[params], &format!("{key}[{i}]."))?.values,
+                ));
             }
             Ok(Value::List(out))
         }
@@ -505,7 +523,7 @@ mod tests {
     const INNER: &[Param] = &[Param {
         key: "k",
         ty: Type::Int { min: 2, max: 64 },
-        default: Default::Required,
+        default: DefaultValue::Required,
         doc: "radix",
     }];
     const PARAMS: &[Param] = &[
@@ -515,7 +533,7 @@ mod tests {
                 min: 1e-9,
                 max: f64::INFINITY,
             },
-            default: Default::Required,
+            default: DefaultValue::Required,
             doc: "rate",
         },
         Param {
@@ -524,19 +542,19 @@ mod tests {
                 min: 0.0,
                 max: f64::INFINITY,
             },
-            default: Default::Float(0.0),
+            default: DefaultValue::Float(0.0),
             doc: "latency",
         },
         Param {
             key: "routing",
             ty: Type::Choice(&["dmodk", "random"]),
-            default: Default::Str("dmodk"),
+            default: DefaultValue::Str("dmodk"),
             doc: "routing",
         },
         Param {
             key: "topology",
             ty: Type::Variant(&[("fat_tree", INNER), ("crossbar", &[])]),
-            default: Default::Required,
+            default: DefaultValue::Required,
             doc: "topology",
         },
         Param {
@@ -546,7 +564,7 @@ mod tests {
                 max: 1024,
                 len: (3, 3),
             },
-            default: Default::Absent,
+            default: DefaultValue::Absent,
             doc: "dims",
         },
     ];
@@ -582,18 +600,50 @@ mod tests {
     #[test]
     fn errors_name_the_dotted_key_and_what_is_allowed() {
         let cases: Vec<(Value, &str, &str)> = vec![
-            (Value::table([("topology", ok_topology())]), "link_bandwidth_gbps", "is required"),
-            (with(ok(), "link_bandwidth_mbps", Value::Int(3)), "link_bandwidth_mbps", "did you mean link_bandwidth_gbps"),
-            (with(ok(), "routing", "ecmp".into()), "routing", "one of dmodk, random"),
-            (with(ok(), "hop_latency_ns", Value::Float(-1.0)), "hop_latency_ns", ">= 0"),
-            (with(ok(), "dims", vec![1i64, 2].into()), "dims", "a list of 3 integers"),
             (
-                with(ok(), "topology", Value::table([("kind", "fat_tree".into()), ("k", Value::Int(1))])),
+                Value::table([("topology", ok_topology())]),
+                "link_bandwidth_gbps",
+                "is required",
+            ),
+            (
+                with(ok(), "link_bandwidth_mbps", Value::Int(3)),
+                "link_bandwidth_mbps",
+                "did you mean link_bandwidth_gbps",
+            ),
+            (
+                with(ok(), "routing", "ecmp".into()),
+                "routing",
+                "one of dmodk, random",
+            ),
+            (
+                with(ok(), "hop_latency_ns", Value::Float(-1.0)),
+                "hop_latency_ns",
+                ">= 0",
+            ),
+            (
+                with(ok(), "dims", vec![1i64, 2].into()),
+                "dims",
+                "a list of 3 integers",
+            ),
+            (
+                with(
+                    ok(),
+                    "topology",
+                    Value::table([("kind", "fat_tree".into()), ("k", Value::Int(1))]),
+                ),
                 "topology.k",
                 "[2, 64]",
             ),
-            (with(ok(), "topology", Value::table([("kind", "ring".into())])), "topology.kind", "fat_tree, crossbar"),
-            (remove(ok(), "topology"), "topology", "a [topology] table is required"),
+            (
+                with(ok(), "topology", Value::table([("kind", "ring".into())])),
+                "topology.kind",
+                "fat_tree, crossbar",
+            ),
+            (
+                remove(ok(), "topology"),
+                "topology",
+                "a [topology] table is required",
+            ),
         ];
         for (value, key, fragment) in cases {
             let e = validate(&table(value), &[PARAMS], "").unwrap_err();
@@ -623,7 +673,10 @@ mod tests {
         assert_eq!(stem("gamma_ns_per_byte"), "gamma");
         assert_eq!(stem("link_bandwidth_gbps"), "link_bandwidth");
         assert_eq!(stem("routing"), "routing");
-        assert_eq!(unit_hint("alpha_ns", &["alpha_us", "beta_ns_per_byte"]), Some("alpha_us"));
+        assert_eq!(
+            unit_hint("alpha_ns", &["alpha_us", "beta_ns_per_byte"]),
+            Some("alpha_us")
+        );
         assert_eq!(unit_hint("bandwidth", &["link_bandwidth_gbps"]), None);
     }
 }

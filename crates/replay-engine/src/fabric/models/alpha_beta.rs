@@ -4,7 +4,7 @@
 
 use crate::config::{host_params, HostParams, HOST};
 use crate::fabric::registry::{Built, Model};
-use crate::fabric::schema::{Config, ConfigError, Default, Param, Type};
+use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::fabric::{Fabric, Submitted, Time, Transfer};
 
 const NON_NEGATIVE: Type = Type::Float {
@@ -20,13 +20,13 @@ pub const MODEL: Model = Model {
             Param {
                 key: "alpha_us",
                 ty: NON_NEGATIVE,
-                default: Default::Required,
+                default: DefaultValue::Required,
                 doc: "latency alpha of every message",
             },
             Param {
                 key: "beta_ns_per_byte",
                 ty: NON_NEGATIVE,
-                default: Default::Required,
+                default: DefaultValue::Required,
                 doc: "transfer time per byte (1 / bandwidth)",
             },
         ],

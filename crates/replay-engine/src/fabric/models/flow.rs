@@ -6,7 +6,7 @@ use crate::config::{host_params, HOST};
 use crate::fabric::flow_network::FlowNetwork;
 use crate::fabric::graphs::{Duplex, Graph, Routing, Shape};
 use crate::fabric::registry::{Built, Model};
-use crate::fabric::schema::{Config, ConfigError, Default, Param, Type};
+use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::prng::SplitMix64;
 
 const ENDPOINTS: Type = Type::Int {
@@ -25,7 +25,7 @@ pub const MODEL: Model = Model {
                     min: 1e-9,
                     max: f64::INFINITY,
                 },
-                default: Default::Required,
+                default: DefaultValue::Required,
                 doc: "bandwidth of every link (and of copies between ranks on one endpoint)",
             },
             Param {
@@ -34,19 +34,19 @@ pub const MODEL: Model = Model {
                     min: 0.0,
                     max: f64::INFINITY,
                 },
-                default: Default::Float(0.0),
+                default: DefaultValue::Float(0.0),
                 doc: "latency per link crossed",
             },
             Param {
                 key: "duplex",
                 ty: Type::Choice(&["full", "half"]),
-                default: Default::Str("full"),
+                default: DefaultValue::Str("full"),
                 doc: "full: the two directions of a cable are independent; half: they share it",
             },
             Param {
                 key: "routing",
                 ty: Type::Choice(&["dmodk", "random"]),
-                default: Default::Str("dmodk"),
+                default: DefaultValue::Str("dmodk"),
                 doc: "fat-tree up-port choice: destination-mod-k or a seeded random port per flow",
             },
             Param {
@@ -57,7 +57,7 @@ pub const MODEL: Model = Model {
                         &[Param {
                             key: "endpoints",
                             ty: ENDPOINTS,
-                            default: Default::Required,
+                            default: DefaultValue::Required,
                             doc: "ports of the switch",
                         }],
                     ),
@@ -67,13 +67,13 @@ pub const MODEL: Model = Model {
                             Param {
                                 key: "k",
                                 ty: Type::Int { min: 2, max: 4096 },
-                                default: Default::Required,
+                                default: DefaultValue::Required,
                                 doc: "switch half-radix k of the k-ary n-tree",
                             },
                             Param {
                                 key: "n",
                                 ty: Type::Int { min: 1, max: 24 },
-                                default: Default::Required,
+                                default: DefaultValue::Required,
                                 doc: "levels n (k^n endpoints)",
                             },
                         ],
@@ -87,12 +87,12 @@ pub const MODEL: Model = Model {
                                 max: 1 << 24,
                                 len: (3, 3),
                             },
-                            default: Default::Required,
+                            default: DefaultValue::Required,
                             doc: "[x, y, z] routers, one endpoint each",
                         }],
                     ),
                 ]),
-                default: Default::Required,
+                default: DefaultValue::Required,
                 doc: "the graph: kind = crossbar | fat_tree | torus3d",
             },
         ],

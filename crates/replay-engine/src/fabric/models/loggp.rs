@@ -5,7 +5,7 @@
 
 use crate::config::{HostParams, GAMMA};
 use crate::fabric::registry::{Built, Model};
-use crate::fabric::schema::{Config, ConfigError, Default, Param, Type};
+use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::fabric::{Fabric, Submitted, Time, Transfer};
 
 const NON_NEGATIVE: Type = Type::Float {
@@ -21,31 +21,31 @@ pub const MODEL: Model = Model {
             Param {
                 key: "L_ns",
                 ty: NON_NEGATIVE,
-                default: Default::Required,
+                default: DefaultValue::Required,
                 doc: "network latency L",
             },
             Param {
                 key: "o_ns",
                 ty: NON_NEGATIVE,
-                default: Default::Float(0.0),
+                default: DefaultValue::Float(0.0),
                 doc: "CPU overhead o per message, at sender and receiver",
             },
             Param {
                 key: "g_ns",
                 ty: NON_NEGATIVE,
-                default: Default::Float(0.0),
+                default: DefaultValue::Float(0.0),
                 doc: "gap g: least time between two messages leaving one NIC",
             },
             Param {
                 key: "G_ns_per_byte",
                 ty: NON_NEGATIVE,
-                default: Default::Float(0.0),
+                default: DefaultValue::Float(0.0),
                 doc: "gap per byte G (1 / NIC bandwidth)",
             },
             Param {
                 key: "O_ns_per_byte",
                 ty: NON_NEGATIVE,
-                default: Default::Float(0.0),
+                default: DefaultValue::Float(0.0),
                 doc: "CPU overhead per byte O (LogGOPS)",
             },
         ],
