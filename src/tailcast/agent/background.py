@@ -27,10 +27,10 @@ from typing import Any
 
 import hostlist
 
-from tailcast.agent.loop import parse_size
 from tailcast.agent.noise import NOISE_PATTERNS
 from tailcast.collectors.topology import Topology, UnknownNodeError
 from tailcast.errors import InputError, UsageError
+from tailcast.units import parse_size
 
 MIN_JOB_NODES = 2  # single-node jobs do not count in b (seed 001 §5.1)
 
