@@ -30,7 +30,9 @@ TopologyOpt = Annotated[
     Path | None,
     typer.Option("--topology", help="TOML topology for locality features; default scontrol."),
 ]
-FoldsOpt = Annotated[int, typer.Option("--folds", help="Time-ordered validation folds.")]
+FoldsOpt = Annotated[
+    int, typer.Option("--folds", help="Time-ordered validation folds (train: 0 = skip).")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
@@ -77,6 +79,9 @@ def train(
     rng = trained.meta["data_range"]
     echo(f"model {model!r} → {trained.directory}")
     echo(f"trained on {rng['runs']} runs in {rng['cv_groups']} Slurm jobs, b {rng['b']}")
+    if trained.meta["scores"] is None:
+        note("not validated (--folds 0): `tailcast predict evaluate` scores it")
+        return
     for line in score_lines(trained.meta["scores"]):
         echo(line)
 
@@ -85,6 +90,8 @@ def train(
 def evaluate(topology: TopologyOpt = None, folds: FoldsOpt = 5, as_json: JsonOpt = False) -> None:
     """Time-ordered, grouped cross-validation of the learned models against the linear
     baseline: pinball loss, band coverage, calibration, Brier score."""
+    if folds < 1:
+        raise UsageError("--folds must be ≥ 1")
     from tailcast.forecast import training
     from tailcast.forecast.summary import score_lines
 

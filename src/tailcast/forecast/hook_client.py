@@ -19,7 +19,6 @@ import json
 import os
 import re
 import socket
-import subprocess
 import sys
 
 _DECL = re.compile(r"tailcast:\s*([A-Za-z0-9_]+)\s+([0-9]+\s*[KMGkmg]?i?[Bb]?)")
@@ -64,6 +63,8 @@ def request(options: dict[str, object]) -> dict[str, object] | None:
 
 
 def spawn_service(tailcast: str, socket_path: str) -> None:
+    import subprocess  # only here: importing it costs start-up time on every submission
+
     subprocess.Popen(
         [tailcast, "predict", "serve", "--socket", socket_path, "--idle-exit", "3600"],
         stdin=subprocess.DEVNULL,

@@ -51,8 +51,23 @@ TAIL_QUANTILE = 85.0  # seed 001 Fig. 1: the long tail is what lies above p85
 MIN_GROUP_RUNS = 3  # a p85 threshold needs a few runs of the group
 
 
+_process_limited: list[Any] = []  # set once a long-lived process limited itself for good
+
+
+def limit_threads_for_process() -> None:
+    """For the warm service: one OpenMP/BLAS thread from now on, so no prediction pays for
+    entering and leaving a limit (tens of ms on a loaded machine)."""
+    from threadpoolctl import threadpool_limits
+
+    if not _process_limited:
+        _process_limited.append(threadpool_limits(limits=1))
+
+
 @contextmanager
 def one_thread() -> Iterator[None]:
+    if _process_limited:
+        yield
+        return
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1):

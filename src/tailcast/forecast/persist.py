@@ -29,8 +29,11 @@ MODEL_FILE = "model.skops"
 META_FILE = "model.json"
 DEFAULT_MODEL = "tail"
 FORMAT_VERSION = 1
-# Types a model file may hold; anything else is refused before loading.
+# Types a model file may hold; anything else is refused before loading. (HistGradientBoosting
+# keeps a functools.partial of sklearn's check_array; what a partial wraps is itself a listed
+# type, so it stays checked.)
 _TRUSTED_PREFIXES = ("sklearn.", "numpy.", "builtins.")
+_TRUSTED_NAMES = ("functools.partial",)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -109,7 +112,9 @@ def load_model(name: str = DEFAULT_MODEL, results: ResultsDir | None = None) -> 
         if _sha256(path) != meta.get("model_sha256"):
             raise InputError(path, f"does not match {META_FILE} (SHA-256 differs)")
         untrusted = skops.io.get_untrusted_types(file=path)
-        foreign = [t for t in untrusted if not t.startswith(_TRUSTED_PREFIXES)]
+        foreign = [
+            t for t in untrusted if not t.startswith(_TRUSTED_PREFIXES) and t not in _TRUSTED_NAMES
+        ]
         if foreign:
             raise InputError(path, f"holds types a forecast model never has: {foreign}")
         models = skops.io.load(path, trusted=untrusted)

@@ -31,12 +31,14 @@ from typing import Any
 
 from tailcast.errors import TailcastError, UsageError
 from tailcast.forecast.live import QueueState, Request, forecast
+from tailcast.forecast.models import limit_threads_for_process
 from tailcast.forecast.persist import META_FILE, LoadedModel, load_model, model_dir
 from tailcast.paths import results_home
 from tailcast.store import ResultsDir
 from tailcast.units import parse_size
 
 MAX_REQUEST_BYTES = 65536
+CACHE_SIZE = 256  # recent distinct requests, re-forecast after every queue refresh
 
 
 def default_socket_path() -> Path:
@@ -57,7 +59,10 @@ class ServiceState:
     queue: QueueState | None = None
     queue_error: str | None = None
     last_request: float = field(default_factory=time.monotonic)
-    cache: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
+    # Answers by request for the current model and queue; a refresh recomputes the recent
+    # requests so that a repeated submission is answered from memory.
+    cache: dict[Request, dict[str, Any]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def refresh_model(self) -> None:
         meta = model_dir(self.model_name, self.results) / META_FILE
@@ -73,7 +78,7 @@ class ServiceState:
         except TailcastError as exc:
             self.model, self.model_error = None, str(exc)
         self.model_stamp = stamp
-        self.cache.clear()
+        self._recompute()
 
     def refresh_queue(self) -> None:
         from tailcast.collectors.snapshot import take_snapshot
@@ -87,7 +92,23 @@ class ServiceState:
         jobs = tuple(j for j in snap.queue.jobs if own is None or not j.matches(own))
         self.queue = QueueState(jobs, snap.utilisation.n_t, snap.queue.taken_at, "live queue")
         self.queue_error = None
-        self.cache.clear()
+        self._recompute()
+
+    def _forecast(self, req: Request) -> dict[str, Any]:
+        assert self.model is not None and self.queue is not None
+        fc = forecast(self.model, req, self.queue)
+        return {"line": fc.line(), "forecast": fc.as_dict()}
+
+    def _recompute(self) -> None:
+        with self.lock:
+            recent = list(self.cache)[-CACHE_SIZE:]
+        fresh = {}
+        if self.model is not None and self.queue is not None:
+            for req in recent:
+                with contextlib.suppress(TailcastError):
+                    fresh[req] = self._forecast(req)
+        with self.lock:
+            self.cache = fresh
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         self.last_request = time.monotonic()
@@ -100,11 +121,14 @@ class ServiceState:
             req = parse_request(request)
         except (UsageError, ValueError, TypeError, KeyError) as exc:
             return {"error": f"bad request: {exc}"}
-        key = (req, id(queue), id(model))
-        if key not in self.cache:
-            fc = forecast(model, req, queue)
-            self.cache[key] = {"line": fc.line(), "forecast": fc.as_dict()}
-        return self.cache[key]
+        with self.lock:
+            known = self.cache.get(req)
+        if known is not None:
+            return known
+        answer = self._forecast(req)
+        with self.lock:
+            self.cache[req] = answer
+        return answer
 
 
 def parse_request(doc: dict[str, Any]) -> Request:
@@ -175,6 +199,7 @@ def serve(
         if not mine:
             log.write(f"tailcast predict serve: another service holds {socket_path}\n")
             return 0
+        limit_threads_for_process()
         state.refresh_model()
         state.refresh_queue()
         with contextlib.suppress(FileNotFoundError):

@@ -40,9 +40,13 @@ def evaluate(
 
 
 def train(catalog: Catalog, topo: Topology | None, name: str, n_folds: int) -> Trained:
-    """Validates, fits on all runs and saves; the scores go into the metadata record."""
+    """Validates (unless n_folds is 0), fits on all runs and saves; the scores go into the
+    metadata record."""
     directory = model_dir(name, catalog.results)
-    ts, scores = evaluate(catalog, topo, n_folds)
+    if n_folds > 0:
+        ts, scores = evaluate(catalog, topo, n_folds)
+    else:  # a quick refit, e.g. after new runs: the record says it was not validated
+        ts, scores = load_training_set(catalog, topo), None
     fc = fit_forecaster(ts)
     meta = {
         "name": name,
