@@ -26,6 +26,7 @@ made a 200-row fit 30 times slower.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -159,14 +160,16 @@ def _fit_quantiles(ts: TrainingSet) -> dict[str, list[Any]]:
 
 
 def conformal_shift(residuals: FloatArray, tau: float) -> float:
-    """The τ-quantile of held-out residuals with the finite-sample correction of split
-    conformal prediction (level ⌈τ(n+1)⌉/n above the median, mirrored below it)."""
-    n = len(residuals)
+    """The τ-quantile of n held-out residuals with split conformal prediction's finite-sample
+    rank: the ⌈τ(n+1)⌉-th smallest above the median, the ⌊τ(n+1)⌋-th below it (clamped to
+    the extremes, where the exact rule would give ±∞)."""
+    ranked = np.sort(residuals)
+    n = len(ranked)
     if tau > 0.5:
-        return float(np.quantile(residuals, min(1.0, tau * (n + 1) / n), method="higher"))
+        return float(ranked[min(math.ceil(tau * (n + 1)), n) - 1])
     if tau < 0.5:
-        return float(np.quantile(residuals, max(0.0, 1 - (1 - tau) * (n + 1) / n), method="lower"))
-    return float(np.quantile(residuals, 0.5))
+        return float(ranked[max(math.floor(tau * (n + 1)), 1) - 1])
+    return float(np.median(ranked))
 
 
 def calibration_split(ts: TrainingSet) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
