@@ -53,6 +53,23 @@ def _active_jobs(env: dict[str, str]) -> int:
     return len(out.stdout.split()) if out.returncode == 0 else -1
 
 
+def compact(home: Path, out: Path) -> None:
+    """Each table of the store as one Parquet file in `out` (a thousand small files would
+    be mostly footers)."""
+    import pyarrow as pa
+
+    from tailcast.store import ResultsDir, read_table, write_parquet_atomic
+
+    store = ResultsDir(home)
+    for table in TABLES:
+        parts = [read_table(f, table) for f in store.files(table)]
+        target = out / table
+        shutil.rmtree(target, ignore_errors=True)
+        merged = pa.concat_tables(parts, promote_options="default")
+        write_parquet_atomic(table, merged, target / "bsweep.parquet")
+        print(f"{table}: {len(parts)} files, {merged.num_rows} rows", file=sys.stderr)
+
+
 def record(campaign: Path, out: Path, timeout_s: float) -> None:
     cluster = Path(tempfile.mkdtemp(prefix="tailcast-bsweep-"))
     home, work = cluster / "home", cluster / "work"
@@ -75,15 +92,7 @@ def record(campaign: Path, out: Path, timeout_s: float) -> None:
                 raise TimeoutError(f"{left} jobs still in the queue after {timeout_s:.0f} s")
             print(f"{left} jobs left", file=sys.stderr)
             time.sleep(30)
-        out.mkdir(parents=True, exist_ok=True)
-        for table in TABLES:
-            target = out / table
-            shutil.rmtree(target, ignore_errors=True)
-            target.mkdir()
-            files = sorted((home / table).glob("*.parquet"))
-            for f in files:
-                shutil.copy(f, target / f.name)
-            print(f"{table}: {len(files)} files", file=sys.stderr)
+        compact(home, out)
         logs = sorted((work / "logs").glob("*.out"))
         failed = [p.name for p in logs if "Traceback" in p.read_text(errors="replace")]
         if failed:
@@ -100,7 +109,11 @@ def main() -> int:
     )
     parser.add_argument("--out", type=Path, default=REPO / "tests" / "data" / "bsweep-16node")
     parser.add_argument("--timeout", type=float, default=4 * 3600.0)
+    parser.add_argument("--compact-only", type=Path, help="only merge an existing store")
     args = parser.parse_args()
+    if args.compact_only:
+        compact(args.compact_only, args.out.resolve())
+        return 0
     record(args.campaign.resolve(), args.out.resolve(), args.timeout)
     return 0
 

@@ -9,11 +9,14 @@ classifier for P(run lands in the long tail).
   bands never cross.
 - Bands: the 50 %, 90 % and 99 % central intervals (q25–q75, q5–q95, q0.5–q99.5).
 - Calibration: gradient-boosted quantiles of a few hundred runs are too narrow out of
-  sample. As in conformalized quantile regression (Romano, Patterson & Candès, NeurIPS
-  2019, §3), the latest CALIBRATION_SHARE of the training jobs is held out, the models are
-  fitted on the earlier ones, and each quantile is shifted (in log space) by the conformal
-  quantile of its held-out residuals log y − log q̂_τ; the models are then refitted on all
-  rows and keep the shifts (residuals of the smaller fit make them conservative).
+  sample, and a boosted classifier too sure. Inside the training rows, INNER_FOLDS
+  time-ordered folds (`forecast.folds`) give out-of-fold predictions for the later jobs.
+  As in conformalized quantile regression (Romano, Patterson & Candès, NeurIPS 2019, §3),
+  each quantile is shifted (in log space) by the conformal quantile of its out-of-fold
+  residuals log y − log q̂_τ; the classifier's probabilities get Platt scaling (a logistic
+  fit of the labels on the logit of the out-of-fold probabilities; Platt 1999). The models
+  are then refitted on all rows and keep both corrections (residuals of the smaller inner
+  fits make the shifts conservative).
 - Long tail (seed 001 Fig. 1, §5.3): a run is in the long tail when its mean exceeds the
   p85 of the run means of its (benchmark, size, locality) group — thresholds are taken from
   the training rows only. A `HistGradientBoostingClassifier` gives P(in the tail).
@@ -35,8 +38,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tailcast.errors import NotAcceptedError
 from tailcast.forecast.dataset import TARGETS, TrainingSet
 from tailcast.forecast.features import CATEGORICAL, FEATURES, MONOTONE_INCREASING
+from tailcast.forecast.folds import time_ordered_folds
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -46,8 +51,8 @@ BANDS: dict[str, tuple[float, float]] = {
     "90%": (0.05, 0.95),
     "99%": (0.005, 0.995),
 }
-CALIBRATION_SHARE = 0.25
-MIN_CALIBRATION_JOBS = 2
+INNER_FOLDS = 3
+MIN_PLATT_RUNS = 20  # fewer out-of-fold labels, or one class only: probabilities as fitted
 TAIL_QUANTILE = 85.0  # seed 001 Fig. 1: the long tail is what lies above p85
 MIN_GROUP_RUNS = 3  # a p85 threshold needs a few runs of the group
 
@@ -81,7 +86,7 @@ def _estimator_options(n_rows: int) -> dict[str, Any]:
         "max_iter": 150,
         "learning_rate": 0.05,
         "max_leaf_nodes": 8,
-        "min_samples_leaf": max(3, min(20, n_rows // 15)),
+        "min_samples_leaf": max(5, min(20, n_rows // 10)),
         "l2_regularization": 1.0,
         "categorical_features": [name in CATEGORICAL for name in FEATURES],
         "monotonic_cst": [1 if name in MONOTONE_INCREASING else 0 for name in FEATURES],
@@ -121,6 +126,7 @@ class Forecaster:
     classifier: Any | None  # None when the training rows held one class only
     thresholds: dict[tuple[str, int, str], float]
     base_rate: float  # share of training runs in the long tail
+    platt: tuple[float, float] = (1.0, 0.0)  # calibrated logit = a · logit(p) + b
 
     def quantiles(self, X: FloatArray) -> dict[str, FloatArray]:
         """Per target, rows × QUANTILES in the target's own unit, non-crossing."""
@@ -136,7 +142,8 @@ class Forecaster:
             return np.full(len(X), self.base_rate)
         with one_thread():
             proba: FloatArray = self.classifier.predict_proba(X)[:, 1]
-        return proba
+        a, b = self.platt
+        return _sigmoid(a * _logit(proba) + b)
 
     def models(self) -> dict[str, Any]:
         """What goes into the model file (plain containers of estimators for skops)."""
@@ -172,44 +179,74 @@ def conformal_shift(residuals: FloatArray, tau: float) -> float:
     return float(np.median(ranked))
 
 
-def calibration_split(ts: TrainingSet) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
-    """(fit rows, calibration rows): the latest CALIBRATION_SHARE of the jobs, by start."""
-    first: dict[str, float] = {}
-    for g, t in zip(ts.cv_groups, ts.started, strict=True):
-        first[g] = min(first.get(g, float(t)), float(t))
-    order = sorted(first, key=first.__getitem__)
-    n_cal = max(MIN_CALIBRATION_JOBS, round(CALIBRATION_SHARE * len(order)))
-    if len(order) < 2 * n_cal:
-        return np.arange(len(ts)), np.array([], dtype=np.intp)
-    late = set(order[-n_cal:])
-    cal = np.array([i for i, g in enumerate(ts.cv_groups) if g in late], dtype=np.intp)
-    fit = np.array([i for i, g in enumerate(ts.cv_groups) if g not in late], dtype=np.intp)
-    return fit, cal
+def _logit(p: FloatArray) -> FloatArray:
+    q = np.clip(p, 1e-6, 1 - 1e-6)
+    out: FloatArray = np.log(q / (1 - q))
+    return out
+
+
+def _sigmoid(z: FloatArray) -> FloatArray:
+    out: FloatArray = 1 / (1 + np.exp(-z))
+    return out
+
+
+def _fit_classifier(
+    ts: TrainingSet, thresholds: dict[tuple[str, int, str], float]
+) -> tuple[Any | None, float]:
+    """The tail classifier (None with one class only) and the training base rate."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    label, known = tail_labels(ts, thresholds)
+    base_rate = float(label[known].mean()) if known.any() else 0.0
+    if not known.any() or not 0 < label[known].sum() < known.sum():
+        return None, base_rate
+    with one_thread():
+        opts = _estimator_options(int(known.sum()))
+        return HistGradientBoostingClassifier(**opts).fit(ts.X[known], label[known]), base_rate
+
+
+def _platt(p: FloatArray, label: npt.NDArray[np.bool_]) -> tuple[float, float]:
+    if len(p) < MIN_PLATT_RUNS or label.all() or not label.any():
+        return 1.0, 0.0
+    from sklearn.linear_model import LogisticRegression
+
+    fit = LogisticRegression(C=1.0).fit(_logit(p)[:, None], label)
+    return float(fit.coef_[0, 0]), float(fit.intercept_[0])
 
 
 def fit_forecaster(ts: TrainingSet) -> Forecaster:
-    from sklearn.ensemble import HistGradientBoostingClassifier
-
-    opts = _estimator_options(len(ts))
-    shifts = {t: np.zeros(len(QUANTILES)) for t in TARGETS}
-    fit_rows, cal_rows = calibration_split(ts)
-    if len(cal_rows):
-        early, late = ts.subset(fit_rows), ts.subset(cal_rows)
-        held = Forecaster(_fit_quantiles(early), shifts, None, {}, 0.0).quantiles(late.X)
+    """Corrections from time-ordered out-of-fold predictions, then every model refitted on
+    all rows."""
+    thresholds = tail_thresholds(ts)
+    label, known = tail_labels(ts, thresholds)
+    residuals: dict[str, list[FloatArray]] = {t: [] for t in TARGETS}
+    oof_p: list[FloatArray] = []
+    oof_label: list[npt.NDArray[np.bool_]] = []
+    try:
+        folds = time_ordered_folds(ts, INNER_FOLDS)
+    except NotAcceptedError:
+        folds = []  # too few jobs to hold any out: no corrections
+    zero = {t: np.zeros(len(QUANTILES)) for t in TARGETS}
+    for fold in folds:
+        early, late = ts.subset(fold.train), ts.subset(fold.test)
+        classifier, base_rate = _fit_classifier(early, thresholds)
+        inner = Forecaster(_fit_quantiles(early), zero, classifier, thresholds, base_rate)
+        held = inner.quantiles(late.X)
         for target in TARGETS:
-            resid = np.log(late.targets[target])[:, None] - np.log(held[target])
+            residuals[target].append(np.log(late.targets[target])[:, None] - np.log(held[target]))
+        mask = known[fold.test]
+        oof_p.append(inner.tail_probability(late.X)[mask])
+        oof_label.append(label[fold.test][mask])
+    shifts = dict(zero)
+    if folds:
+        for target in TARGETS:
+            pooled = np.vstack(residuals[target])
             shifts[target] = np.array(
-                [conformal_shift(resid[:, j], tau) for j, tau in enumerate(QUANTILES)]
+                [conformal_shift(pooled[:, j], tau) for j, tau in enumerate(QUANTILES)]
             )
-    quantile_models = _fit_quantiles(ts)
-    with one_thread():
-        thresholds = tail_thresholds(ts)
-        label, known = tail_labels(ts, thresholds)
-        base_rate = float(label[known].mean()) if known.any() else 0.0
-        classifier = None
-        if known.any() and 0 < label[known].sum() < known.sum():
-            classifier = HistGradientBoostingClassifier(**opts).fit(ts.X[known], label[known])
-    return Forecaster(quantile_models, shifts, classifier, thresholds, base_rate)
+    platt = _platt(np.concatenate(oof_p), np.concatenate(oof_label)) if folds else (1.0, 0.0)
+    classifier, base_rate = _fit_classifier(ts, thresholds)
+    return Forecaster(_fit_quantiles(ts), shifts, classifier, thresholds, base_rate, platt)
 
 
 def band_of(quantiles: FloatArray, band: str) -> tuple[FloatArray, FloatArray]:

@@ -80,6 +80,7 @@ def save_model(fc: Forecaster, meta: dict[str, Any], directory: Path) -> Path:
             for k, v in sorted(fc.thresholds.items())
         ],
         "tail_base_rate": fc.base_rate,
+        "tail_platt": list(fc.platt),
     }
     with atomic_path(directory / META_FILE) as tmp:
         tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
@@ -134,6 +135,7 @@ def load_model(name: str = DEFAULT_MODEL, results: ResultsDir | None = None) -> 
                 for r in meta["tail_thresholds"]
             },
             base_rate=float(meta["tail_base_rate"]),
+            platt=(float(meta["tail_platt"][0]), float(meta["tail_platt"][1])),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(directory / META_FILE, f"incomplete model record ({exc})") from exc

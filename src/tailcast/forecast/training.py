@@ -20,7 +20,7 @@ from tailcast.forecast.dataset import (
     load_training_set,
 )
 from tailcast.forecast.features import CATEGORICAL, FEATURES, MONOTONE_INCREASING
-from tailcast.forecast.models import BANDS, CALIBRATION_SHARE, TAIL_QUANTILE, fit_forecaster
+from tailcast.forecast.models import BANDS, INNER_FOLDS, TAIL_QUANTILE, fit_forecaster
 from tailcast.forecast.persist import model_dir, save_model, topology_record
 from tailcast.forecast.validation import cross_validate
 from tailcast.store import Catalog
@@ -68,7 +68,7 @@ def train(catalog: Catalog, topo: Topology | None, name: str, n_folds: int) -> T
         "monotone_increasing": list(MONOTONE_INCREASING),
         "targets": list(TARGETS),
         "bands": {k: list(v) for k, v in BANDS.items()},
-        "calibration_share": CALIBRATION_SHARE,
+        "calibration_inner_folds": INNER_FOLDS,
         "tail_rule": (
             f"run mean above the p{TAIL_QUANTILE:g} of the training run means of its "
             "(benchmark, msg_size_bytes, locality) group (seed 001 Fig. 1)"

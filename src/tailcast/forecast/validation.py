@@ -1,10 +1,7 @@
 """Honest validation of the forecasters: grouped, time-ordered cross-validation against the
 linear baseline (`analysis.prediction`).
 
-Folds: the store's runs are grouped by Slurm job (runs of one job share its queue and its
-minutes), groups are ordered by start, and the ordered list is cut into n_folds + 1 blocks.
-Fold i tests on block i and trains only on groups that *ended before the first test run
-started* — never on the future, nor on a group overlapping the test block in time.
+Folds (`forecast.folds`): grouped by Slurm job, time-ordered, never training on the future.
 
 Scores on the pooled held-out runs, per target:
 - pinball (quantile) loss per quantile, in µs and on log(target) (scale-free: a 4 ms
@@ -21,49 +18,18 @@ Scores on the pooled held-out runs, per target:
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from tailcast.analysis.prediction import MIN_RUNS, linear_quantiles, tail_probability
-from tailcast.errors import NotAcceptedError
 from tailcast.forecast.dataset import TARGETS, TrainingSet
+from tailcast.forecast.folds import time_ordered_folds
 from tailcast.forecast.models import BANDS, QUANTILES, band_of, fit_forecaster, tail_labels
 
 FloatArray = npt.NDArray[np.float64]
-IndexArray = npt.NDArray[np.intp]
 RELIABILITY_BINS = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0)
-
-
-@dataclass(frozen=True)
-class Fold:
-    train: IndexArray
-    test: IndexArray
-
-
-def time_ordered_folds(ts: TrainingSet, n_folds: int = 5, min_train_groups: int = 2) -> list[Fold]:
-    groups: dict[str, list[int]] = {}
-    for i, g in enumerate(ts.cv_groups):
-        groups.setdefault(g, []).append(i)
-    order = sorted(groups, key=lambda g: float(ts.started[groups[g]].min()))
-    blocks = np.array_split(np.arange(len(order)), min(n_folds + 1, len(order)))
-    folds = []
-    for block in blocks[1:]:
-        test = np.array(sorted(i for b in block for i in groups[order[b]]), dtype=np.intp)
-        first_test = float(ts.started[test].min())
-        train_groups = [g for g in order if float(ts.ended[groups[g]].max()) < first_test]
-        if len(train_groups) < min_train_groups:
-            continue
-        train = np.array(sorted(i for g in train_groups for i in groups[g]), dtype=np.intp)
-        folds.append(Fold(train, test))
-    if not folds:
-        raise NotAcceptedError(
-            f"{len(order)} Slurm jobs of runs in the store: too few for time-ordered "
-            f"validation (need ≥ {min_train_groups + 1} that do not overlap in time)"
-        )
-    return folds
 
 
 def pinball(y: FloatArray, q: FloatArray, tau: float) -> float:
