@@ -146,7 +146,8 @@ def forecast(
         raise UsageError("a forecast needs a queue snapshot or a value of b")
     X = x[None, :]
     q = model.forecaster.quantiles(X)
-    p = float(model.forecaster.tail_probability(X)[0])
+    key = (req.benchmark, req.msg_size_bytes, locality or "unknown")
+    p = float(model.forecaster.tail_probability(X, [key])[0])
     if not math.isfinite(p):
         p = model.forecaster.base_rate
     median = {t: float(v[0, QUANTILES.index(0.5)]) for t, v in q.items()}

@@ -30,7 +30,7 @@ made a 200-row fit 30 times slower.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +53,7 @@ BANDS: dict[str, tuple[float, float]] = {
 }
 INNER_FOLDS = 3
 MIN_PLATT_RUNS = 20  # fewer out-of-fold labels, or one class only: probabilities as fitted
+TailKey = tuple[str, int, str]  # (benchmark, msg_size_bytes, locality)
 TAIL_QUANTILE = 85.0  # seed 001 Fig. 1: the long tail is what lies above p85
 MIN_GROUP_RUNS = 3  # a p85 threshold needs a few runs of the group
 
@@ -127,6 +128,7 @@ class Forecaster:
     thresholds: dict[tuple[str, int, str], float]
     base_rate: float  # share of training runs in the long tail
     platt: tuple[float, float] = (1.0, 0.0)  # calibrated logit = a · logit(p) + b
+    tail_method: str = "classifier"  # or "quantiles": P(mean > threshold) from the bands
 
     def quantiles(self, X: FloatArray) -> dict[str, FloatArray]:
         """Per target, rows × QUANTILES in the target's own unit, non-crossing."""
@@ -137,13 +139,24 @@ class Forecaster:
                 out[target] = np.exp(np.sort(logs, axis=1))
         return out
 
-    def tail_probability(self, X: FloatArray) -> FloatArray:
+    def classifier_probability(self, X: FloatArray) -> FloatArray:
         if self.classifier is None:
             return np.full(len(X), self.base_rate)
         with one_thread():
             proba: FloatArray = self.classifier.predict_proba(X)[:, 1]
         a, b = self.platt
         return _sigmoid(a * _logit(proba) + b)
+
+    def tail_probability(self, X: FloatArray, keys: Sequence[TailKey]) -> FloatArray:
+        """P(run mean above its group's p85) by the method validation chose; rows whose
+        group has no threshold fall back to the classifier."""
+        p = self.classifier_probability(X)
+        if self.tail_method == "quantiles":
+            q = self.quantiles(X)["mean_us"]
+            for i, key in enumerate(keys):
+                if key in self.thresholds:
+                    p[i] = exceedance(q[i], self.thresholds[key])
+        return p
 
     def models(self) -> dict[str, Any]:
         """What goes into the model file (plain containers of estimators for skops)."""
@@ -177,6 +190,18 @@ def conformal_shift(residuals: FloatArray, tau: float) -> float:
     if tau < 0.5:
         return float(ranked[max(math.floor(tau * (n + 1)), 1) - 1])
     return float(np.median(ranked))
+
+
+def exceedance(quantiles: FloatArray, threshold: float) -> float:
+    """P(Y > threshold) from one row of predicted quantiles (linear in log Y between them;
+    beyond the outermost ones, half the remaining probability)."""
+    lo, hi = QUANTILES[0] / 2, 1 - (1 - QUANTILES[-1]) / 2
+    cdf = np.interp(math.log(threshold), np.log(quantiles), QUANTILES, left=lo, right=hi)
+    return float(1.0 - cdf)
+
+
+def _brier(p: FloatArray, label: npt.NDArray[np.bool_]) -> float:
+    return float(np.mean((p - label) ** 2)) if len(p) else math.inf
 
 
 def _logit(p: FloatArray) -> FloatArray:
@@ -216,37 +241,48 @@ def _platt(p: FloatArray, label: npt.NDArray[np.bool_]) -> tuple[float, float]:
 
 def fit_forecaster(ts: TrainingSet) -> Forecaster:
     """Corrections from time-ordered out-of-fold predictions, then every model refitted on
-    all rows."""
+    all rows. Of the two tail probabilities (calibrated classifier, or the exceedance of the
+    threshold by the calibrated bands of the run mean) the one with the lower out-of-fold
+    Brier score is kept."""
     thresholds = tail_thresholds(ts)
     label, known = tail_labels(ts, thresholds)
-    residuals: dict[str, list[FloatArray]] = {t: [] for t in TARGETS}
-    oof_p: list[FloatArray] = []
-    oof_label: list[npt.NDArray[np.bool_]] = []
+    zero = {t: np.zeros(len(QUANTILES)) for t in TARGETS}
     try:
         folds = time_ordered_folds(ts, INNER_FOLDS)
     except NotAcceptedError:
         folds = []  # too few jobs to hold any out: no corrections
-    zero = {t: np.zeros(len(QUANTILES)) for t in TARGETS}
+    held: dict[str, list[FloatArray]] = {t: [] for t in TARGETS}
+    clf_p: list[FloatArray] = []
     for fold in folds:
         early, late = ts.subset(fold.train), ts.subset(fold.test)
         classifier, base_rate = _fit_classifier(early, thresholds)
         inner = Forecaster(_fit_quantiles(early), zero, classifier, thresholds, base_rate)
-        held = inner.quantiles(late.X)
-        for target in TARGETS:
-            residuals[target].append(np.log(late.targets[target])[:, None] - np.log(held[target]))
-        mask = known[fold.test]
-        oof_p.append(inner.tail_probability(late.X)[mask])
-        oof_label.append(label[fold.test][mask])
-    shifts = dict(zero)
+        for target, q in inner.quantiles(late.X).items():
+            held[target].append(q)
+        clf_p.append(inner.classifier_probability(late.X))
+    shifts, platt, method = dict(zero), (1.0, 0.0), "classifier"
     if folds:
+        rows = np.concatenate([f.test for f in folds])
         for target in TARGETS:
-            pooled = np.vstack(residuals[target])
+            resid = np.log(ts.targets[target][rows])[:, None] - np.log(np.vstack(held[target]))
             shifts[target] = np.array(
-                [conformal_shift(pooled[:, j], tau) for j, tau in enumerate(QUANTILES)]
+                [conformal_shift(resid[:, j], tau) for j, tau in enumerate(QUANTILES)]
             )
-    platt = _platt(np.concatenate(oof_p), np.concatenate(oof_label)) if folds else (1.0, 0.0)
+        mask = known[rows]
+        oof_label = label[rows][mask]
+        raw = np.concatenate(clf_p)[mask]
+        platt = _platt(raw, oof_label)
+        by_classifier = _sigmoid(platt[0] * _logit(raw) + platt[1])
+        shifted = np.exp(np.sort(np.log(np.vstack(held["mean_us"])) + shifts["mean_us"], axis=1))
+        keys = [ts.key[i] for i in rows[mask]]
+        by_bands = np.array(
+            [exceedance(shifted[mask][j], thresholds[k]) for j, k in enumerate(keys)]
+        )
+        if _brier(by_bands, oof_label) < _brier(by_classifier, oof_label):
+            method = "quantiles"
     classifier, base_rate = _fit_classifier(ts, thresholds)
-    return Forecaster(_fit_quantiles(ts), shifts, classifier, thresholds, base_rate, platt)
+    quantile_models = _fit_quantiles(ts)
+    return Forecaster(quantile_models, shifts, classifier, thresholds, base_rate, platt, method)
 
 
 def band_of(quantiles: FloatArray, band: str) -> tuple[FloatArray, FloatArray]:

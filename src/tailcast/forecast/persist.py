@@ -81,6 +81,7 @@ def save_model(fc: Forecaster, meta: dict[str, Any], directory: Path) -> Path:
         ],
         "tail_base_rate": fc.base_rate,
         "tail_platt": list(fc.platt),
+        "tail_method": fc.tail_method,
     }
     with atomic_path(directory / META_FILE) as tmp:
         tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
@@ -136,6 +137,7 @@ def load_model(name: str = DEFAULT_MODEL, results: ResultsDir | None = None) -> 
             },
             base_rate=float(meta["tail_base_rate"]),
             platt=(float(meta["tail_platt"][0]), float(meta["tail_platt"][1])),
+            tail_method=str(meta["tail_method"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(directory / META_FILE, f"incomplete model record ({exc})") from exc

@@ -116,7 +116,7 @@ def cross_validate(ts: TrainingSet, n_folds: int = 5) -> dict[str, Any]:
     y = {t: [] for t in TARGETS}  # type: dict[str, list[FloatArray]]
     q_model = {t: [] for t in TARGETS}  # type: dict[str, list[FloatArray]]
     q_base = {t: [] for t in TARGETS}  # type: dict[str, list[FloatArray]]
-    p_model, p_base, p_clim, labels, known = [], [], [], [], []
+    p_model, p_clf, p_base, p_clim, labels, known = [], [], [], [], [], []
     fold_info: list[dict[str, Any]] = []
     for fold in folds:
         train, test = ts.subset(fold.train), ts.subset(fold.test)
@@ -129,7 +129,8 @@ def cross_validate(ts: TrainingSet, n_folds: int = 5) -> dict[str, Any]:
         label, has_label = tail_labels(test, fc.thresholds)
         labels.append(label)
         known.append(has_label)
-        p_model.append(fc.tail_probability(test.X))
+        p_model.append(fc.tail_probability(test.X, test.key))
+        p_clf.append(fc.classifier_probability(test.X))
         p_base.append(_baseline_rows(train, test, "mean_us", fc.thresholds)[1])
         p_clim.append(np.full(len(test), fc.base_rate))
         fold_info.append(
@@ -139,6 +140,7 @@ def cross_validate(ts: TrainingSet, n_folds: int = 5) -> dict[str, Any]:
                 "train_jobs": len(set(train.cv_groups)),
                 "test_jobs": len(set(test.cv_groups)),
                 "test_b": [float(test.b_submit.min()), float(test.b_submit.max())],
+                "tail_method": fc.tail_method,
             }
         )
     targets_report = {}
@@ -156,12 +158,14 @@ def cross_validate(ts: TrainingSet, n_folds: int = 5) -> dict[str, Any]:
         }
     lab, kn = np.concatenate(labels), np.concatenate(known)
     pm, pb, pc = np.concatenate(p_model), np.concatenate(p_base), np.concatenate(p_clim)
+    pk = np.concatenate(p_clf)
     both = kn & np.isfinite(pb)
     tail: dict[str, Any] = {"runs_labelled": int(kn.sum()), "in_tail": int(lab[kn].sum())}
     if kn.any():
         tail |= {
             "model": {"brier": _brier(pm[kn], lab[kn]), "log_loss": _log_loss(pm[kn], lab[kn])},
             "base_rate": {"brier": _brier(pc[kn], lab[kn])},
+            "classifier_only": {"brier": _brier(pk[kn], lab[kn])},
             "reliability": _reliability(pm[kn], lab[kn]),
         }
     if both.any():
