@@ -3,6 +3,7 @@ local 16-node Slurm; tests/data/bsweep-16node)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -63,12 +64,11 @@ def test_damaged_or_foreign_model_files_are_refused(trained_home: Path, tmp_path
         load_model("tail", ResultsDir(home))
     assert str(directory / MODEL_FILE) in str(err.value)
     # A well-formed skops file holding a type no forecast model has, with a matching record.
-    from collections import OrderedDict
+    from pathlib import PurePosixPath
 
-    skops.io.dump({"quantile_models": {}, "classifier": OrderedDict(a=1)}, directory / MODEL_FILE)
+    foreign = {"quantile_models": {}, "classifier": PurePosixPath("/etc/passwd")}
+    skops.io.dump(foreign, directory / MODEL_FILE)
     meta = json.loads((directory / META_FILE).read_text())
-    import hashlib
-
     meta["model_sha256"] = hashlib.sha256((directory / MODEL_FILE).read_bytes()).hexdigest()
     (directory / META_FILE).write_text(json.dumps(meta))
     with pytest.raises(InputError, match="types a forecast model never has"):
