@@ -11,6 +11,7 @@ from typing import Any
 import hostlist
 
 from tailcast.collectors.jobs import QueueJob
+from tailcast.collectors.topology import UnknownNodeError
 from tailcast.errors import UsageError
 from tailcast.forecast.dataset import queue_jobs_from_rows
 from tailcast.forecast.features import Candidate, feature_row, feature_row_from_b
@@ -119,7 +120,7 @@ def _candidate(
     if nodes and model.topology is not None:
         try:
             locality = model.topology.classify(nodes).locality
-        except Exception:  # nodes outside the model's topology: locality stays as given
+        except UnknownNodeError:  # nodes outside the model's topology: locality as given
             locality = req.locality
     cand = Candidate(req.benchmark, req.msg_size_bytes, req.nodes, ranks, nodes, locality)
     return cand, how, locality
