@@ -176,7 +176,7 @@ def test_undeclared_job_gets_no_output(
         script = hooked.work / "plain.sh"
         script.write_text("#!/bin/bash\ntrue\n")
         res = subprocess.run(
-            ["sbatch", "--parsable", "-N", "4", "-t", "1", str(script)],
+            ["sbatch", "--parsable", "-N", "4", "-t", "1", "-D", str(hooked.work), str(script)],
             env=hooked.env(trained_home),
             capture_output=True,
             text=True,
