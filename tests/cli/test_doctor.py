@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tailcast.doctor import Status
+from tailcast.doctor.site import slurm_check
 from tests.slurm_fixture import LocalCluster
 
 CLI = [sys.executable, "-m", "tailcast.cli.main", "doctor"]
@@ -91,6 +96,28 @@ def test_doctor_without_slurm_and_mpi_on_path_names_what_is_off_and_exits_0(
     assert lines[0] == "offline replay works here"
     slurm_line = next(i for i, line in enumerate(lines) if line.startswith("missing  slurm "))
     assert lines[slurm_line + 1].strip().startswith("turns off: collect snapshot")
+
+
+@pytest.mark.slurm
+def test_doctor_says_when_the_controller_is_not_reachable(
+    slurm_cluster: LocalCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client is configured but points at a port where no slurmctld listens."""
+    etc = tmp_path / "etc"
+    shutil.copytree(slurm_cluster.dir / "etc", etc)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead_port = s.getsockname()[1]
+    conf = etc / "slurm.conf"
+    conf.write_text(
+        re.sub(r"(?m)^SlurmctldPort=.*$", f"SlurmctldPort={dead_port}", conf.read_text())
+    )
+    monkeypatch.setenv("SLURM_CONF", str(conf))
+    check = slurm_check(timeout=30)
+    assert check.status is Status.ERROR and check.details["controller_reachable"] is False
+    assert "controller not reachable" in check.summary and "DOWN" in check.summary
+    assert check.details["version"].startswith("22.05.")
+    assert "agent run / submit" in check.to_dict()["turns_off"]
 
 
 def test_doctor_exits_1_when_the_store_cannot_be_written(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ _VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)*)")
 
 
 def _major_minor(version: str) -> tuple[int, int] | None:
-    """ "22.05.8" and pyslurm's "22.5.3" both → (22, 5)."""
+    """Slurm's 22.05.8 and pyslurm's 22.5.3 both → (22, 5)."""
     parts = re.findall(r"\d+", version)
     return (int(parts[0]), int(parts[1])) if len(parts) >= 2 else None
 
@@ -62,7 +62,8 @@ def slurm_check(timeout: float) -> Check:
     topo = re.search(r"^TopologyPlugin\s*=\s*(\S+)", config.stdout, re.MULTILINE)
     details["topology_plugin"] = topo.group(1) if topo else None
     if not up:
-        said = ping.why() if not ping.ok else ping.stdout.strip().splitlines()[0]
+        # scontrol's first line says it ("… is DOWN"); a banner of asterisks follows
+        said = ping.stdout.strip().splitlines()[0] if ping.stdout.strip() else ping.why()
         return Check(
             "slurm",
             Status.ERROR,
@@ -213,7 +214,7 @@ def mpi4py_check(timeout: float) -> Check:
             MPI4PY_FEATURES,
             hint="mpi4py finds no working MPI library: load your MPI",
         )
-    library = probe.stdout.strip().splitlines()[-1]
+    library = " ".join(probe.stdout.split("\n")[0].replace("\0", " ").split())
     return Check("mpi4py", Status.OK, library, MPI4PY_FEATURES, details={"library": library})
 
 
