@@ -34,10 +34,15 @@ PURE_PYTHON_SDISTS = {"python-hostlist"}
 RUST_TOOLS = ("cargo", "rustc", "rustup")
 
 
-def _run(argv: list[str], timeout: float = 600, **kw: object) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)  # type: ignore[call-overload]
+def _run(
+    argv: list[str],
+    timeout: float = 600,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
     assert proc.returncode == 0, f"{argv[:4]} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
-    return proc  # type: ignore[no-any-return]
+    return proc
 
 
 @dataclass(frozen=True)
