@@ -22,6 +22,8 @@ MPICC_FEATURES = ("trace capture (the PMPI tracer is compiled with mpicc)", "tra
 MPIRUN_FEATURES = ("agent run outside srun", "trace capture -- mpirun …")
 MPI4PY_FEATURES = ("agent run --impl builtin", "tracing mpi4py programs")
 OSU_FEATURES = ("agent run --impl osu",)
+# The blocking collectives and the pt2pt latency test the agent's campaigns use.
+OSU_PROBED = ("bcast", "reduce", "allreduce", "alltoall", "allgather", "barrier", "latency")
 SIMGRID_FEATURES = ("side-by-side SimGrid replays (smpirun -replay of `trace convert --to tit`)",)
 SLURM_HINT = "load Slurm's client tools (e.g. `module load slurm`)"
 _VERSION = re.compile(r"(\d+\.\d+(?:\.\d+)*)")
@@ -219,17 +221,19 @@ def mpi4py_check(timeout: float) -> Check:
 
 
 def osu_check(osu_dir: Path | None, timeout: float) -> Check:
-    from tailcast.collectors.osu_run import OSU_BENCHMARKS, find_osu_binary, osu_version
+    from tailcast.collectors.osu_run import find_osu_binary, osu_version
     from tailcast.collectors.proc import RetryPolicy
     from tailcast.errors import TailcastError
 
     found: dict[str, str] = {}
-    for benchmark in OSU_BENCHMARKS:
+    for benchmark in OSU_PROBED:
         try:
             found[benchmark] = str(find_osu_binary(benchmark, osu_dir))
         except TailcastError:
             continue
-    where = str(osu_dir) if osu_dir else os.environ.get("OSU_HOME") or "PATH"
+    home = os.environ.get("OSU_HOME")
+    searched = [f"--osu-dir {osu_dir}"] if osu_dir else []
+    where = ", ".join([*searched, *([f"$OSU_HOME={home}"] if home else []), "PATH"])
     if not found:
         return Check(
             "osu",
@@ -244,12 +248,13 @@ def osu_check(osu_dir: Path | None, timeout: float) -> Check:
         version = osu_version(first, RetryPolicy(attempts=1, timeout_s=timeout))
     except TailcastError as exc:
         version = f"unknown ({exc})"
-    missing = [b for b in OSU_BENCHMARKS if b not in found]
+    missing = [b for b in OSU_PROBED if b not in found]
     tail = f"; not found: {', '.join(missing)}" if missing else ""
     return Check(
         "osu",
         Status.OK,
-        f"OSU {version}: {len(found)} of {len(OSU_BENCHMARKS)} benchmarks in {first.parent}{tail}",
+        f"OSU {version}: {len(found)} of {len(OSU_PROBED)} benchmarks under "
+        f"{os.path.commonpath(list(found.values()))}{tail}",
         OSU_FEATURES,
         details={"version": version, "binaries": found, "missing": missing, "searched": where},
     )
