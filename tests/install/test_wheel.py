@@ -53,7 +53,12 @@ class Dist:
 
 @pytest.fixture(scope="module")
 def dist() -> Dist:
-    # `make test` built it before pytest started; run alone, make rebuilds only when stale.
+    # `make test` built it before pytest started; run alone, make rebuilds only when stale —
+    # unless the venv itself is stale: reinstalling it would replace the engine under this
+    # very pytest process.
+    stale = subprocess.run(["make", "-q", "install"], cwd=REPO, capture_output=True, timeout=60)
+    if stale.returncode != 0:
+        pytest.fail("the .venv is older than the sources: run `make install` first")
     _run(["make", "-s", "wheel"], cwd=REPO, timeout=1800)
     wheels = sorted((REPO / "dist").glob("tailcast-*.whl"))
     sdists = sorted((REPO / "dist").glob("tailcast-*.tar.gz"))
