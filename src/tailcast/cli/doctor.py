@@ -13,7 +13,8 @@ from tailcast.cli._common import echo, emit_json, new_app
 
 app = new_app(
     "Check what this machine has for tailcast (Python, engine, store, Slurm, pyslurm, MPI, "
-    "OSU, SimGrid) and what each missing part turns off.",
+    "OSU, SimGrid) and what each missing part turns off. Exit 0 when offline replay works "
+    "here, 1 when it does not.",
     no_args_is_help=False,
 )
 
