@@ -20,8 +20,8 @@ $(STAMP): pyproject.toml $(ENGINE_SOURCES)
 
 # One abi3 wheel for manylinux2014 (glibc 2.17) and the sdist, in dist/. zig links the
 # engine against glibc 2.17's symbol versions, so no container is needed (maturin finds zig
-# through the venv's python on PATH); `auditwheel show`
-# must confirm the tag. Users install the wheel with no Rust toolchain.
+# through the venv's python on PATH); `auditwheel show` must confirm the tag. Users install
+# the wheel with no Rust toolchain.
 WHEEL_TOOLS := 'ziglang==0.17.1' 'auditwheel==6.8.2'
 PACKAGE_FILES := $(shell find src -type f ! -name '*.so' ! -name '*.pyc') README.md
 WHEEL_STAMP := dist/.tailcast-wheel
@@ -53,7 +53,7 @@ lint: install
 	$(VENV)/bin/ruff format --check src tests bench
 	$(VENV)/bin/mypy
 	$(PY) -m mypy.stubtest tailcast._core
-	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cargo clippy --workspace --all-targets --features replay-engine/fixture-fabrics --quiet -- -D warnings
 	cargo fmt --all --check
 
 bench: install sysdeps
