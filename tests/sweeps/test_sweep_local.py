@@ -43,7 +43,7 @@ def test_points_are_the_product_of_the_axes_with_seeds_from_the_index(tmp_path: 
         ('"fabric.overhead_ns" = [-1.0]', "overhead_ns"),
         ('placement = ["diagonal"]', "key axes.placement"),
         ('background = ["ring:nodes=2:load=0.1"]', "key axes.background"),
-        ('speed = [1]', "key axes.speed: unknown axis"),
+        ("speed = [1]", "key axes.speed: unknown axis"),
     ],
 )
 def test_a_bad_spec_exits_2_with_one_line_before_anything_runs(
@@ -67,9 +67,10 @@ def test_missing_trace_and_unknown_sweep_exit_2(tmp_path: Path) -> None:
     for command in ("status", "resume", "cancel"):
         proc = _cli(tmp_path / "home", command, "no-such-sweep-1", check=False)
         assert proc.returncode == 2, (command, proc.stderr)
-        assert proc.stderr.strip().splitlines() == [
-            proc.stderr.strip().splitlines()[0]
-        ] and "does not exist" in proc.stderr
+        assert (
+            proc.stderr.strip().splitlines() == [proc.stderr.strip().splitlines()[0]]
+            and "does not exist" in proc.stderr
+        )
 
 
 def test_local_sweep_runs_resumes_and_reads_by_id(tmp_path: Path) -> None:

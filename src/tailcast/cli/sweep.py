@@ -58,7 +58,9 @@ def _run_local(plan: Plan, indices: list[int], results: ResultsDir, jobs: int | 
     if sys.stderr.isatty():
         with Progress(transient=True) as bar:
             task = bar.add_task(f"sweep {plan.sweep_id}", total=todo)
-            done = run_points(plan, indices, results, "local", workers, lambda _d: bar.advance(task))
+            done = run_points(
+                plan, indices, results, "local", workers, lambda _d: bar.advance(task)
+            )
     else:
         count = [0]
         last = [time.monotonic()]
@@ -135,7 +137,9 @@ def task(
 @app.command("status")
 def status(
     sweep_id: Annotated[str, typer.Argument(help="The sweep id.")],
-    watch: Annotated[bool, typer.Option("--watch", help="Refresh until every point is done.")] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="Refresh until every point is done.")
+    ] = False,
     interval: Annotated[float, typer.Option("--interval", min=1, help="--watch period, s.")] = 10,
     as_json: AsJson = False,
 ) -> None:

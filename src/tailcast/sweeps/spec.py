@@ -107,7 +107,9 @@ def load_spec(path: Path) -> SweepSpec:
     if not isinstance(sweep, dict) or not isinstance(axes_in, dict):
         raise SpecError(path, "[sweep] and [axes] must be tables")
     for key in set(sweep) - SWEEP_KEYS:
-        raise SpecError(path, f"key sweep.{key}: unknown (allowed: {', '.join(sorted(SWEEP_KEYS))})")
+        raise SpecError(
+            path, f"key sweep.{key}: unknown (allowed: {', '.join(sorted(SWEEP_KEYS))})"
+        )
     traces_raw = sweep.get("traces", [sweep["trace"]] if "trace" in sweep else [])
     if not isinstance(traces_raw, list) or not traces_raw:
         raise SpecError(path, "key sweep.traces: a non-empty list of trace files is required")
@@ -119,8 +121,14 @@ def load_spec(path: Path) -> SweepSpec:
         traces.append(p.resolve())
     seeds, seed = sweep.get("seeds", 1), sweep.get("seed", 0)
     for key, value in (("seeds", seeds), ("seed", seed)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key == "seeds" else 0):
-            raise SpecError(path, f"key sweep.{key}: expected an integer >= {1 if key == 'seeds' else 0}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or value < (1 if key == "seeds" else 0)
+        ):
+            raise SpecError(
+                path, f"key sweep.{key}: expected an integer >= {1 if key == 'seeds' else 0}"
+            )
     axes: dict[str, list[Any]] = {}
     for key, values in axes_in.items():
         if key not in AXES and not key.startswith("fabric."):
@@ -207,7 +215,9 @@ def fabric_with(fabric: Fabric, overrides: dict[str, Any], path: Path, label: st
     except (_core.FabricConfigError, ValueError) as err:
         raise SpecError(path, f"key axes.{'fabric'} = {label} with overrides: {err}") from err
     suffix = ",".join(f"{k[7:]}={v}" for k, v in overrides.items())
-    text = fabric.toml_text + "".join(f"\n# sweep override {k[7:]} = {v!r}" for k, v in overrides.items())
+    text = fabric.toml_text + "".join(
+        f"\n# sweep override {k[7:]} = {v!r}" for k, v in overrides.items()
+    )
     return Fabric(
         name=f"{fabric.name}[{suffix}]",
         source=fabric.source,
