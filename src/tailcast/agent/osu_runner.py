@@ -112,7 +112,9 @@ def run_osu_benchmark(
     )
 
 
-def _times(bench: OsuBenchmark, raw: Path, req: OsuRequest, out: OsuOutput) -> IterationTimes | None:
+def _times(
+    bench: OsuBenchmark, raw: Path, req: OsuRequest, out: OsuOutput
+) -> IterationTimes | None:
     """The per-iteration times; a partial run keeps what every rank finished (or nothing
     when a rank left no file)."""
     try:

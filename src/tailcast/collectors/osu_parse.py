@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tailcast.collectors.osu_output import MEASURES, OsuOutput, OsuRow, known, set_value
 from tailcast.collectors.osu_errors import (
     KILLED_TEXT,
     LAUNCHER_START,
@@ -30,12 +29,16 @@ from tailcast.collectors.osu_errors import (
     OsuValidationError,
     error_for,
 )
+from tailcast.collectors.osu_output import MEASURES, OsuOutput, OsuRow, known, set_value
 from tailcast.errors import InputError
 
 _TITLE = re.compile(r"^#\s*(OSU .*?)\s+v(\d+(?:\.\d+)*\S*)\s*$")
 _PY_TITLE = re.compile(r"^#\s*(OMB Python .*? Test)\s*$")
 _DATATYPE = re.compile(r"^#\s*Datatype:\s*(\S+?)\.?\s*$")
-_MATRIX = {"Uni-directional Bandwidth (MB/sec)": "bandwidth_mb_s", "Message Rate Profile": "messages_per_s"}
+_MATRIX = {
+    "Uni-directional Bandwidth (MB/sec)": "bandwidth_mb_s",
+    "Message Rate Profile": "messages_per_s",
+}
 _WINDOWS = re.compile(r"^#\s+\d+(\s+\d+)*\s*$")
 # Start-up tests (c/mpi/startup): osu_init and osu_hello.
 _INIT = re.compile(r"^nprocs: (\d+), min: (\d+) ms, max: (\d+) ms, avg: (\d+) ms$")
