@@ -60,7 +60,7 @@ def _submit_background(cluster: Any, workdir: Path) -> list[str]:
 
 
 def test_collect_snapshot_b_matches_hand_count(
-    slurm_cluster: Any, tmp_path: Path, results_home: Path
+    slurm_cluster: Any, pyslurm_ready: None, tmp_path: Path, results_home: Path
 ) -> None:
     _quiet_queue(slurm_cluster)
     _submit_background(slurm_cluster, tmp_path)
@@ -101,7 +101,8 @@ def test_collect_snapshot_b_matches_hand_count(
         assert doc["b_simple"] == pytest.approx(n_c / 16)
         assert doc["b"] == pytest.approx(n_c / 16 * n_c_dup / n_a)
         assert doc["own_job_id"] == own and doc["own_job_excluded"] is flag
-        assert doc["pending_jobs"] == 1 and doc["source"] == "squeue-json"
+        # auto: pyslurm first when it imports (the test setup installs it into the venv)
+        assert doc["pending_jobs"] == 1 and doc["source"] == "pyslurm"
     util = [r for f in ResultsDir().files("utilisation") for r in read_table(f).to_pylist()]
     assert sorted(r["b"] for r in util) == pytest.approx(sorted([excluded["b"], included["b"]]))
 

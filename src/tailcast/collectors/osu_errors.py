@@ -101,8 +101,15 @@ KILLED_TEXT = re.compile(
 
 
 def osu_message(text: str) -> str:
-    """The first line OSU itself wrote (not its usage text, not mpirun's banner)."""
-    for line in text.splitlines():
+    """The first line OSU itself wrote (not its usage text, not mpirun's banner); for an
+    OMB-Py traceback, the exception line that ends it."""
+    lines = text.splitlines()
+    if "Traceback (most recent call last):" in lines:
+        after = lines[lines.index("Traceback (most recent call last):") + 1 :]
+        raised = next((ln for ln in after if ln.strip() and not ln.startswith(" ")), "")
+        if raised:
+            return raised.strip()
+    for line in lines:
         if line.strip() and not _NOT_OSU.match(line):
             return line.strip()
     return text.strip().splitlines()[0] if text.strip() else ""

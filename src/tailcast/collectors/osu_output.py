@@ -103,7 +103,7 @@ class OsuOutput:
 
     @property
     def omb_py(self) -> bool:
-        return self.title.startswith("OMB Python")
+        return self.title.startswith(("OMB Python", "OMB-Py"))
 
     def failed_validation(self) -> list[OsuRow]:
         return [r for r in self.rows if r.validation is not None and r.validation != "Pass"]

@@ -5,7 +5,7 @@ one-sided, start-up and OMB-Py outputs, with -f, -c, -z, -T, -D and osu_mbw_mr's
 Grammar (checked against every output the OMB 7.4 suite prints here, and 7.2's):
     [informational lines]                 neighbourhood tests: "Dimensions size = 4", ...
     [blank line]                          7.4 starts with one; 7.2's osu_latency does not
-    # OSU MPI <Title> Test v<version>     OMB-Py: "# OMB Python MPI <Title> Test", no version
+    # OSU MPI <Title> Test v<version>     OMB-Py: "# OMB Python MPI <Title> Test" or "# OMB-Py MPI …", no version
     [# comments]                          "# Window creation: ...", "# [ pairs: 1 ] ..."
     # Datatype: MPI_CHAR.                 one section per datatype with -T all
     # Size  <col>  <col> …                column header (columns in osu_columns.COLUMNS)
@@ -33,7 +33,7 @@ from tailcast.collectors.osu_output import MEASURES, OsuOutput, OsuRow, known, s
 from tailcast.errors import InputError
 
 _TITLE = re.compile(r"^#\s*(OSU .*?)\s+v(\d+(?:\.\d+)*\S*)\s*$")
-_PY_TITLE = re.compile(r"^#\s*(OMB Python .*? Test)\s*$")
+_PY_TITLE = re.compile(r"^#\s*(OMB(?: Python|-Py) MPI .*? Test)\s*$")  # both spellings in 7.4
 _DATATYPE = re.compile(r"^#\s*Datatype:\s*(\S+?)\.?\s*$")
 _MATRIX = {
     "Uni-directional Bandwidth (MB/sec)": "bandwidth_mb_s",
