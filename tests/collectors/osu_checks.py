@@ -34,11 +34,14 @@ def assert_exact(out: OsuOutput, stdout: str) -> None:
     size) whose numbers are exactly the line's numbers; no line is left out."""
     lines = stdout.splitlines()
     title = next(i for i, ln in enumerate(lines, 1) if out.title in ln)
-    data = {
-        i: ln
-        for i, ln in enumerate(lines, 1)
-        if i > title and ln.strip() and not ln.lstrip().startswith("#")
-    }
+    data, plot = {}, False
+    for i, ln in enumerate(lines, 1):
+        if ln.lstrip().startswith("#"):
+            plot = False  # a comment ends gnuplot's drawing (-G tty)
+        elif re.match(r"^\s*Size: \d+, Avg:", ln):
+            plot = True
+        elif i > title and ln.strip() and not plot:
+            data[i] = ln
     rows: dict[int, list[OsuRow]] = defaultdict(list)
     for row in out.rows:
         rows[row.line].append(row)

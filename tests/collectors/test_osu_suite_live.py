@@ -18,6 +18,7 @@ import pytest
 
 from tailcast.collectors.osu_errors import OsuError, OsuRankCountError, OsuUsageError
 from tailcast.collectors.osu_parse import parse_osu_output
+from tailcast.collectors.osu_run import run_to_end
 from tailcast.collectors.osu_suite import BANDWIDTH, BLOCKING, NONBLOCKING, SUITE, OsuBenchmark
 from tests.collectors.osu_checks import assert_exact, assert_osu_words
 from tests.slurm_fixture import MPI_ROOT_ENV
@@ -25,6 +26,7 @@ from tests.slurm_fixture import MPI_ROOT_ENV
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
 RUN_TIMEOUT_S = 120
+ALONE_TIMEOUT_S = 20
 SYNC = ("pscw", "fence", "lock", "flush", "flush_local", "lock_all")
 WINDOWS = ("create", "allocate", "dynamic")
 
@@ -53,7 +55,6 @@ def _plan(bench: OsuBenchmark, documented: set[str], share: Path, n: int) -> lis
         "u": ["-u", "1"],
         "z": ["-z"],
         "T": ["-T", "all"],
-        "G": ["-G", "tty"],
         "M": ["-M", "1048576"],
         "a": ["-a", "8"],
         "l": ["-l"],
@@ -71,6 +72,8 @@ def _plan(bench: OsuBenchmark, documented: set[str], share: Path, n: int) -> lis
     plan = [Invocation("combined", combined, ranks, used)]
     ddt = ("cont", "vect:2:1", f"indx:{share / 'ddt_sample.txt'}")[n % 3]
     extra = {
+        # -G runs alone: OSU 7.4 segfaults plotting with -T all (osu_util_graph.c)
+        "G": [("G", ["-G", "tty"])],
         "D": [("D", ["-D", ddt])],
         "z": [("z", ["-z50,90"])],
         "T": [("T", ["-m", "1:2", "-i", "5", "-x", "1", "-T", "mpi_int"])],
@@ -99,21 +102,25 @@ def _plan(bench: OsuBenchmark, documented: set[str], share: Path, n: int) -> lis
 
 
 def _run(binary: Path, inv: Invocation) -> tuple[str, str, int]:
+    """Runs one invocation; one that overstays (osu_multi_lat waits forever for a partner
+    when started alone) is stopped like the agent stops one, output kept."""
     env = {**MPI_ROOT_ENV, "PATH": "/usr/bin:/bin"}
     argv = [str(binary), *inv.args]
     if inv.ranks is not None:
         argv = ["mpirun", "-np", str(inv.ranks), "--oversubscribe", *argv]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, env=env)
-    return proc.stdout, proc.stderr, proc.returncode
+    done = run_to_end(argv, RUN_TIMEOUT_S if inv.ranks else ALONE_TIMEOUT_S, env)
+    return done.stdout, done.stderr, done.returncode
 
 
 def _check(stdout: str, stderr: str, rc: int) -> OsuError | None:
     """Parses one run: exact values, or a typed error with OSU's words."""
     try:
-        out = parse_osu_output(stdout, stderr=stderr)
+        out = parse_osu_output(stdout, stderr=stderr, returncode=rc)
     except OsuError as err:
         assert_osu_words(err, stdout, stderr)
-        assert rc != 0 or isinstance(err, OsuUsageError), "a clean run ended in an error"
+        # OSU exits 0 on some errors (-N cart:2:1 on 4 ranks), never after its title
+        clean = rc == 0 and "# OSU" in stdout and not isinstance(err, OsuUsageError)
+        assert not clean, "a clean run that printed its title ended in an error"
         return err
     assert_exact(out, stdout)
     assert out.partial or rc == 0, f"exit status {rc} but not marked partial"
@@ -123,7 +130,7 @@ def _check(stdout: str, stderr: str, rc: int) -> OsuError | None:
 def _semantics(bench: OsuBenchmark, inv: Invocation, stdout: str, stderr: str) -> None:
     """What the combined run must show when OSU honours an option."""
     out = parse_osu_output(stdout, stderr=stderr)
-    if not out.rows:
+    if not out.rows or out.partial:
         return
     if "f" in inv.options and bench.loop == BLOCKING:
         assert {"Min Latency(us)", "Max Latency(us)", "Iterations"} <= set(out.columns)
@@ -131,7 +138,7 @@ def _semantics(bench: OsuBenchmark, inv: Invocation, stdout: str, stderr: str) -
         assert "Pure Comm.(us)" in out.columns and "Min Comm.(us)" in out.columns
     if "c" in inv.options:
         assert {r.validation for r in out.rows} == {"Pass"}
-    if "z" in inv.options and bench.sized:
+    if "z" in inv.options and bench.sized and not any("OSU printed none" in n for n in out.notes):
         tails = [r.tail_bandwidth_mb_s if bench.metric == BANDWIDTH else r.tail_latency_us
                  for r in out.rows]  # fmt: skip
         assert all(set(t) == {50.0, 90.0, 99.0} for t in tails)

@@ -80,6 +80,7 @@ _RANK_TEXT = re.compile(
 )
 # OSU's bad-usage lines (osu_util_mpi.c print_bad_usage_message): "<message> [-<opt> <arg>]".
 _USAGE_TEXT = re.compile(r"^(Usage: |Invalid |.* \[-.?( [^\]]*)?\]\s*$)", re.MULTILINE)
+_PROBLEM = re.compile(r"error|fail|abort|requires|invalid|cannot|unable|not ", re.IGNORECASE)
 # The first line of a launcher's report on a failed or killed rank (mpirun's dashed frame,
 # srun/slurmstepd errors, Open MPI's signal report).
 LAUNCHER_START = re.compile(
@@ -109,10 +110,11 @@ def osu_message(text: str) -> str:
         raised = next((ln for ln in after if ln.strip() and not ln.startswith(" ")), "")
         if raised:
             return raised.strip()
-    for line in lines:
-        if line.strip() and not _NOT_OSU.match(line):
-            return line.strip()
-    return text.strip().splitlines()[0] if text.strip() else ""
+    own = [ln.strip() for ln in lines if ln.strip() and not _NOT_OSU.match(ln)]
+    # OSU's remarks ("Dimensions size = 2 2") may come before the error itself
+    return next((ln for ln in own if _PROBLEM.search(ln)), own[0] if own else "") or (
+        text.strip().splitlines()[0] if text.strip() else ""
+    )
 
 
 def error_for(text: str, stderr: str, path: str | Path | None, tool: str) -> OsuError:

@@ -10,6 +10,7 @@ Grammar (checked against every output the OMB 7.4 suite prints here, and 7.2's):
     # Datatype: MPI_CHAR.                 one section per datatype with -T all
     # Size  <col>  <col> …                column header (columns in osu_columns.COLUMNS)
     <size> <value> …                      one row per message size
+    [gnuplot text plots]                  -G tty: "Size: 1, Avg:0.39", then the drawing
     [DATA VALIDATION ERROR: …]            -c found wrong data: typed error, rows kept
 osu_mbw_mr -V prints matrices instead: "# Uni-directional Bandwidth (MB/sec)" or
 "# Message Rate Profile", a header of window sizes, then one value per (size, window).
@@ -40,6 +41,10 @@ _MATRIX = {
     "Message Rate Profile": "messages_per_s",
 }
 _WINDOWS = re.compile(r"^#\s+\d+(\s+\d+)*\s*$")
+# -G tty: gnuplot's text plot of each size's per-iteration values, after the rows
+# (c/util/osu_util_graph.c sets the title "Size: %zu, Avg:%.2f").
+_TAIL = re.compile(r"^P\d+(?:\.\d+)? Tail ")
+_PLOT = re.compile(r"^\s*Size: \d+, Avg:\s*-?[\d.]+\s*$")
 # Start-up tests (c/mpi/startup): osu_init and osu_hello.
 _INIT = re.compile(r"^nprocs: (\d+), min: (\d+) ms, max: (\d+) ms, avg: (\d+) ms$")
 _HELLO = re.compile(r"^This is a test with (\d+) processes$")
@@ -62,8 +67,10 @@ def split_header(text: str) -> list[str]:
 
 
 class _Parser:
-    def __init__(self, text: str, path: str | Path | None, stderr: str, tool: str) -> None:
-        self.text, self.stderr, self.tool = text, stderr, tool
+    def __init__(
+        self, text: str, path: str | Path | None, stderr: str, tool: str, returncode: int | None
+    ) -> None:
+        self.text, self.stderr, self.tool, self.returncode = text, stderr, tool, returncode
         self.path = path
         self.where = path if path is not None else "<osu output>"
         self.title: str | None = None
@@ -77,6 +84,7 @@ class _Parser:
         self.notes: list[str] = []
         self.trailer: list[str] = []  # the launcher's report after OSU's lines
         self.validation: tuple[str, int, str] | None = None  # (argv0, size, line)
+        self.plotting = False  # inside -G tty plots: lines are gnuplot's drawing
 
     def run(self) -> OsuOutput:
         lines = self.text.splitlines()
@@ -88,7 +96,10 @@ class _Parser:
             if self.trailer or (self.title is not None and LAUNCHER_START.match(raw)):
                 self.trailer.append(raw)
             elif line.startswith("#"):
+                self.plotting = False
                 self._comment(line, lineno)
+            elif self.title is not None and (self.plotting or _PLOT.match(line)):
+                self._plot(line, lineno)
             elif self.title is None:
                 self.notes.append(line)  # before OSU's title: its own remarks, or an error
             elif lineno == len(lines) and cut and self._short(line):
@@ -125,6 +136,13 @@ class _Parser:
         else:
             self.notes.append(line)
 
+    def _plot(self, line: str, lineno: int) -> None:
+        if VALIDATION_LINE.match(line):
+            self._data(line, lineno)
+        elif _PLOT.match(line):
+            self.plotting = True
+            self.notes.append(f"-G tty plot: {line}")
+
     def _data(self, line: str, lineno: int) -> None:
         if (m := VALIDATION_LINE.match(line)) is not None:
             self.validation = (m.group(1), int(m.group(3)), line)
@@ -146,14 +164,21 @@ class _Parser:
         if self.columns is None:
             raise InputError(self.where, f"data before the column header: {line!r}", lineno)
         values = line.split()
-        if len(values) != len(self.columns):
+        columns = self.columns
+        if len(values) < len(columns) and all(_TAIL.match(c) for c in columns[len(values) :]):
+            # osu_multi_lat 7.4 prints -z's headers but never their values
+            columns = columns[: len(values)]
+            note = f"no values under {self.columns[len(values):]} (OSU printed none)"
+            if note not in self.notes:
+                self.notes.append(note)
+        if len(values) != len(columns):
             raise InputError(
                 self.where,
                 f"{len(values)} values for {len(self.columns)} columns {self.columns}",
                 lineno,
             )
         row = OsuRow(lineno, datatype=self.datatypes[-1] if self.datatypes else None)
-        for column, token in zip(self.columns, values, strict=True):
+        for column, token in zip(columns, values, strict=True):
             if not known(column):
                 continue  # a later OSU's column: skipped, never guessed at
             try:
@@ -188,6 +213,8 @@ class _Parser:
             raise error_for(self.text, self.stderr, self.path, self.tool)
         trailer = "\n".join(self.trailer)
         partial_reason = partial_reason or _ended_early(trailer) or _ended_early(self.stderr)
+        if not partial_reason and self.returncode not in (None, 0):
+            partial_reason = _framed(self.stderr) or f"exited with status {self.returncode}"
         if not self.rows and partial_reason and not self.validation:
             raise error_for(trailer or self.text, self.stderr, self.path, self.tool)
         out = OsuOutput(
@@ -226,16 +253,27 @@ def _ended_early(text: str) -> str:
     return next((ln for ln in lines if KILLED_TEXT.search(ln)), "")
 
 
+def _framed(text: str) -> str:
+    """The first line of an Open MPI help message (framed in dashed lines) in `text`."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith("-" * 10) and lines[i + 1].strip("-"):
+            return lines[i + 1]
+    return ""
+
+
 def parse_osu_output(
     text: str,
     path: str | Path | None = None,
     stderr: str = "",
     tool: str = "osu",
+    returncode: int | None = None,
 ) -> OsuOutput:
-    """Parses OSU stdout (optionally with its stderr). OSU-reported problems raise OsuError
+    """Parses OSU stdout (optionally with its stderr, and the exit status when known: a
+    failed exit after rows marks the output partial). OSU-reported problems raise OsuError
     subclasses carrying OSU's text (a failed -c validation: OsuValidationError with the rows
     kept); output that looks like OSU but is garbled raises InputError naming file + line."""
-    return _Parser(text, path, stderr, tool).run()
+    return _Parser(text, path, stderr, tool, returncode).run()
 
 
 def load_osu_file(path: Path, stderr_path: Path | None = None) -> OsuOutput:

@@ -204,13 +204,12 @@ def run_osu(
     argv = launcher.argv(ranks, osu_argv(binary, version, req), rank_env or {})
     done = run_to_end(argv, timeout_s)
     try:
-        out = parse_osu_output(done.stdout, stderr=done.stderr, tool=binary.name)
+        out = parse_osu_output(
+            done.stdout, stderr=done.stderr, tool=binary.name, returncode=done.returncode
+        )
     except OsuError as exc:
         exc.returncode = done.returncode
         raise
-    if done.returncode != 0 and not out.partial:
-        out.partial = True
-        out.partial_reason = f"exited with status {done.returncode}"
     if not out.partial:
         missing = [c for c in expected_columns(version, req) if c not in out.columns]
         if missing:
