@@ -166,7 +166,7 @@ ERRORS = {
 
 
 def test_every_data_file_is_covered() -> None:
-    names = {p.name for p in OSU.iterdir()}
+    names = {p.name for p in OSU.iterdir() if p.is_file()}
     stderr_only = {n for n in names if n.endswith(".stderr.txt")}
     assert names - stderr_only - {"err__osu_bcast_np1.stderr.txt"} <= set(GOOD) | set(ERRORS)
     assert set(GOOD) | set(ERRORS) <= names

@@ -84,7 +84,7 @@ _PROBLEM = re.compile(r"error|fail|abort|requires|invalid|cannot|unable|not ", r
 # The first line of a launcher's report on a failed or killed rank (mpirun's dashed frame,
 # srun/slurmstepd errors, Open MPI's signal report).
 LAUNCHER_START = re.compile(
-    r"^(-{10,}\s*$|Primary job|mpirun (detected|noticed|has exited)|prterun|"
+    r"^(Primary job|mpirun (detected|noticed|has exited)|prterun|"
     r"srun: |slurmstepd: |\[[^\]]+\] \*\*\* Process received signal)"
 )
 # Lines that are not OSU's own message: the launcher's report, OSU's usage text.
@@ -105,9 +105,10 @@ def osu_message(text: str) -> str:
     """The first line OSU itself wrote (not its usage text, not mpirun's banner); for an
     OMB-Py traceback, the exception line that ends it."""
     lines = text.splitlines()
-    if "Traceback (most recent call last):" in lines:
-        after = lines[lines.index("Traceback (most recent call last):") + 1 :]
-        raised = next((ln for ln in after if ln.strip() and not ln.startswith(" ")), "")
+    header = "Traceback (most recent call last):"
+    if header in lines:  # every rank may print one, interleaved
+        after = lines[lines.index(header) + 1 :]
+        raised = next((ln for ln in after if ln.strip() and ln[0] != " " and ln != header), "")
         if raised:
             return raised.strip()
     own = [ln.strip() for ln in lines if ln.strip() and not _NOT_OSU.match(ln)]

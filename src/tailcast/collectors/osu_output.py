@@ -16,6 +16,10 @@ from typing import Any
 
 INT_FIELDS = frozenset({"size_bytes", "iterations", "transmit_size_bytes", "ranks"})
 TEXT_FIELDS = frozenset({"validation"})
+# -c results: "Pass"/"Fail" (osu_util_mpi.h VALIDATION_STATUS); the atomic one-sided tests
+# (osu_acc/cas/fop_latency.c) print "passed", "failed" or "skipped".
+VALIDATION_WORDS = frozenset({"Pass", "Fail", "passed", "failed", "skipped"})
+FAILED = frozenset({"Fail", "failed"})
 
 # Header text → OsuRow attribute.
 COLUMNS: dict[str, str] = {
@@ -78,7 +82,7 @@ class OsuRow:
     max_comm_us: float | None = None
     overlap_pct: float | None = None
     iterations: int | None = None
-    validation: str | None = None  # Pass | Fail (-c)
+    validation: str | None = None  # -c, as printed: Pass | Fail | passed | failed | skipped
     transmit_size_bytes: int | None = None
     tail_latency_us: dict[float, float] = field(default_factory=dict)
     tail_bandwidth_mb_s: dict[float, float] = field(default_factory=dict)
@@ -106,7 +110,7 @@ class OsuOutput:
         return self.title.startswith(("OMB Python", "OMB-Py"))
 
     def failed_validation(self) -> list[OsuRow]:
-        return [r for r in self.rows if r.validation is not None and r.validation != "Pass"]
+        return [r for r in self.rows if r.validation in FAILED]
 
 
 def known(column: str) -> bool:
@@ -124,8 +128,8 @@ def set_value(row: OsuRow, column: str, token: str) -> None:
         return
     name = COLUMNS[column]
     if name in TEXT_FIELDS:
-        if token not in ("Pass", "Fail"):
-            raise ValueError(f"expected Pass or Fail, got {token!r}")
+        if token not in VALIDATION_WORDS:
+            raise ValueError(f"expected one of {sorted(VALIDATION_WORDS)}, got {token!r}")
         setattr(row, name, token)
     elif name in INT_FIELDS:
         setattr(row, name, int(token))

@@ -43,6 +43,10 @@ _MATRIX = {
 _WINDOWS = re.compile(r"^#\s+\d+(\s+\d+)*\s*$")
 # -G tty: gnuplot's text plot of each size's per-iteration values, after the rows
 # (c/util/osu_util_graph.c sets the title "Size: %zu, Avg:%.2f").
+# OSU's remarks between rows: separators, and the atomic one-sided tests' -c summary
+# ("Atomic Data Validation results for Rank=0:", "PASSED: All 3 combinations …").
+_REMARK = re.compile(r"^(-{10,}$|Atomic Data Validation results for Rank=\d+:$|"
+                     r"(PASSED|FAILED|SKIPPED): )")  # fmt: skip
 _TAIL = re.compile(r"^P\d+(?:\.\d+)? Tail ")
 _PLOT = re.compile(r"^\s*Size: \d+, Avg:\s*-?[\d.]+\s*$")
 # Start-up tests (c/mpi/startup): osu_init and osu_hello.
@@ -100,7 +104,7 @@ class _Parser:
                 self._comment(line, lineno)
             elif self.title is not None and (self.plotting or _PLOT.match(line)):
                 self._plot(line, lineno)
-            elif self.title is None:
+            elif self.title is None or _REMARK.match(line):
                 self.notes.append(line)  # before OSU's title: its own remarks, or an error
             elif lineno == len(lines) and cut and self._short(line):
                 self.notes.append(line)
@@ -184,8 +188,9 @@ class _Parser:
             try:
                 set_value(row, column, token)
             except ValueError:
+                what = "a validation result" if column == "Validation" else "a number"
                 raise InputError(
-                    self.where, f"column {column!r}: {token!r} is not a number", lineno
+                    self.where, f"column {column!r}: {token!r} is not {what}", lineno
                 ) from None
         self.rows.append(row)
 
