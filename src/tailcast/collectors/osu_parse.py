@@ -43,10 +43,13 @@ _MATRIX = {
 _WINDOWS = re.compile(r"^#\s+\d+(\s+\d+)*\s*$")
 # -G tty: gnuplot's text plot of each size's per-iteration values, after the rows
 # (c/util/osu_util_graph.c sets the title "Size: %zu, Avg:%.2f").
-# OSU's remarks between rows: separators, and the atomic one-sided tests' -c summary
-# ("Atomic Data Validation results for Rank=0:", "PASSED: All 3 combinations …").
+# OSU's remarks between rows: separators, and the atomic one-sided tests' -c summary, a
+# block per rank (osu_acc/cas/fop_latency.c): "Atomic Data Validation results for Rank=1:",
+# "PASSED: …" / "SKIPPED: …" / "FAILED: MPI_SUM on MPI_INT had 1 of 1 tests fail …" lines,
+# each failure followed by an indented "First failure at trial …" line.
 _REMARK = re.compile(r"^(-{10,}$|Atomic Data Validation results for Rank=\d+:$|"
-                     r"(PASSED|FAILED|SKIPPED): )")  # fmt: skip
+                     r"(PASSED|FAILED|SKIPPED): |First failure at trial )")  # fmt: skip
+_ATOMIC_FAILED = re.compile(r"^FAILED: (.* fail data validation\.?)$")
 _TAIL = re.compile(r"^P\d+(?:\.\d+)? Tail ")
 _PLOT = re.compile(r"^\s*Size: \d+, Avg:\s*-?[\d.]+\s*$")
 # Start-up tests (c/mpi/startup): osu_init and osu_hello.
@@ -89,6 +92,7 @@ class _Parser:
         self.trailer: list[str] = []  # the launcher's report after OSU's lines
         self.validation: tuple[str, int, str] | None = None  # (argv0, size, line)
         self.plotting = False  # inside -G tty plots: lines are gnuplot's drawing
+        self.atomic_failures: list[str] = []  # -c of the atomic one-sided tests
 
     def run(self) -> OsuOutput:
         lines = self.text.splitlines()
@@ -106,6 +110,8 @@ class _Parser:
                 self._plot(line, lineno)
             elif self.title is None or _REMARK.match(line):
                 self.notes.append(line)  # before OSU's title: its own remarks, or an error
+                if self.title is not None and (m := _ATOMIC_FAILED.match(line)) is not None:
+                    self.atomic_failures.append(m.group(0))
             elif lineno == len(lines) and cut and self._short(line):
                 self.notes.append(line)
                 return self._finish(partial_reason=f"last line cut off: {line!r}")
@@ -236,6 +242,8 @@ class _Parser:
         if self.validation is not None:
             argv0, size, line = self.validation
             raise OsuValidationError(Path(argv0).name, size, line, out, self.path)
+        if self.atomic_failures:  # a rank's check failed, whatever rank 0's rows say
+            raise OsuValidationError(self.title, None, self.atomic_failures[0], out, self.path)
         return out
 
 
