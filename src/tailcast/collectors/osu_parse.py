@@ -5,7 +5,8 @@ one-sided, start-up and OMB-Py outputs, with -f, -c, -z, -T, -D and osu_mbw_mr's
 Grammar (checked against every output the OMB 7.4 suite prints here, and 7.2's):
     [informational lines]                 neighbourhood tests: "Dimensions size = 4", ...
     [blank line]                          7.4 starts with one; 7.2's osu_latency does not
-    # OSU MPI <Title> Test v<version>     OMB-Py: "# OMB Python MPI <Title> Test" or "# OMB-Py MPI …", no version
+    # OSU MPI <Title> Test v<version>     OMB-Py: "# OMB Python MPI …" / "# OMB-Py MPI …",
+                                          no version
     [# comments]                          "# Window creation: ...", "# [ pairs: 1 ] ..."
     # Datatype: MPI_CHAR.                 one section per datatype with -T all
     # Size  <col>  <col> …                column header (columns in osu_columns.COLUMNS)
@@ -178,7 +179,7 @@ class _Parser:
         if len(values) < len(columns) and all(_TAIL.match(c) for c in columns[len(values) :]):
             # osu_multi_lat 7.4 prints -z's headers but never their values
             columns = columns[: len(values)]
-            note = f"no values under {self.columns[len(values):]} (OSU printed none)"
+            note = f"no values under {self.columns[len(values) :]} (OSU printed none)"
             if note not in self.notes:
                 self.notes.append(note)
         if len(values) != len(columns):
