@@ -18,8 +18,15 @@ from typing import Any
 from tailcast.agent.osu_samples import IterationTimes, iteration_times
 from tailcast.agent.runners import RunOutcome, sample_rows
 from tailcast.collectors.launcher import Launcher
+from tailcast.collectors.osu_errors import OsuTimedOutError
 from tailcast.collectors.osu_output import OsuOutput, result_rows
-from tailcast.collectors.osu_run import OsuRequest, find_osu_binary, osu_version, run_osu
+from tailcast.collectors.osu_run import (
+    OsuRequest,
+    find_osu_binary,
+    osu_argv,
+    osu_version,
+    run_osu,
+)
 from tailcast.collectors.osu_suite import OTHER, OsuBenchmark, benchmark
 from tailcast.errors import InputError, UsageError
 from tailcast.traces.capture.build import build_tracer
@@ -83,46 +90,53 @@ def run_osu_benchmark(
     raw: Path | None = None
     if bench.loop != OTHER:
         env, raw = _tracer_env(workdir, warmup, iterations)
+    argv = launcher.argv(ranks, osu_argv(binary, version, req), env)
+    out: OsuOutput | None = None
+    samples: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
     try:
-        out, argv = run_osu(launcher, ranks, binary, version, req, timeout_s, env)
-        samples: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
+        try:
+            out, argv = run_osu(launcher, ranks, binary, version, req, timeout_s, env)
+        except OsuTimedOutError:
+            if raw is None:
+                raise
+            # stopped inside the first (only) size: OSU printed no row, the tracer kept
+            # every iteration the ranks finished
         if raw is not None:
-            times = _times(bench, raw, req, out)
+            times = _times(bench, raw, req, partial=out is None or out.partial)
             if times is not None:
                 samples = _sample_tables(bench, times, per_rank)
     finally:
         if raw is not None:
             shutil.rmtree(raw, ignore_errors=True)
+    partial = out is None or out.partial
     versions = {"osu": version, "osu_binary": str(binary)}
     if raw is not None:
         versions["osu_samples"] = "tailcast PMPI tracer, timing mode"
         versions["tracer"] = env["LD_PRELOAD"].split(":")[0]
-    if out.partial:
-        versions["partial_reason"] = out.partial_reason
+    if partial:
+        versions["partial_reason"] = out.partial_reason if out else f"timed out ({timeout_s:g} s)"
     return RunOutcome(
         samples=samples[0],
-        osu_results=result_rows(out, bench.name),
+        osu_results=result_rows(out, bench.name) if out else [],
         argv=argv,
         mpi_library=launcher.version(),
         versions=versions,
         iterations=len(samples[0]) or iterations,
         warmup_samples=samples[1],
         ranks=ranks,
-        partial=out.partial,
+        partial=partial,
     )
 
 
-def _times(
-    bench: OsuBenchmark, raw: Path, req: OsuRequest, out: OsuOutput
-) -> IterationTimes | None:
+def _times(bench: OsuBenchmark, raw: Path, req: OsuRequest, partial: bool) -> IterationTimes | None:
     """The per-iteration times; a partial run keeps what every rank finished (or nothing
     when a rank left no file)."""
     try:
         ranks = read_timing_dir(raw)
         return iteration_times(
-            bench, ranks, req.warmup, req.iterations, req.size_bytes, str(raw), out.partial
+            bench, ranks, req.warmup, req.iterations, req.size_bytes, str(raw), partial
         )
     except InputError:
-        if out.partial:
+        if partial:
             return None
         raise

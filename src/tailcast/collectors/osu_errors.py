@@ -44,6 +44,10 @@ class OsuRankCountError(OsuError):
     """The benchmark was started with a process count it does not accept."""
 
 
+class OsuTimedOutError(OsuError):
+    """The run overstayed its time limit and was stopped before OSU printed a result row."""
+
+
 class OsuOptionsIgnoredError(OsuError):
     """OSU's output lacks columns we asked for (e.g. a stray positional argument made OSU
     silently ignore later options)."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tailcast.collectors.launcher import Launcher
-from tailcast.collectors.osu_errors import OsuError, OsuOptionsIgnoredError
+from tailcast.collectors.osu_errors import OsuError, OsuOptionsIgnoredError, OsuTimedOutError
 from tailcast.collectors.osu_output import OsuOutput
 from tailcast.collectors.osu_parse import check_validation, parse_osu_output
 from tailcast.collectors.osu_suite import BANDWIDTH, BLOCKING, NONBLOCKING, SUITE, benchmark
@@ -198,8 +198,9 @@ def run_osu(
     rank_env: Mapping[str, str] | None = None,
 ) -> tuple[OsuOutput, list[str]]:
     """Runs one OSU benchmark; returns the parsed output and the argv used. OSU problems
-    raise OsuError subclasses carrying OSU's text. A run that was stopped or whose ranks
-    failed after printing rows comes back `partial`, rows kept. `rank_env` is set for the
+    raise OsuError subclasses carrying OSU's text (OsuTimedOutError: stopped before any row).
+    A run that was stopped or whose ranks failed after printing rows comes back `partial`,
+    rows kept. `rank_env` is set for the
     ranks only (through the launcher), not for the launcher itself."""
     argv = launcher.argv(ranks, osu_argv(binary, version, req), rank_env or {})
     done = run_to_end(argv, timeout_s)
@@ -208,6 +209,11 @@ def run_osu(
             done.stdout, stderr=done.stderr, tool=binary.name, returncode=done.returncode
         )
     except OsuError as exc:
+        if done.timed_out:
+            raise OsuTimedOutError(
+                f"stopped after {timeout_s:g} s before a result row", exc.osu_text,
+                returncode=done.returncode, tool=binary.name,
+            ) from exc  # fmt: skip
         exc.returncode = done.returncode
         raise
     if not out.partial:
