@@ -6,6 +6,8 @@ the parser knows), with the OSU build of scripts/build-third-party and the local
 
 Each run leaves NAME.txt (stdout), NAME.stderr.txt (stderr, when not empty) and NAME.rc (the
 exit status). Names: benchmark, ranks, options (as in shared/data/osu-7.4).
+With `--timing` it records instead, into tests/data/osu-7.4/timing/NAME/, a few runs under
+the PMPI tracer's timing mode: the ranks' rank-*.bin files and OSU's stdout.txt of that run.
 """
 
 from __future__ import annotations
@@ -62,13 +64,48 @@ RUNS: dict[str, tuple[int, str, list[str]]] = {
 }  # fmt: skip
 
 
+# name -> (ranks, binary, arguments) of the timing-mode recordings
+TIMED: dict[str, tuple[int, str, list[str]]] = {
+    "osu_bcast_np4__m_1024": (4, "collective/osu_bcast", ["-m", "1024:1024", "-i", "40", "-x",
+                                                          "5", "-f", "-z"]),
+    "osu_ibcast_np4__m_64": (4, "collective/osu_ibcast", ["-m", "64:64", "-i", "40", "-x", "5",
+                                                         "-f"]),
+    "osu_latency_np2__m_8": (2, "pt2pt/osu_latency", ["-m", "8:8", "-i", "40", "-x", "5", "-z"]),
+    "osu_bw_np2__m_4096": (2, "pt2pt/osu_bw", ["-m", "4096:4096", "-i", "40", "-x", "5", "-z"]),
+}  # fmt: skip
+
+
+def record_timing(mpi: Path, out: Path) -> None:
+    tracer = subprocess.run(
+        [sys.executable, "-c", "from tailcast.traces.capture import build_tracer as b; print(b())"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    for name, (ranks, what, extra) in TIMED.items():
+        target = out / name
+        target.mkdir(parents=True, exist_ok=True)
+        for old in target.glob("rank-*.bin"):
+            old.unlink()
+        argv = ["mpirun", "-np", str(ranks), "--oversubscribe", "-x", f"LD_PRELOAD={tracer}",
+                "-x", f"TAILCAST_TRACE_DIR={target}", "-x", "TAILCAST_TRACE_MODE=timing",
+                str(mpi / what), *extra]  # fmt: skip
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=True,
+                              env={**os.environ, **ROOT_ENV})  # fmt: skip
+        (target / "stdout.txt").write_text(proc.stdout)
+        print(f"{name}: {len(list(target.glob('rank-*.bin')))} rank files")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "tests/data/osu-7.4/recorded")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--timing", action="store_true")
     args = parser.parse_args()
     home = Path(subprocess.run([str(REPO / "scripts/build-third-party"), "osu"],
                                capture_output=True, text=True, check=True).stdout.strip())
     mpi = home / "libexec/osu-micro-benchmarks/mpi"
+    if args.timing:
+        record_timing(mpi, args.out or REPO / "tests/data/osu-7.4/timing")
+        return 0
+    args.out = args.out or REPO / "tests/data/osu-7.4/recorded"
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         shim = Path(tmp) / "corrupt.so"

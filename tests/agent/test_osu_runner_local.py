@@ -44,9 +44,7 @@ def test_samples_and_summary(launcher: Launcher, osu_home: Path, tmp_path: Path)
 def test_timed_out_run_keeps_finished_iterations(
     launcher: Launcher, osu_home: Path, tmp_path: Path
 ) -> None:
-    out = run_osu_benchmark(
-        launcher, 4, "alltoall", 1 << 20, 1_000_000, 10, 8, tmp_path, osu_home
-    )
+    out = run_osu_benchmark(launcher, 4, "alltoall", 1 << 20, 1_000_000, 10, 8, tmp_path, osu_home)
     assert out.partial and out.osu_results == []  # stopped inside its only size
     assert 0 < len(out.samples) < 1_000_000 and len(out.warmup_samples) == 10
     assert "timed out" in out.versions["partial_reason"]
