@@ -49,3 +49,16 @@ def test_timed_out_run_keeps_finished_iterations(
     assert 0 < len(out.samples) < 1_000_000 and len(out.warmup_samples) == 10
     assert "timed out" in out.versions["partial_reason"]
     assert all(np.isfinite(s["latency_us"]) for s in out.samples)
+
+
+def test_every_built_binary_is_found(osu_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tailcast.collectors.osu_run import find_osu_binary
+    from tailcast.collectors.osu_suite import PERSISTENT_COLLECTIVES, SUITE
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.delenv("OSU_HOME", raising=False)
+    for name in set(SUITE) - set(PERSISTENT_COLLECTIVES):
+        found = find_osu_binary(name, osu_home)  # an install prefix, as $OSU_HOME may be
+        assert found.name == f"osu_{name}" and found.is_file()
+    monkeypatch.setenv("OSU_HOME", str(osu_home))
+    assert find_osu_binary("osu_ineighbor_alltoallw").parent.name == "collective"

@@ -315,3 +315,22 @@ def test_find_binary_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         find_osu_binary("alltoall")
     with pytest.raises(UsageError):
         find_osu_binary("nonsense")
+
+
+def test_suite_table_matches_the_tracer_and_the_argv_rules() -> None:
+    from tailcast.collectors.osu_suite import COLLECTIVES, SAMPLED, SUITE
+    from tailcast.traces.capture.timing import CALLS
+
+    assert len(COLLECTIVES) == 40  # 15 blocking, 15 non-blocking, 10 neighbourhood
+    for name in SAMPLED:
+        assert SUITE[name].call in CALLS, name
+    ibcast = OsuRequest("ibcast", 64, 10, 1)
+    assert osu_argv("osu_ibcast", "7.4", ibcast)[-2:] == ["-f", "-z"]
+    assert expected_columns("7.4", ibcast)[:2] == ["Coll. Init(us)", "MPI_Test(us)"]
+    bw = OsuRequest("bw", 4096, 10, 1)
+    assert "-f" not in osu_argv("osu_bw", "7.4", bw)  # pt2pt rejects -f
+    assert expected_columns("7.4", bw) == [f"P{p} Tail BW(MB/s)" for p in (50, 90, 99)]
+    assert "-m" not in osu_argv("osu_ibarrier", "7.4", OsuRequest("ibarrier", 0, 10, 1))
+    assert SUITE["latency"].ranks_for(4) == 2 and SUITE["multi_lat"].ranks_for(5) == 4
+    assert SUITE["ineighbor_alltoallw"].pattern == "neighbourhood"
+    assert SUITE["igather"].pattern == "all-to-one" and SUITE["put_bw"].pattern == "one-sided"
