@@ -27,22 +27,34 @@ from tailcast.collectors.osu_run import (
     osu_version,
     run_osu,
 )
-from tailcast.collectors.osu_suite import OTHER, OsuBenchmark, benchmark
+from tailcast.collectors.osu_suite import (
+    NONBLOCKING,
+    OTHER,
+    PT2PT_BANDWIDTH,
+    OsuBenchmark,
+    benchmark,
+)
 from tailcast.errors import InputError, UsageError
 from tailcast.traces.capture.build import build_tracer
 from tailcast.traces.capture.timing import RECORD, read_timing_dir
 
-# Calls one iteration makes at most per rank (osu_bw: a 64-message window, Waitall, ack,
-# two clock readings), to size the tracer's buffer so it never writes inside the loop.
-_CALLS_PER_ITERATION = 2 * 64 + 8
+# Calls one iteration makes at most per rank, to size the tracer's buffer so that it does not
+# write(2) inside OSU's loop: osu_bw a 64-message window, Waitall, ack and two clock readings;
+# the non-blocking tests' overlap loop a dozen clock readings and MPI_Tests. The buffer is
+# capped: a longer run flushes it every 8 M calls.
+_CALLS_PER_ITERATION = {PT2PT_BANDWIDTH: 2 * 64 + 8, NONBLOCKING: 64}
+_BUFFER_BYTES = (8 << 20, 256 << 20)
 
 
-def _tracer_env(workdir: Path, warmup: int, iterations: int) -> tuple[dict[str, str], Path]:
+def _tracer_env(
+    workdir: Path, bench: OsuBenchmark, warmup: int, iterations: int
+) -> tuple[dict[str, str], Path]:
     library = build_tracer()
     workdir.mkdir(parents=True, exist_ok=True)
     raw = Path(tempfile.mkdtemp(prefix=".osu-timing-", dir=workdir))
     preload = os.environ.get("LD_PRELOAD", "")
-    buffer = max(8 << 20, 2 * (warmup + iterations) * _CALLS_PER_ITERATION * RECORD.itemsize)
+    calls = (warmup + iterations) * _CALLS_PER_ITERATION.get(bench.loop, 8)
+    buffer = min(max(_BUFFER_BYTES[0], calls * RECORD.itemsize), _BUFFER_BYTES[1])
     env = {
         "LD_PRELOAD": f"{library}:{preload}" if preload else str(library),
         "TAILCAST_TRACE_DIR": str(raw),
@@ -89,7 +101,7 @@ def run_osu_benchmark(
     env: dict[str, str] = {}
     raw: Path | None = None
     if bench.loop != OTHER:
-        env, raw = _tracer_env(workdir, warmup, iterations)
+        env, raw = _tracer_env(workdir, bench, warmup, iterations)
     argv = launcher.argv(ranks, osu_argv(binary, version, req), env)
     out: OsuOutput | None = None
     samples: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])

@@ -11,6 +11,7 @@ Version rules (OMB docs and real 7.2/7.4 behaviour in shared/data/osu-7.4):
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -71,9 +72,10 @@ def find_osu_binary(name: str, osu_dir: Path | None = None) -> Path:
     raise ExternalToolError(bench.binary, f"OSU binary not found ({looked}; not on PATH either)")
 
 
+@functools.lru_cache(maxsize=256)
 def osu_version(binary: Path, policy: RetryPolicy = RetryPolicy(attempts=1, timeout_s=30)) -> str:
-    """Runs `binary -v` (an MPI singleton); if that fails, reads the version from the header
-    string compiled into the binary."""
+    """Runs `binary -v` (an MPI singleton, ~1 s: remembered per binary for the process);
+    if that fails, reads the version from the header string compiled into the binary."""
     try:
         out = run_tool([str(binary), "-v"], policy, check=False).stdout
         found = _VERSION.search(out.encode())
