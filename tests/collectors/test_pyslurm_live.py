@@ -95,6 +95,8 @@ def test_backends_agree(
     again = read_queue("pyslurm")  # the queue did not move while we read it
     assert _key(again) == _key(snaps["pyslurm"])
     assert snaps["pyslurm"].source == "pyslurm"
+    assert snaps["pyslurm"].slurm_version == snaps["squeue-json"].slurm_version == "22.05.8"
+    assert snaps["pyslurm"].cluster == snaps["squeue-json"].cluster == "tailcast"
     utils = {b: compute_b(s.jobs, n_t) for b, s in snaps.items()}
     counts = {
         b: (u.n_t, u.n_c, u.n_c_dup, u.n_a_dup, u.b_simple, u.b, u.pending_jobs)

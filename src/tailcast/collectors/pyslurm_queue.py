@@ -112,7 +112,8 @@ def read_pyslurm() -> QueueSnapshot:
     failures = (ValueError, RuntimeError, AttributeError, getattr(pyslurm, "PyslurmError", OSError))
     try:
         jobs, cluster = _from_objects(pyslurm) if hasattr(pyslurm, "Jobs") else _from_dicts(pyslurm)
-        version = ".".join(str(v) for v in pyslurm.slurm_api_version())
+        major, minor, micro = pyslurm.slurm_api_version()
+        version = f"{major}.{minor:02d}.{micro}"  # as Slurm writes it: 22.05.8
     except failures as exc:
         raise ExternalToolError("pyslurm", f"could not read the queue ({exc})") from exc
     return QueueSnapshot(tuple(jobs), "pyslurm", taken, cluster, version)
