@@ -142,9 +142,18 @@ def test_collect_watch_sigterm_keeps_snapshots(slurm_cluster: Any, results_home:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(4)
+    # SIGTERM once three polls are reported (start-up time varies with the machine's load)
+    assert proc.stderr is not None
+    early: list[str] = []
+    deadline = time.monotonic() + 300
+    while sum(" b=" in ln for ln in early) < 3 and time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        early.append(line)
     proc.send_signal(signal.SIGTERM)
-    stdout, stderr = proc.communicate(timeout=30)
+    stdout, rest = proc.communicate(timeout=60)
+    stderr = "".join(early) + rest
     assert proc.returncode == 0, stderr
     summary = json.loads(stdout)
     assert summary["stopped_by_signal"] == signal.SIGTERM and summary["snapshots"] >= 3
