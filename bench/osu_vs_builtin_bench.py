@@ -126,8 +126,14 @@ def run() -> dict[str, Any]:
         subprocess.run([str(REPO / "scripts" / "build-third-party"), "osu"],
                        capture_output=True, text=True, check=True, timeout=3600).stdout.strip()
     )  # fmt: skip
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="tailcast-bench-osu-") as tmp:
         out = Path(tmp) / "runs.json"
         _allocation_run(osu_home, out)
         runs = json.loads(out.read_text())
-    return _figures(runs)
+    # The machine is shared: its load (runnable processes, 1-min average) beside the figures.
+    load = {
+        "load_1min_before": round(load_before, 2),
+        "load_1min_after": round(os.getloadavg()[0], 2),
+    }
+    return {**_figures(runs), **load}
