@@ -22,7 +22,7 @@ def _find_shared_data() -> Path:
 
 SHARED_DATA = _find_shared_data()
 
-pytest_plugins = ["tests.slurm_fixture"]
+pytest_plugins = ["tests.slurm_fixture", "tests.third_party_fixture"]
 
 
 def in_ci() -> bool:

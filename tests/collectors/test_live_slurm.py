@@ -60,7 +60,7 @@ def _submit_background(cluster: Any, workdir: Path) -> list[str]:
 
 
 def test_collect_snapshot_b_matches_hand_count(
-    slurm_cluster: Any, tmp_path: Path, results_home: Path
+    slurm_cluster: Any, pyslurm_ready: None, tmp_path: Path, results_home: Path
 ) -> None:
     _quiet_queue(slurm_cluster)
     _submit_background(slurm_cluster, tmp_path)
@@ -101,7 +101,8 @@ def test_collect_snapshot_b_matches_hand_count(
         assert doc["b_simple"] == pytest.approx(n_c / 16)
         assert doc["b"] == pytest.approx(n_c / 16 * n_c_dup / n_a)
         assert doc["own_job_id"] == own and doc["own_job_excluded"] is flag
-        assert doc["pending_jobs"] == 1 and doc["source"] == "squeue-json"
+        # auto: pyslurm first when it imports (the test setup installs it into the venv)
+        assert doc["pending_jobs"] == 1 and doc["source"] == "pyslurm"
     util = [r for f in ResultsDir().files("utilisation") for r in read_table(f).to_pylist()]
     assert sorted(r["b"] for r in util) == pytest.approx(sorted([excluded["b"], included["b"]]))
 
@@ -141,9 +142,18 @@ def test_collect_watch_sigterm_keeps_snapshots(slurm_cluster: Any, results_home:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(4)
+    # SIGTERM once three polls are reported (start-up time varies with the machine's load)
+    assert proc.stderr is not None
+    early: list[str] = []
+    deadline = time.monotonic() + 300
+    while sum(" b=" in ln for ln in early) < 3 and time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        early.append(line)
     proc.send_signal(signal.SIGTERM)
-    stdout, stderr = proc.communicate(timeout=30)
+    stdout, rest = proc.communicate(timeout=60)
+    stderr = "".join(early) + rest
     assert proc.returncode == 0, stderr
     summary = json.loads(stdout)
     assert summary["stopped_by_signal"] == signal.SIGTERM and summary["snapshots"] >= 3

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tailcast.collectors.osu_parse import (
+from tailcast.collectors.osu_errors import (
     OsuError,
     OsuRankCountError,
     OsuUsageError,
     OsuValidationError,
-    load_osu_file,
-    parse_osu_output,
 )
+from tailcast.collectors.osu_parse import check_validation, load_osu_file, parse_osu_output
 from tailcast.collectors.osu_run import (
     OsuRequest,
     expected_columns,
@@ -167,7 +166,7 @@ ERRORS = {
 
 
 def test_every_data_file_is_covered() -> None:
-    names = {p.name for p in OSU.iterdir()}
+    names = {p.name for p in OSU.iterdir() if p.is_file()}
     stderr_only = {n for n in names if n.endswith(".stderr.txt")}
     assert names - stderr_only - {"err__osu_bcast_np1.stderr.txt"} <= set(GOOD) | set(ERRORS)
     assert set(GOOD) | set(ERRORS) <= names
@@ -230,7 +229,7 @@ def test_validation_failure_carries_sizes() -> None:
     )
     out = parse_osu_output(text, "v.txt")
     with pytest.raises(OsuValidationError, match="Fail at sizes 2"):
-        out.raise_for_validation()
+        check_validation(out)
 
 
 def _lines(name: str) -> list[str]:
@@ -254,10 +253,11 @@ def test_non_number_value_names_line() -> None:
     assert err.value.line == 6 and "'0.1x'" in err.value.reason
 
 
-def test_header_without_rows_is_input_error() -> None:
-    head = "\n".join(_lines("osu_bcast_np4__f.txt")[:4])
-    with pytest.raises(InputError, match="no result rows"):
-        parse_osu_output(head, "h.txt")
+def test_header_without_rows_is_an_empty_output() -> None:
+    # What `osu_bcast -T mpi_int -m 1:2` prints: no size holds a whole MPI_INT.
+    head = "\n".join(_lines("osu_bcast_np4__f.txt")[:4]) + "\n"
+    out = parse_osu_output(head, "h.txt")
+    assert out.rows == [] and not out.partial and out.columns[0] == "Size"
 
 
 def test_argv_per_version() -> None:
@@ -315,3 +315,22 @@ def test_find_binary_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         find_osu_binary("alltoall")
     with pytest.raises(UsageError):
         find_osu_binary("nonsense")
+
+
+def test_suite_table_matches_the_tracer_and_the_argv_rules() -> None:
+    from tailcast.collectors.osu_suite import COLLECTIVES, SAMPLED, SUITE
+    from tailcast.traces.capture.timing import CALLS
+
+    assert len(COLLECTIVES) == 40  # 15 blocking, 15 non-blocking, 10 neighbourhood
+    for name in SAMPLED:
+        assert SUITE[name].call in CALLS, name
+    ibcast = OsuRequest("ibcast", 64, 10, 1)
+    assert osu_argv("osu_ibcast", "7.4", ibcast)[-2:] == ["-f", "-z"]
+    assert expected_columns("7.4", ibcast)[:2] == ["Coll. Init(us)", "MPI_Test(us)"]
+    bw = OsuRequest("bw", 4096, 10, 1)
+    assert "-f" not in osu_argv("osu_bw", "7.4", bw)  # pt2pt rejects -f
+    assert expected_columns("7.4", bw) == [f"P{p} Tail BW(MB/s)" for p in (50, 90, 99)]
+    assert "-m" not in osu_argv("osu_ibarrier", "7.4", OsuRequest("ibarrier", 0, 10, 1))
+    assert SUITE["latency"].ranks_for(4) == 2 and SUITE["multi_lat"].ranks_for(5) == 4
+    assert SUITE["ineighbor_alltoallw"].pattern == "neighbourhood"
+    assert SUITE["igather"].pattern == "all-to-one" and SUITE["put_bw"].pattern == "one-sided"

@@ -23,9 +23,11 @@ from typing import Any
 
 from tailcast import __version__
 from tailcast.agent.builtin import BENCHMARKS, PATTERNS
-from tailcast.agent.runners import RunOutcome, run_builtin, run_osu_benchmark
+from tailcast.agent.osu_runner import run_osu_benchmark
+from tailcast.agent.runners import RunOutcome, run_builtin
 from tailcast.collectors.heuristic import DEFAULT_THRESHOLD, b_accepted, own_job_id_from_env
 from tailcast.collectors.launcher import Launcher, allocation_nodes_list, detect_launcher
+from tailcast.collectors.osu_suite import SUITE
 from tailcast.collectors.proc import RetryPolicy
 from tailcast.collectors.sinfo import total_nodes
 from tailcast.collectors.snapshot import Snapshot, take_snapshot, write_snapshots
@@ -68,12 +70,25 @@ def parse_sizes(text: str) -> list[int]:
     return [parse_size(s) for s in text.split(",") if s.strip()]
 
 
-def parse_benchmarks(text: str) -> list[str]:
-    names = [b.strip().lower() for b in text.split(",") if b.strip()]
-    bad = [b for b in names if b not in BENCHMARKS]
+def parse_benchmarks(text: str, impl: str = "builtin") -> list[str]:
+    """Benchmark names of `impl`: the built-in ones, or any of the OSU suite's
+    (`osu_ibcast` or `ibcast`)."""
+    names = [b.strip().lower().removeprefix("osu_") for b in text.split(",") if b.strip()]
+    known = tuple(SUITE) if impl == "osu" else BENCHMARKS
+    bad = [b for b in names if b not in known]
     if bad or not names:
-        raise UsageError(f"unknown benchmarks {bad}; choose from {', '.join(BENCHMARKS)}")
+        raise UsageError(f"unknown benchmarks {bad}; choose from {', '.join(known)}")
     return names
+
+
+def _pattern(impl: str, benchmark: str) -> str:
+    return SUITE[benchmark].pattern if impl == "osu" else PATTERNS[benchmark]
+
+
+def _sizes(impl: str, benchmark: str, sizes: list[int]) -> list[int]:
+    """Barriers and start-up tests have no message size: one run, size 0."""
+    sized = SUITE[benchmark].sized if impl == "osu" else benchmark != "barrier"
+    return sizes if sized else [0]
 
 
 @dataclass
@@ -181,7 +196,9 @@ class Agent:
                 c.iterations,
                 c.warmup,
                 c.timeout_s,
+                self.results.root,
                 c.osu_dir,
+                c.per_rank,
             )
         return run_builtin(
             launcher,
@@ -206,7 +223,7 @@ class Agent:
         summaries: list[dict[str, Any]] = []
         try:
             for benchmark in c.benchmarks:
-                for size in [0] if benchmark == "barrier" else c.sizes:
+                for size in _sizes(c.impl, benchmark, c.sizes):
                     if self.stop.signal is not None:
                         break
                     summaries.append(
@@ -233,7 +250,8 @@ class Agent:
         outcome = self._run_one(launcher, benchmark, size)
         ended = datetime.now(UTC)
         after = self._snapshot(n_t)
-        used_nodes = nodes or sorted(set(outcome.hosts))
+        ranks = outcome.ranks or self.ranks
+        used_nodes = nodes[:ranks] or sorted(set(outcome.hosts))
         locality, levels = _locality(topo, used_nodes, outcome)
         accepted = b_accepted(before.utilisation.b, after.utilisation.b, c.threshold)
         versions = {
@@ -253,6 +271,12 @@ class Agent:
             self.results.write(
                 "samples", [{"run_id": run_id, **r} for r in outcome.samples], name=run_id
             )
+        if outcome.warmup_samples:
+            self.results.write(
+                "warmup_samples",
+                [{"run_id": run_id, **r} for r in outcome.warmup_samples],
+                name=run_id,
+            )
         if outcome.osu_results:
             self.results.write(
                 "osu_results", [{"run_id": run_id, **r} for r in outcome.osu_results], name=run_id
@@ -262,10 +286,10 @@ class Agent:
             "cluster": cluster,
             "slurm_job_id": self.own_job_id,
             "nodes": used_nodes,
-            "ranks": self.ranks,
+            "ranks": ranks,
             "benchmark": benchmark,
             "implementation": c.impl,
-            "pattern": PATTERNS[benchmark],
+            "pattern": _pattern(c.impl, benchmark),
             "msg_size_bytes": size,
             "iterations": outcome.iterations or c.iterations,
             "warmup": c.warmup,
@@ -279,12 +303,14 @@ class Agent:
             "versions_json": json.dumps(versions, sort_keys=True),
             "started_at": started,
             "ended_at": ended,
+            "partial": outcome.partial,
         }
         self.results.write("runs", [run_row], name=run_id)
         self.progress(
             f"{benchmark} {size} B: {len(outcome.samples) or len(outcome.osu_results)} rows, "
             f"b {before.utilisation.b:.3f} -> {after.utilisation.b:.3f} "
             f"({'accepted' if accepted else 'NOT accepted'}), {locality}"
+            + (" — PARTIAL run" if outcome.partial else "")
         )
         return {k: v for k, v in run_row.items() if k != "versions_json"} | {
             "levels_spanned": levels,

@@ -1,5 +1,5 @@
-"""One benchmark run (one benchmark at one message size) with either implementation, turned
-into the rows the store keeps: per-iteration `samples` (built-in) or `osu_results` (OSU)."""
+"""One benchmark run (one benchmark at one message size) turned into the rows the store
+keeps, and the built-in mpi4py implementation (the OSU one is agent.osu_runner)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from tailcast.collectors.launcher import Launcher
-from tailcast.collectors.osu_run import OsuRequest, find_osu_binary, osu_version, run_osu
 from tailcast.collectors.proc import RetryPolicy, run_tool
 from tailcast.errors import ExternalToolError, InputError
 
@@ -29,6 +28,9 @@ class RunOutcome:
     hosts: list[str] = field(default_factory=list)
     topology_addrs: dict[str, str] = field(default_factory=dict)
     iterations: int = 0
+    warmup_samples: list[dict[str, Any]] = field(default_factory=list)  # without run_id
+    ranks: int | None = None  # when the benchmark ran on fewer ranks (pt2pt pairs: 2)
+    partial: bool = False  # stopped before it finished; what it measured is kept
 
 
 @dataclass(frozen=True)
@@ -54,15 +56,20 @@ def load_builtin_result(path: Path) -> BuiltinResult:
     return BuiltinResult(times, hosts, addrs, meta)
 
 
-def sample_rows(times_us: np.ndarray, per_rank: bool = True) -> list[dict[str, Any]]:
-    """One row per iteration: max over ranks (what OSU reports), mean over ranks and,
-    optionally, every rank's time. Ranks that took no part (NaN: pt2pt) are skipped."""
+def sample_rows(
+    times_us: np.ndarray, per_rank: bool = True, first: int = 0
+) -> list[dict[str, Any]]:
+    """One row per iteration (numbered from `first`): max over ranks (what OSU reports),
+    mean over ranks and, optionally, every rank's time. Ranks that took no part (NaN:
+    pt2pt) are skipped."""
+    if times_us.shape[0] == 0:
+        return []
     worst = np.nanmax(times_us, axis=1)
     mean = np.nanmean(times_us, axis=1)
     rows = []
     for i in range(times_us.shape[0]):
         row: dict[str, Any] = {
-            "iteration": i,
+            "iteration": first + i,
             "latency_us": float(worst[i]),
             "latency_us_mean": float(mean[i]),
         }
@@ -128,44 +135,4 @@ def run_builtin(
         hosts=hosts,
         topology_addrs=addrs,
         iterations=int(result.times_us.shape[0]),
-    )
-
-
-def run_osu_benchmark(
-    launcher: Launcher,
-    ranks: int,
-    benchmark: str,
-    size: int,
-    iterations: int,
-    warmup: int,
-    timeout_s: float,
-    osu_dir: Path | None = None,
-) -> RunOutcome:
-    """OSU gives summary statistics only (no per-iteration samples): one osu_results row."""
-    binary = find_osu_binary(benchmark, osu_dir)
-    version = osu_version(binary)
-    req = OsuRequest(benchmark, size, iterations, warmup)
-    out, argv = run_osu(launcher, ranks, binary, version, req, timeout_s)
-    rows = []
-    for r in out.rows:
-        rows.append(
-            {
-                "size_bytes": r.size_bytes if r.size_bytes is not None else size,
-                "avg_latency_us": r.avg_latency_us,
-                "min_latency_us": r.min_latency_us,
-                "max_latency_us": r.max_latency_us,
-                "p50_latency_us": r.percentiles_us.get(50.0),
-                "p90_latency_us": r.percentiles_us.get(90.0),
-                "p99_latency_us": r.percentiles_us.get(99.0),
-                "iterations": r.iterations if r.iterations is not None else iterations,
-                "validation": r.validation,
-            }
-        )
-    return RunOutcome(
-        samples=[],
-        osu_results=rows,
-        argv=argv,
-        mpi_library=launcher.version(),
-        versions={"osu": version, "osu_binary": str(binary)},
-        iterations=iterations,
     )

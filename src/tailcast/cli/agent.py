@@ -38,7 +38,12 @@ app = new_app(
 @app.command("run")
 def run(
     benchmarks: Annotated[
-        str, typer.Option("--benchmarks", help="Comma list: bcast,reduce,allreduce,...")
+        str,
+        typer.Option(
+            "--benchmarks",
+            help="Comma list: bcast,reduce,allreduce,...; with --impl osu any OSU benchmark "
+            "(ibcast, neighbor_alltoall, latency, bw, ...).",
+        ),
     ] = "bcast,reduce,alltoall",
     sizes: Annotated[str, typer.Option("--sizes", help="Comma list, e.g. 4,1K,32K,1M.")] = (
         "4,1K,32K,1M"
@@ -83,7 +88,7 @@ def run(
     """Per (benchmark, size): snapshot, run, snapshot; store runs + samples. Exit 3 if any
     run's b was not stable."""
     cfg = AgentConfig(
-        benchmarks=parse_benchmarks(benchmarks),
+        benchmarks=parse_benchmarks(benchmarks, impl),
         sizes=parse_sizes(sizes),
         iterations=iterations,
         warmup=warmup,

@@ -9,7 +9,8 @@ import typer
 
 from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.collectors.jobs import expand_nodes
-from tailcast.collectors.osu_parse import OsuOutput, load_osu_file
+from tailcast.collectors.osu_output import OsuOutput, result_rows
+from tailcast.collectors.osu_parse import load_osu_file
 from tailcast.collectors.sinfo import total_nodes
 from tailcast.collectors.snapshot import Snapshot, snapshot_of, take_snapshot, write_snapshots
 from tailcast.collectors.squeue import BACKENDS, load_queue_file
@@ -136,18 +137,10 @@ def _osu_dict(out: OsuOutput) -> dict[str, Any]:
         "version": out.version,
         "datatype": out.datatype,
         "columns": out.columns,
-        "rows": [
-            {
-                "size_bytes": r.size_bytes,
-                "avg_latency_us": r.avg_latency_us,
-                "min_latency_us": r.min_latency_us,
-                "max_latency_us": r.max_latency_us,
-                "iterations": r.iterations,
-                "validation": r.validation,
-                "percentiles_us": {f"p{p:g}": v for p, v in r.percentiles_us.items()},
-            }
-            for r in out.rows
-        ],
+        "partial": out.partial,
+        "partial_reason": out.partial_reason or None,
+        "notes": out.notes,
+        "rows": [{k: v for k, v in r.items() if v is not None} for r in result_rows(out)],
     }
 
 
@@ -159,7 +152,8 @@ def osu(
     ] = None,
     as_json: AsJson = False,
 ) -> None:
-    """Parse saved OSU Micro-Benchmarks outputs (5.x-7.x); OSU errors exit non-zero."""
+    """Parse saved OSU Micro-Benchmarks outputs (5.x-7.x, OMB-Py; every benchmark of the
+    suite); OSU errors exit non-zero."""
     if stderr is not None and len(files) != 1:
         raise UsageError("--stderr goes with exactly one FILE")
     parsed = [load_osu_file(f, stderr) for f in files]
@@ -167,11 +161,14 @@ def osu(
         emit_json([_osu_dict(o) for o in parsed])
         return
     for out in parsed:
-        echo(f"# {out.path}: {out.title} v{out.version}")
-        echo("\t".join(out.columns))
-        for r in out.rows:
-            cells = [str(r.size_bytes) if r.size_bytes is not None else "", f"{r.avg_latency_us}"]
-            echo("\t".join(c for c in cells if c))
+        version = f" v{out.version}" if out.version else ""
+        echo(f"# {out.path}: {out.title}{version}" + (" (PARTIAL)" if out.partial else ""))
+        rows = result_rows(out)
+        keys = [k for k in (rows[0] if rows else {}) if any(r[k] is not None for r in rows)]
+        keys = [k for k in keys if k not in ("partial", "tail_json")]
+        echo("\t".join(keys))
+        for r in rows:
+            echo("\t".join("" if r[k] is None else str(r[k]) for k in keys))
 
 
 @app.command("topology")

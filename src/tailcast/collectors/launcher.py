@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tailcast.collectors.jobs import expand_nodes
@@ -24,19 +24,30 @@ class Launcher:
     path: str
     extra_args: tuple[str, ...] = ()
 
-    def argv(self, ranks: int, program: Sequence[str]) -> list[str]:
+    def argv(
+        self, ranks: int, program: Sequence[str], rank_env: Mapping[str, str] | None = None
+    ) -> list[str]:
         """Starts `program` as `ranks` MPI processes, one per node when the allocation has
-        that many nodes (seed 001: one process per node leaves cores to the OS)."""
+        that many nodes (seed 001: one process per node leaves cores to the OS). `rank_env`
+        is set in the ranks' environment only (mpirun -x, srun --export), so e.g. an
+        LD_PRELOAD reaches the ranks and not the launcher."""
         if ranks < 1:
             raise UsageError(f"ranks must be ≥ 1, got {ranks}")
+        env = dict(rank_env or {})
         if self.name == "srun":
             base = [self.path, f"--ntasks={ranks}"]
             if _allocation_nodes() == ranks:
                 base.append("--ntasks-per-node=1")
+            if any("," in v for v in env.values()):
+                raise UsageError(f"srun --export cannot pass values with commas: {env}")
+            if env:
+                base.append("--export=" + ",".join(["ALL", *(f"{k}={v}" for k, v in env.items())]))
         else:
             base = [self.path, "-np", str(ranks)]
             if _allocation_nodes() is not None and "--map-by" not in self.extra_args:
                 base += ["--map-by", "node"]
+            for key, value in env.items():
+                base += ["-x", f"{key}={value}"]
         return [*base, *self.extra_args, *program]
 
     def version(self, policy: RetryPolicy = RetryPolicy(attempts=1, timeout_s=20)) -> str:

@@ -1,5 +1,6 @@
 """Queue snapshots from Slurm: `squeue --json` (22.05 and newer shapes), `squeue --noheader
--o` with an explicit field list and separator (all versions), and pyslurm when importable.
+-o` with an explicit field list and separator (all versions), and pyslurm when it imports
+(collectors.pyslurm_queue).
 
 Shapes accepted from `squeue --json`:
 - 22.05 (openapi v0.0.38): `job_state` is a string, `node_count` an int, `array_job_id` 0
@@ -21,6 +22,7 @@ from typing import Any
 from tailcast._core import squeue_columns
 from tailcast.collectors.jobs import TERMINAL_STATES, QueueJob, QueueSnapshot, expand_nodes
 from tailcast.collectors.proc import RetryPolicy, run_tool
+from tailcast.collectors.pyslurm_queue import pyslurm_problem, read_pyslurm
 from tailcast.errors import ExternalToolError, InputError, UsageError
 
 BACKENDS = ("auto", "squeue-json", "squeue-format", "pyslurm")
@@ -161,41 +163,8 @@ def _squeue_format(policy: RetryPolicy) -> QueueSnapshot:
 
 
 def _pyslurm(policy: RetryPolicy) -> QueueSnapshot:
-    """pyslurm ≥ 23 (`pyslurm.Jobs.load()`) or the older dict API (`pyslurm.job().get()`)."""
     del policy  # in-process library call: no subprocess to time out or retry
-    try:
-        import pyslurm  # type: ignore[import-not-found]
-    except ImportError as exc:
-        raise ExternalToolError("pyslurm", "not importable") from exc
-    taken = datetime.now(UTC)
-    jobs: list[QueueJob] = []
-    try:
-        if hasattr(pyslurm, "Jobs"):
-            for job in pyslurm.Jobs.load().values():
-                nodes = expand_nodes(str(getattr(job, "allocated_nodes", None) or ""))
-                jobs.append(
-                    QueueJob(
-                        str(job.id),
-                        str(job.id),
-                        str(getattr(job, "user_name", "") or ""),
-                        _states(str(job.state)),
-                        int(getattr(job, "num_nodes", 0) or len(nodes)),
-                        nodes,
-                    )
-                )
-        else:
-            for job_id, info in pyslurm.job().get().items():
-                nodes = expand_nodes(str(info.get("nodes") or ""))
-                count = int(info.get("num_nodes") or len(nodes))
-                states = _states(str(info.get("job_state", "")))
-                jobs.append(
-                    QueueJob(
-                        str(job_id), str(job_id), str(info.get("user_id", "")), states, count, nodes
-                    )
-                )
-    except (ValueError, RuntimeError, AttributeError) as exc:
-        raise ExternalToolError("pyslurm", f"could not read the queue ({exc})") from exc
-    return QueueSnapshot(tuple(jobs), "pyslurm", taken)
+    return read_pyslurm()
 
 
 _READERS: dict[str, Callable[[RetryPolicy], QueueSnapshot]] = {
@@ -206,12 +175,9 @@ _READERS: dict[str, Callable[[RetryPolicy], QueueSnapshot]] = {
 
 
 def _auto_order() -> Sequence[str]:
-    try:
-        import pyslurm  # noqa: F401
-
+    if pyslurm_problem() is None:
         return ("pyslurm", "squeue-json", "squeue-format")
-    except ImportError:
-        return ("squeue-json", "squeue-format")
+    return ("squeue-json", "squeue-format")
 
 
 def read_queue(backend: str = "auto", policy: RetryPolicy = RetryPolicy()) -> QueueSnapshot:

@@ -73,6 +73,7 @@ RUNS = pa.schema(
         pa.field("versions_json", pa.string()),
         pa.field("started_at", _TS),
         pa.field("ended_at", _TS),
+        pa.field("partial", pa.bool_()),  # the benchmark stopped early; its rows are kept
     ]
 )
 
@@ -83,21 +84,43 @@ SAMPLES = pa.schema(
         pa.field("latency_us", pa.float64()),  # max over ranks (OSU's reported quantity)
         pa.field("latency_us_mean", pa.float64()),  # mean over ranks
         pa.field("rank_latency_us", pa.list_(pa.float64())),  # optional, per rank
+        pa.field("bandwidth_mb_s", pa.float64()),  # bandwidth tests (osu_bw): rank 0's
     ]
 )
 
+# OSU's own summary rows, one per printed row (OSU_RESULTS), units as OSU prints them.
+_PERCENTILES = [
+    pa.field(f"p{p}_{what}", pa.float64())
+    for what in ("latency_us", "bandwidth_mb_s")
+    for p in (50, 90, 99)
+]
 OSU_RESULTS = pa.schema(
     [
         pa.field("run_id", pa.string(), nullable=False),
+        pa.field("benchmark", pa.string()),
+        pa.field("datatype", pa.string()),  # -T sections
         pa.field("size_bytes", pa.int64()),
+        pa.field("window_size", pa.int32()),  # osu_mbw_mr -V matrices
         pa.field("avg_latency_us", pa.float64()),
         pa.field("min_latency_us", pa.float64()),
         pa.field("max_latency_us", pa.float64()),
-        pa.field("p50_latency_us", pa.float64()),
-        pa.field("p90_latency_us", pa.float64()),
-        pa.field("p99_latency_us", pa.float64()),
+        pa.field("bandwidth_mb_s", pa.float64()),
+        pa.field("messages_per_s", pa.float64()),
+        pa.field("overall_us", pa.float64()),  # non-blocking collectives ...
+        pa.field("compute_us", pa.float64()),
+        pa.field("init_us", pa.float64()),
+        pa.field("test_us", pa.float64()),
+        pa.field("wait_us", pa.float64()),
+        pa.field("pure_comm_us", pa.float64()),
+        pa.field("min_comm_us", pa.float64()),
+        pa.field("max_comm_us", pa.float64()),
+        pa.field("overlap_pct", pa.float64()),
+        *_PERCENTILES,
+        pa.field("tail_json", pa.string()),  # every -z percentile: {"latency_us": {"50": …}}
         pa.field("iterations", pa.int32()),
         pa.field("validation", pa.string()),
+        pa.field("transmit_size_bytes", pa.int64()),  # -D
+        pa.field("partial", pa.bool_()),  # the run stopped before OSU finished
     ]
 )
 
@@ -233,6 +256,7 @@ TABLES: dict[str, pa.Schema] = {
     "utilisation": UTILISATION,
     "runs": RUNS,
     "samples": SAMPLES,
+    "warmup_samples": SAMPLES,  # OSU's warm-up iterations, kept apart from the timed ones
     "osu_results": OSU_RESULTS,
     "traces": TRACE,
     "replays": REPLAYS,

@@ -21,7 +21,13 @@ from tailcast.errors import ExternalToolError
 from tailcast.mpicc import MpiCompiler, identify
 from tailcast.paths import cache_home
 
-SOURCES = ("tailcast_pmpi.c", "tailcast_pmpi_calls.h", "tailcast_pmpi_colls.h")
+SOURCES = (
+    "tailcast_pmpi.c",
+    "tailcast_pmpi_calls.h",
+    "tailcast_pmpi_colls.h",
+    "tailcast_pmpi_nbc.h",
+    "tailcast_pmpi_timing.h",
+)
 BUILD_TIMEOUT_S = 300
 
 

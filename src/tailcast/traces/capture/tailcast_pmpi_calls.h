@@ -6,6 +6,7 @@
 #define DONE(op) tc_rec r; rec_init(&r, (op), t0)
 #define SEND_LIKE(NAME, OP)                                                                  \
   int NAME(const void *b, int n, MPI_Datatype t, int dst, int tag, MPI_Comm c) {            \
+    TIMING_ONLY(TM_SEND, P##NAME(b, n, t, dst, tag, c), type_bytes(n, t))                   \
     int64_t t0 = now_ns();                                                                  \
     int rc = P##NAME(b, n, t, dst, tag, c);                                                 \
     if (active) {                                                                           \
@@ -19,6 +20,7 @@
 #define ISEND_LIKE(NAME)                                                                     \
   int NAME(const void *b, int n, MPI_Datatype t, int dst, int tag, MPI_Comm c,              \
            MPI_Request *q) {                                                                \
+    TIMING_ONLY(TM_ISEND, P##NAME(b, n, t, dst, tag, c, q), type_bytes(n, t))               \
     int64_t t0 = now_ns();                                                                  \
     int rc = P##NAME(b, n, t, dst, tag, c, q);                                              \
     if (active) {                                                                           \
@@ -50,6 +52,7 @@ static void fill_status(tc_rec *r, int ci, const MPI_Status *st, int recv_half) 
 }
 
 int MPI_Recv(void *b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_Status *st) {
+  TIMING_ONLY(TM_RECV, PMPI_Recv(b, n, t, src, tag, c, st), type_bytes(n, t))
   int64_t t0 = now_ns();
   MPI_Status local;
   MPI_Status *use = st == MPI_STATUS_IGNORE ? &local : st;
@@ -65,6 +68,7 @@ int MPI_Recv(void *b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_S
 }
 
 int MPI_Irecv(void *b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_Request *q) {
+  TIMING_ONLY(TM_IRECV, PMPI_Irecv(b, n, t, src, tag, c, q), type_bytes(n, t))
   int64_t t0 = now_ns();
   int rc = PMPI_Irecv(b, n, t, src, tag, c, q);
   if (active) {
@@ -79,6 +83,9 @@ int MPI_Irecv(void *b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_
 
 int MPI_Sendrecv(const void *sb, int sn, MPI_Datatype st_, int dst, int stag, void *rb, int rn,
                  MPI_Datatype rt, int src, int rtag, MPI_Comm c, MPI_Status *st) {
+  TIMING_ONLY(TM_SENDRECV,
+              PMPI_Sendrecv(sb, sn, st_, dst, stag, rb, rn, rt, src, rtag, c, st),
+              type_bytes(sn, st_))
   int64_t t0 = now_ns();
   MPI_Status local;
   MPI_Status *use = st == MPI_STATUS_IGNORE ? &local : st;
@@ -114,6 +121,7 @@ static void single_completion(int op, int64_t t0, MPI_Request h, int done, MPI_S
 }
 
 int MPI_Wait(MPI_Request *q, MPI_Status *st) {
+  TIMING_ONLY(TM_WAIT, PMPI_Wait(q, st), 0)
   int64_t t0 = now_ns();
   MPI_Request h = *q;
   MPI_Status local;
@@ -124,6 +132,7 @@ int MPI_Wait(MPI_Request *q, MPI_Status *st) {
 }
 
 int MPI_Test(MPI_Request *q, int *flag, MPI_Status *st) {
+  TIMING_ONLY(TM_TEST, PMPI_Test(q, flag, st), 0)
   int64_t t0 = now_ns();
   MPI_Request h = *q;
   MPI_Status local;
@@ -134,6 +143,7 @@ int MPI_Test(MPI_Request *q, int *flag, MPI_Status *st) {
 }
 
 int MPI_Waitany(int n, MPI_Request q[], int *idx, MPI_Status *st) {
+  TIMING_ONLY(TM_WAITANY, PMPI_Waitany(n, q, idx, st), 0)
   int64_t t0 = now_ns();
   COPY_HANDLES(n, q);
   MPI_Status local;
@@ -148,6 +158,7 @@ int MPI_Waitany(int n, MPI_Request q[], int *idx, MPI_Status *st) {
 }
 
 int MPI_Testany(int n, MPI_Request q[], int *idx, int *flag, MPI_Status *st) {
+  TIMING_ONLY(TM_TESTANY, PMPI_Testany(n, q, idx, flag, st), 0)
   int64_t t0 = now_ns();
   COPY_HANDLES(n, q);
   MPI_Status local;
@@ -179,6 +190,7 @@ static void multi_completion(int op, int64_t t0, int n, const MPI_Request *hs,
 }
 
 int MPI_Waitall(int n, MPI_Request q[], MPI_Status sts[]) {
+  TIMING_ONLY(TM_WAITALL, PMPI_Waitall(n, q, sts), 0)
   int64_t t0 = now_ns();
   COPY_HANDLES(n, q);
   LOCAL_STATUSES(n, sts);
@@ -189,6 +201,7 @@ int MPI_Waitall(int n, MPI_Request q[], MPI_Status sts[]) {
 }
 
 int MPI_Testall(int n, MPI_Request q[], int *flag, MPI_Status sts[]) {
+  TIMING_ONLY(TM_TESTALL, PMPI_Testall(n, q, flag, sts), 0)
   int64_t t0 = now_ns();
   COPY_HANDLES(n, q);
   LOCAL_STATUSES(n, sts);
@@ -198,8 +211,9 @@ int MPI_Testall(int n, MPI_Request q[], int *flag, MPI_Status sts[]) {
   return rc;
 }
 
-#define SOME(NAME, OP)                                                                       \
+#define SOME(NAME, OP, TM)                                                                   \
   int NAME(int n, MPI_Request q[], int *outn, int idx[], MPI_Status sts[]) {                \
+    TIMING_ONLY(TM, P##NAME(n, q, outn, idx, sts), 0)                                       \
     int64_t t0 = now_ns();                                                                  \
     COPY_HANDLES(n, q);                                                                     \
     LOCAL_STATUSES(n, sts);                                                                 \
@@ -209,7 +223,7 @@ int MPI_Testall(int n, MPI_Request q[], int *flag, MPI_Status sts[]) {
     RELEASE(n, sts);                                                                        \
     return rc;                                                                              \
   }
-SOME(MPI_Waitsome, TC_WAITSOME)
-SOME(MPI_Testsome, TC_TESTSOME)
+SOME(MPI_Waitsome, TC_WAITSOME, TM_WAITSOME)
+SOME(MPI_Testsome, TC_TESTSOME, TM_TESTSOME)
 
 #include "tailcast_pmpi_colls.h"

@@ -25,6 +25,7 @@ static int comm_size_of(MPI_Comm c) {
   r.comm = ci
 
 int MPI_Barrier(MPI_Comm c) {
+  TIMING_ONLY(TM_BARRIER, PMPI_Barrier(c), 0)
   COLL_BEGIN;
   int rc = PMPI_Barrier(c);
   if (active) { COLL_REC(TC_BARRIER); emit(&r, NULL, NULL, NULL, NULL); }
@@ -32,6 +33,7 @@ int MPI_Barrier(MPI_Comm c) {
 }
 
 int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c) {
+  TIMING_ONLY(TM_BCAST, PMPI_Bcast(b, n, t, root, c), type_bytes(n, t))
   COLL_BEGIN;
   int rc = PMPI_Bcast(b, n, t, root, c);
   if (active) {
@@ -44,6 +46,7 @@ int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c) {
 
 int MPI_Reduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, int root,
                MPI_Comm c) {
+  TIMING_ONLY(TM_REDUCE, PMPI_Reduce(sb, rb, n, t, op, root, c), type_bytes(n, t))
   COLL_BEGIN;
   int rc = PMPI_Reduce(sb, rb, n, t, op, root, c);
   if (active) {
@@ -55,6 +58,7 @@ int MPI_Reduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, int r
 }
 
 int MPI_Allreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
+  TIMING_ONLY(TM_ALLREDUCE, PMPI_Allreduce(sb, rb, n, t, op, c), type_bytes(n, t))
   COLL_BEGIN;
   int rc = PMPI_Allreduce(sb, rb, n, t, op, c);
   if (active) {
@@ -65,9 +69,10 @@ int MPI_Allreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, MP
   return rc;
 }
 
-#define BLOCKS(NAME, OP)                                                                     \
+#define BLOCKS(NAME, OP, TM)                                                                 \
   int NAME(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt,      \
            MPI_Comm c) {                                                                    \
+    TIMING_ONLY(TM, P##NAME(sb, sn, st, rb, rn, rt, c), type_bytes(rn, rt))                 \
     COLL_BEGIN;                                                                             \
     int rc = P##NAME(sb, sn, st, rb, rn, rt, c);                                            \
     if (active) {                                                                           \
@@ -78,11 +83,12 @@ int MPI_Allreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, MP
     }                                                                                       \
     return rc;                                                                              \
   }
-BLOCKS(MPI_Alltoall, TC_ALLTOALL)
-BLOCKS(MPI_Allgather, TC_ALLGATHER)
+BLOCKS(MPI_Alltoall, TC_ALLTOALL, TM_ALLTOALL)
+BLOCKS(MPI_Allgather, TC_ALLGATHER, TM_ALLGATHER)
 
 int MPI_Gather(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt,
                int root, MPI_Comm c) {
+  TIMING_ONLY(TM_GATHER, PMPI_Gather(sb, sn, st, rb, rn, rt, root, c), type_bytes(sn, st))
   COLL_BEGIN;
   int rc = PMPI_Gather(sb, sn, st, rb, rn, rt, root, c);
   if (active) {
@@ -98,6 +104,7 @@ int MPI_Gather(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Da
 
 int MPI_Scatter(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt,
                 int root, MPI_Comm c) {
+  TIMING_ONLY(TM_SCATTER, PMPI_Scatter(sb, sn, st, rb, rn, rt, root, c), type_bytes(rn, rt))
   COLL_BEGIN;
   int rc = PMPI_Scatter(sb, sn, st, rb, rn, rt, root, c);
   if (active) {
@@ -113,6 +120,7 @@ int MPI_Scatter(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_D
 
 int MPI_Alltoallv(const void *sb, const int sc[], const int sd[], MPI_Datatype st, void *rb,
                   const int rc_[], const int rd[], MPI_Datatype rt, MPI_Comm c) {
+  TIMING_ONLY(TM_ALLTOALLV, PMPI_Alltoallv(sb, sc, sd, st, rb, rc_, rd, rt, c), -1)
   COLL_BEGIN;
   int rc = PMPI_Alltoallv(sb, sc, sd, st, rb, rc_, rd, rt, c);
   if (active) {
@@ -131,6 +139,7 @@ int MPI_Alltoallv(const void *sb, const int sc[], const int sd[], MPI_Datatype s
 
 int MPI_Allgatherv(const void *sb, int sn, MPI_Datatype st, void *rb, const int rc_[],
                    const int rd[], MPI_Datatype rt, MPI_Comm c) {
+  TIMING_ONLY(TM_ALLGATHERV, PMPI_Allgatherv(sb, sn, st, rb, rc_, rd, rt, c), type_bytes(sn, st))
   COLL_BEGIN;
   int rc = PMPI_Allgatherv(sb, sn, st, rb, rc_, rd, rt, c);
   if (active) {
@@ -147,6 +156,7 @@ int MPI_Allgatherv(const void *sb, int sn, MPI_Datatype st, void *rb, const int 
 
 int MPI_Gatherv(const void *sb, int sn, MPI_Datatype st, void *rb, const int rc_[],
                 const int rd[], MPI_Datatype rt, int root, MPI_Comm c) {
+  TIMING_ONLY(TM_GATHERV, PMPI_Gatherv(sb, sn, st, rb, rc_, rd, rt, root, c), type_bytes(sn, st))
   COLL_BEGIN;
   int rc = PMPI_Gatherv(sb, sn, st, rb, rc_, rd, rt, root, c);
   if (active) {
@@ -164,6 +174,7 @@ int MPI_Gatherv(const void *sb, int sn, MPI_Datatype st, void *rb, const int rc_
 
 int MPI_Scatterv(const void *sb, const int sc[], const int sd[], MPI_Datatype st, void *rb,
                  int rn, MPI_Datatype rt, int root, MPI_Comm c) {
+  TIMING_ONLY(TM_SCATTERV, PMPI_Scatterv(sb, sc, sd, st, rb, rn, rt, root, c), type_bytes(rn, rt))
   COLL_BEGIN;
   int rc = PMPI_Scatterv(sb, sc, sd, st, rb, rn, rt, root, c);
   if (active) {
@@ -181,6 +192,7 @@ int MPI_Scatterv(const void *sb, const int sc[], const int sd[], MPI_Datatype st
 
 int MPI_Reduce_scatter(const void *sb, void *rb, const int rc_[], MPI_Datatype t, MPI_Op op,
                        MPI_Comm c) {
+  TIMING_ONLY(TM_REDUCE_SCATTER, PMPI_Reduce_scatter(sb, rb, rc_, t, op, c), -1)
   COLL_BEGIN;
   int rc = PMPI_Reduce_scatter(sb, rb, rc_, t, op, c);
   if (active) {
@@ -197,6 +209,8 @@ int MPI_Reduce_scatter(const void *sb, void *rb, const int rc_[], MPI_Datatype t
 
 int MPI_Reduce_scatter_block(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op,
                              MPI_Comm c) {
+  TIMING_ONLY(TM_REDUCE_SCATTER_BLOCK, PMPI_Reduce_scatter_block(sb, rb, n, t, op, c),
+              type_bytes(n, t))
   COLL_BEGIN;
   int rc = PMPI_Reduce_scatter_block(sb, rb, n, t, op, c);
   if (active) {
@@ -207,6 +221,8 @@ int MPI_Reduce_scatter_block(const void *sb, void *rb, int n, MPI_Datatype t, MP
   }
   return rc;
 }
+
+#include "tailcast_pmpi_nbc.h"
 
 /* ---- communicators ---- */
 
