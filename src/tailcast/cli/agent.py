@@ -8,24 +8,10 @@ from typing import Annotated
 
 import typer
 
-from tailcast.agent.campaign import (
-    campaign_topology,
-    load_campaign,
-    render_campaign,
-    render_collector,
-    submit_scripts,
-    write_scripts,
-)
-from tailcast.agent.loop import (
-    Agent,
-    AgentConfig,
-    check_accepted,
-    parse_benchmarks,
-    parse_sizes,
-)
 from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.collectors.heuristic import DEFAULT_THRESHOLD
 
+# The agent and campaign modules (mpi4py runners, jinja2, numpy) load when a command runs.
 app = new_app(
     "Measure collective latencies inside a Slurm allocation (every iteration kept, b before "
     "and after each run), and submit measurement campaigns as sbatch jobs."
@@ -79,6 +65,14 @@ def run(
 ) -> None:
     """Per (benchmark, size): snapshot, run, snapshot; store runs + samples. Exit 3 if any
     run's b was not stable."""
+    from tailcast.agent.loop import (
+        Agent,
+        AgentConfig,
+        check_accepted,
+        parse_benchmarks,
+        parse_sizes,
+    )
+
     cfg = AgentConfig(
         benchmarks=parse_benchmarks(benchmarks),
         sizes=parse_sizes(sizes),
@@ -124,6 +118,15 @@ def submit(
     as_json: Annotated[bool, typer.Option("--json", help="Scripts and job ids as JSON.")] = False,
 ) -> None:
     """Render a campaign's sbatch scripts (patterns x placements) and submit them."""
+    from tailcast.agent.campaign import (
+        campaign_topology,
+        load_campaign,
+        render_campaign,
+        render_collector,
+        submit_scripts,
+        write_scripts,
+    )
+
     camp = load_campaign(campaign)
     jobs = render_campaign(camp, campaign_topology(camp))
     collector = render_collector(camp)

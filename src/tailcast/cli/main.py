@@ -10,7 +10,6 @@ from typing import Annotated
 
 import typer
 
-from tailcast import __version__
 from tailcast.cli import agent, analyze, collect, db, predict, quickstart, replay, report, trace
 from tailcast.errors import EXIT_FAILURE, TailcastError
 
@@ -41,6 +40,8 @@ def _engine_version() -> str:
 
 def _version_callback(value: bool) -> None:
     if value:
+        from tailcast import __version__
+
         sys.stdout.write(f"tailcast {__version__} (replay engine {_engine_version()})\n")
         raise typer.Exit()
 

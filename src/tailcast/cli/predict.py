@@ -6,10 +6,7 @@ from typing import Annotated
 
 import typer
 
-from tailcast.analysis.prediction import load_run_stats, predict_tail
 from tailcast.cli._common import echo, emit_json, new_app, note
-from tailcast.store import Catalog
-from tailcast.units import parse_size
 
 app = new_app(
     "Predict at submission time the latency tail of a collective from the live queue's "
@@ -32,6 +29,10 @@ def tail(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Predict mean and p99 latency, and whether the run lands in the long tail."""
+    from tailcast.analysis.prediction import load_run_stats, predict_tail
+    from tailcast.store.catalog import Catalog
+    from tailcast.units import parse_size
+
     size_bytes = parse_size(size)
     source = "--b"
     if b is None:

@@ -7,25 +7,15 @@ database is in memory: nothing here ever writes a shared database file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from tailcast.errors import InputError, StoreError, UsageError
-from tailcast.store.parquet_io import check_file
+from tailcast.store.inventory import TableInfo, table_info
 from tailcast.store.results import ResultsDir
 from tailcast.store.schemas import TABLES
-
-
-@dataclass
-class TableInfo:
-    name: str
-    files: list[Path] = field(default_factory=list)
-    rows: int = 0
-    problems: list[InputError] = field(default_factory=list)
 
 
 def _sql_str(text: str) -> str:
@@ -47,15 +37,7 @@ class Catalog:
         return [p for info in self.tables.values() for p in info.problems]
 
     def _attach(self, name: str) -> TableInfo:
-        info = TableInfo(name)
-        for path in self.results.files(name):
-            try:
-                meta = check_file(path, expected_table=name)
-            except InputError as err:
-                info.problems.append(err)
-                continue
-            info.files.append(path)
-            info.rows += meta.num_rows
+        info = table_info(self.results, name)
         if info.files:
             paths = ", ".join(_sql_str(str(p)) for p in info.files)
             extra = ""
