@@ -1,5 +1,6 @@
 """Type stubs of the compiled replay engine (crates/replay-py). Checked by mypy.stubtest."""
 
+from os import PathLike
 from typing import Any, Protocol, final
 
 import numpy as np
@@ -8,10 +9,14 @@ from numpy.typing import NDArray
 __all__ = [
     "ColumnBuilder",
     "JobReplay",
+    "OpStats",
+    "RankFeeder",
     "ReplayStream",
+    "TraceFile",
     "TraceScan",
     "engine_version",
     "op_codes",
+    "parquet_footer",
     "replay",
     "replay_local",
     "squeue_columns",
@@ -165,3 +170,45 @@ class TraceScan:
     def declared_comms(self) -> list[tuple[int, list[int]]]: ...
     def used_comms(self) -> dict[int, list[int]]:
         """Per communicator id the (sorted) ranks calling collectives on it."""
+
+def parquet_footer(path: str | PathLike[str]) -> tuple[int, dict[str, str], list[str]]:
+    """(rows, key-value metadata, top-level column names) of a Parquet file, read by the
+    native reader. ValueError: not Parquet, a damaged footer; OSError: unreadable."""
+
+@final
+class TraceFile:
+    """A trace file read natively (no pyarrow): zstd or uncompressed pages, PLAIN,
+    dictionary and DELTA_BINARY_PACKED integers, strings and lists of integers.
+    ValueError names what is damaged or unsupported."""
+
+    def __new__(cls, path: str | PathLike[str]) -> TraceFile: ...
+    @property
+    def rows(self) -> int: ...
+    def scan(self) -> TraceScan:
+        """The layout pass (rank, op and communicator columns) over the whole file."""
+    def load(self) -> ColumnBuilder:
+        """Every row converted to engine columns (`finish()` gives them)."""
+    def feeder(self, starts: list[int], chunk_rows: int) -> RankFeeder:
+        """Feeds rank r's rows `starts[r]..starts[r + 1]`, `chunk_rows` at a time."""
+
+@final
+class RankFeeder:
+    def feed(self, stream: ReplayStream, rank: int) -> int:
+        """Feeds `rank`'s next rows to `stream` and returns how many (0: none were left, the
+        rank is closed). TypeError "rows A..B: …": rows that cannot be read or converted;
+        ValueError: rows the engine rejects."""
+
+@final
+class OpStats:
+    """Rows and simulated durations per op code, as counts of distinct ns values."""
+
+    def __new__(cls) -> OpStats: ...
+    def add(
+        self,
+        op: NDArray[np.generic],
+        sim_start_ns: NDArray[np.generic],
+        sim_end_ns: NDArray[np.generic],
+    ) -> None:
+        """Rows of uint8 op codes and int64 times (TypeError for other dtypes)."""
+    def summary(self) -> dict[int, tuple[int, float, float, float]]:
+        """op code → (rows, p50 µs, p99 µs, total µs), percentiles as numpy's linear."""

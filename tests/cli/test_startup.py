@@ -53,9 +53,7 @@ def test_replay_run_help_imports_no_heavy_stack() -> None:
 
 def cpu_seconds(*args: str) -> float:
     """User + system CPU of one `tailcast ARGS` process."""
-    proc = subprocess.Popen(
-        [*EXE, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    proc = subprocess.Popen([*EXE, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     return usage.ru_utime + usage.ru_stime

@@ -5,7 +5,7 @@ use parquet_read::{ParquetFile, Values};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let file = ParquetFile::open(std::path::Path::new(&args[1]))?;
+    let file = std::sync::Arc::new(ParquetFile::open(std::path::Path::new(&args[1]))?);
     let step: usize = args.get(2).map_or(Ok(1 << 14), |s| s.parse())?;
     println!(
         "{} rows, {} row groups",

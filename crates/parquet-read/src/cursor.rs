@@ -2,6 +2,7 @@
 //! cursor holds one page of one column chunk, whatever the size of the file.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::column::{Column, Values};
 use crate::delta::DeltaDecoder;
@@ -12,8 +13,9 @@ use crate::rle::RleDecoder;
 use crate::schema::{Leaf, Shape};
 use crate::ParquetFile;
 
-/// Levels decoded at a time (two small buffers per cursor).
-const LEVEL_BATCH: usize = 4096;
+/// Levels decoded at a time: the cursor's buffers hold this many levels and values, so a
+/// reader of hundreds of ranks x columns stays small.
+const LEVEL_BATCH: usize = 1024;
 
 enum ValueDecoder {
     Plain { pos: usize },
@@ -30,14 +32,14 @@ struct PageState {
     values: ValueDecoder,
 }
 
-pub struct ColumnCursor<'f> {
-    file: &'f ParquetFile,
+pub struct ColumnCursor {
+    file: Arc<ParquetFile>,
     leaf: Leaf,
     list_def: Option<i16>,
     strings: bool,
     next_group: usize,
     end_group: usize,
-    pages: Option<Pages<'f>>,
+    pages: Option<Pages>,
     page: Option<PageState>,
     /// The current chunk's dictionary: integers, or keys into `dictionary`.
     dict_ints: Vec<i64>,
@@ -65,10 +67,10 @@ fn read_u32(buf: &[u8], pos: usize) -> Result<usize> {
     }
 }
 
-impl<'f> ColumnCursor<'f> {
+impl ColumnCursor {
     /// A cursor over row groups `groups` of `leaf`.
     pub(crate) fn new(
-        file: &'f ParquetFile,
+        file: Arc<ParquetFile>,
         leaf: &Leaf,
         groups: std::ops::Range<usize>,
     ) -> Result<Self> {
@@ -130,12 +132,17 @@ impl<'f> ColumnCursor<'f> {
                 }
                 let chunk = self.file.chunk(self.next_group, self.leaf.index)?;
                 let (start, len) = chunk.byte_range()?;
-                self.pages = Some(Pages::new(&self.file.file, start, len, chunk.codec));
+                self.pages = Some(Pages::new(start, len, chunk.codec));
                 self.next_group += 1;
                 self.dict_ints.clear();
                 self.dict_keys.clear();
             }
-            let Some(page) = self.pages.as_mut().and_then(|p| p.next_page().transpose()) else {
+            let file = &self.file.file;
+            let Some(page) = self
+                .pages
+                .as_mut()
+                .and_then(|p| p.next_page(file).transpose())
+            else {
                 self.pages = None;
                 continue;
             };
@@ -427,7 +434,6 @@ impl<'f> ColumnCursor<'f> {
     /// Appends levels `start..end` (and the `present` values just decoded for them) to `out`.
     fn scatter(&self, start: usize, end: usize, present: usize, out: &mut Column) {
         let full = self.leaf.max_def as u16;
-        let mut next = 0;
         match self.list_def {
             None if present == end - start => {
                 // No nulls among these rows: the values as they are.
@@ -443,20 +449,18 @@ impl<'f> ColumnCursor<'f> {
             }
             None => {
                 let valid = out.valid.get_or_insert_with(|| vec![true; out.rows]);
-                for &def in &self.def[start..end] {
-                    let ok = def == full;
-                    valid.push(ok);
-                    match &mut out.values {
-                        Values::Ints(v) => v.push(if ok { self.ints[next] } else { 0 }),
-                        Values::Strings(v) => v.push(if ok { self.keys[next] } else { 0 }),
-                        Values::Lists { .. } => unreachable!("flat column"),
-                    }
-                    next += usize::from(ok);
+                let defs = &self.def[start..end];
+                valid.extend(defs.iter().map(|&d| d == full));
+                match &mut out.values {
+                    Values::Ints(v) => scatter_flat(defs, full, &self.ints, 0, v),
+                    Values::Strings(v) => scatter_flat(defs, full, &self.keys, 0, v),
+                    Values::Lists { .. } => unreachable!("flat column"),
                 }
                 out.rows += end - start;
             }
             Some(list_def) => {
                 let list_def = list_def as u16;
+                let mut next = 0;
                 for k in start..end {
                     let def = if full == 0 { 0 } else { self.def[k] };
                     if self.rep[k] == 0 {
@@ -491,4 +495,18 @@ impl<'f> ColumnCursor<'f> {
         }
         Ok(())
     }
+}
+
+/// Per level: the next present value when `def == full`, else `fill`.
+#[inline]
+fn scatter_flat<T: Copy>(defs: &[u16], full: u16, present: &[T], fill: T, out: &mut Vec<T>) {
+    let mut next = 0;
+    out.extend(defs.iter().map(|&d| {
+        if d == full {
+            next += 1;
+            present[next - 1]
+        } else {
+            fill
+        }
+    }));
 }

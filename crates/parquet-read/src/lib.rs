@@ -2,7 +2,7 @@
 //! groups, statistics, key-value metadata) and flat integer / string columns and lists of
 //! integers, decoded a few rows at a time (`ColumnCursor`). Encodings: PLAIN, dictionary
 //! (RLE_DICTIONARY, PLAIN_DICTIONARY), DELTA_BINARY_PACKED; data pages v1 and v2;
-//! uncompressed or zstd. Anything else is an `Error::Unsupported` naming it.
+//! uncompressed, zstd or snappy. Anything else is an `Error::Unsupported` naming it.
 //!
 //! Format: github.com/apache/parquet-format (parquet.thrift, Encodings.md).
 
@@ -14,11 +14,13 @@ mod metadata;
 mod page;
 mod rle;
 mod schema;
+mod snappy;
 mod thrift;
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 
 pub use column::{Column, Values};
 pub use cursor::ColumnCursor;
@@ -118,16 +120,17 @@ impl ParquetFile {
     /// A cursor over top-level column `name` from row `first_row` to the end of row group
     /// `end_group - 1` (None: the column is absent).
     pub fn cursor(
-        &self,
+        self: &Arc<Self>,
         name: &str,
         first_row: u64,
         end_group: usize,
-    ) -> Result<Option<ColumnCursor<'_>>> {
+    ) -> Result<Option<ColumnCursor>> {
         let Some(leaf) = self.schema.leaf(name) else {
             return Ok(None);
         };
         let group = self.group_of(first_row);
-        let mut cursor = ColumnCursor::new(self, leaf, group..end_group.max(group))?;
+        let leaf = leaf.clone();
+        let mut cursor = ColumnCursor::new(Arc::clone(self), &leaf, group..end_group.max(group))?;
         let skip = first_row - self.group_starts[group.min(self.num_row_groups())];
         if skip > 0 {
             cursor.skip(skip as usize)?;

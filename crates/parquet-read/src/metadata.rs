@@ -64,6 +64,7 @@ pub struct Statistics {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Codec {
     Uncompressed,
+    Snappy,
     Zstd,
     Other(i32),
 }
@@ -192,6 +193,7 @@ fn column_meta(r: &mut Reader<'_>, chunk: &mut ColumnChunk) -> Result<()> {
             4 => {
                 chunk.codec = match r.i32()? {
                     0 => Codec::Uncompressed,
+                    1 => Codec::Snappy,
                     6 => Codec::Zstd,
                     v => Codec::Other(v),
                 }

@@ -87,18 +87,16 @@ fn parse_header(r: &mut Reader<'_>) -> Result<Header> {
 }
 
 /// The pages of one column chunk: `[start, start + len)` of the file.
-pub(crate) struct Pages<'f> {
-    file: &'f File,
+pub(crate) struct Pages {
     pos: u64,
     end: u64,
     codec: Codec,
     zstd: Option<ruzstd::decoding::FrameDecoder>,
 }
 
-impl<'f> Pages<'f> {
-    pub(crate) fn new(file: &'f File, start: u64, len: u64, codec: Codec) -> Self {
+impl Pages {
+    pub(crate) fn new(start: u64, len: u64, codec: Codec) -> Self {
         Self {
-            file,
             pos: start,
             end: start.saturating_add(len),
             codec,
@@ -106,9 +104,9 @@ impl<'f> Pages<'f> {
         }
     }
 
-    fn read_at(&self, at: u64, len: usize) -> Result<Vec<u8>> {
+    fn read_at(file: &File, at: u64, len: usize) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len];
-        self.file.read_exact_at(&mut buf, at).map_err(|err| {
+        file.read_exact_at(&mut buf, at).map_err(|err| {
             if err.kind() == std::io::ErrorKind::UnexpectedEof {
                 Error::Corrupt(format!("page at byte {at} runs past the end of the file"))
             } else {
@@ -119,12 +117,12 @@ impl<'f> Pages<'f> {
     }
 
     /// The next page, or None at the end of the chunk. Index pages are skipped.
-    pub(crate) fn next_page(&mut self) -> Result<Option<Page>> {
+    pub(crate) fn next_page(&mut self, file: &File) -> Result<Option<Page>> {
         loop {
             if self.pos >= self.end {
                 return Ok(None);
             }
-            let (header, header_len) = self.header()?;
+            let (header, header_len) = self.header(file)?;
             let body_at = self.pos + header_len as u64;
             self.pos = body_at + header.compressed as u64;
             if self.pos > self.end {
@@ -141,7 +139,7 @@ impl<'f> Pages<'f> {
                 },
                 _ => continue, // index pages
             };
-            let raw = self.read_at(body_at, header.compressed)?;
+            let raw = Self::read_at(file, body_at, header.compressed)?;
             let body = match header.v2 {
                 Some((rep, def, compressed)) => {
                     let levels = rep + def;
@@ -164,11 +162,11 @@ impl<'f> Pages<'f> {
     }
 
     /// Reads and parses a page header (read in growing pieces: headers carry statistics).
-    fn header(&self) -> Result<(Header, usize)> {
+    fn header(&self, file: &File) -> Result<(Header, usize)> {
         let mut want = 256usize;
         loop {
             let avail = (self.end - self.pos).min(want as u64) as usize;
-            let bytes = self.read_at(self.pos, avail)?;
+            let bytes = Self::read_at(file, self.pos, avail)?;
             let mut r = Reader::new(&bytes);
             match parse_header(&mut r) {
                 Ok(h) => return Ok((h, r.pos)),
@@ -181,6 +179,16 @@ impl<'f> Pages<'f> {
     fn decompress(&mut self, data: &[u8], uncompressed: usize) -> Result<Vec<u8>> {
         match self.codec {
             Codec::Uncompressed => Ok(data.to_vec()),
+            Codec::Snappy => {
+                let out = crate::snappy::decompress(data)?;
+                if out.len() != uncompressed {
+                    return corrupt(format!(
+                        "page decompressed to {} bytes, header says {uncompressed}",
+                        out.len()
+                    ));
+                }
+                Ok(out)
+            }
             Codec::Zstd => {
                 let mut out = Vec::with_capacity(uncompressed);
                 let decoder = self
@@ -198,7 +206,7 @@ impl<'f> Pages<'f> {
                 Ok(out)
             }
             Codec::Other(c) => Err(Error::Unsupported(format!(
-                "compression codec {c} (tailcast reads zstd and uncompressed)"
+                "compression codec {c} (tailcast reads zstd, snappy and uncompressed)"
             ))),
         }
     }

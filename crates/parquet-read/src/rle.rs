@@ -29,7 +29,14 @@ pub(crate) fn unpack(buf: &[u8], base: usize, width: u32, i: usize) -> u64 {
     let bit = i * width as usize;
     let start = base + bit / 8;
     let shift = (bit % 8) as u32;
-    // Up to 64 + 7 bits: read 9 bytes at most, zero past the end.
+    if width <= 56 {
+        // One unaligned 8-byte load holds the value (shift + width <= 63).
+        if let Some(bytes) = buf.get(start..start + 8) {
+            let word = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+            return (word >> shift) & ((1u64 << width) - 1);
+        }
+    }
+    // Up to 64 + 7 bits, or near the end of the buffer: byte by byte, zero past the end.
     let mut word = 0u128;
     for k in 0..((shift + width).div_ceil(8) as usize) {
         word |= u128::from(buf.get(start + k).copied().unwrap_or(0)) << (8 * k);

@@ -6,8 +6,10 @@ mod config;
 mod ingest;
 mod lists;
 mod op_names;
+mod op_stats;
 mod queue;
 mod stream;
+mod trace_file;
 mod trace_io;
 
 use numpy::{Element, IntoPyArray, PyArray1, PyReadonlyArray1, PyUntypedArrayMethods};
@@ -328,9 +330,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(op_codes, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(queue::squeue_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_file::parquet_footer, m)?)?;
     m.add_class::<JobReplay>()?;
     m.add_class::<stream::ReplayStream>()?;
     m.add_class::<trace_io::ColumnBuilder>()?;
     m.add_class::<trace_io::TraceScan>()?;
+    m.add_class::<trace_file::TraceFile>()?;
+    m.add_class::<op_stats::OpStats>()?;
+    m.add_class::<trace_file::RankFeeder>()?;
     Ok(())
 }

@@ -10,15 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tailcast.store.catalog import Catalog
+    from tailcast.store.footer import check_file
     from tailcast.store.inventory import TableInfo
-    from tailcast.store.parquet_io import check_file, conform, read_table, write_parquet_atomic
+    from tailcast.store.parquet_io import conform, read_table, write_parquet_atomic
     from tailcast.store.results import ResultsDir
     from tailcast.store.schemas import SCHEMA_VERSION, TABLES, schema_of
 
 _HOME = {
     "Catalog": "catalog",
     "TableInfo": "inventory",
-    "check_file": "parquet_io",
+    "check_file": "footer",
     "conform": "parquet_io",
     "read_table": "parquet_io",
     "write_parquet_atomic": "parquet_io",

@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tailcast.errors import InputError
-from tailcast.store.parquet_io import check_file
+from tailcast.store.footer import REQUIRED_COLUMNS, check_file
 from tailcast.store.results import ResultsDir
-from tailcast.store.schemas import TABLES
 
 
 @dataclass
@@ -37,4 +36,4 @@ def table_info(results: ResultsDir, name: str) -> TableInfo:
 
 def inventory(results: ResultsDir) -> dict[str, TableInfo]:
     """Every table of the store, in schema order."""
-    return {name: table_info(results, name) for name in TABLES}
+    return {name: table_info(results, name) for name in REQUIRED_COLUMNS}

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tailcast.errors import InputError, StoreError
+from tailcast.store.footer import check_file
 from tailcast.store.schemas import META_SCHEMA_VERSION, META_TABLE, SCHEMA_VERSION, schema_of
 
 TMP_PREFIX = ".tmp-"
@@ -52,12 +53,18 @@ def conform(table_name: str, data: pa.Table | dict[str, Any] | list[dict[str, An
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def _with_metadata(table_name: str, table: pa.Table, extra: dict[str, str] | None) -> pa.Table:
-    meta = dict(table.schema.metadata or {})
-    meta[META_TABLE] = table_name.encode()
-    meta[META_SCHEMA_VERSION] = str(SCHEMA_VERSION).encode()
+def file_metadata(table_name: str, extra: dict[str, str] | None = None) -> dict[bytes, bytes]:
+    """The key-value metadata of a stored file: its table, schema version and `extra`
+    (keys prefixed `tailcast.`)."""
+    meta = {META_TABLE: table_name.encode(), META_SCHEMA_VERSION: str(SCHEMA_VERSION).encode()}
     for key, value in (extra or {}).items():
         meta[f"tailcast.{key}".encode()] = value.encode()
+    return meta
+
+
+def _with_metadata(table_name: str, table: pa.Table, extra: dict[str, str] | None) -> pa.Table:
+    meta = dict(table.schema.metadata or {})
+    meta.update(file_metadata(table_name, extra))
     return table.replace_schema_metadata(meta)
 
 
@@ -98,30 +105,6 @@ def write_parquet_atomic(
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", row_group_size=row_group_size)
     return path
-
-
-def check_file(path: Path, expected_table: str | None = None) -> pq.FileMetaData:
-    """Reads a Parquet footer and checks it is a tailcast file of the expected table and a
-    readable schema version. Raises InputError naming the file otherwise."""
-    try:
-        meta = pq.read_metadata(path)
-    except (OSError, pa.ArrowException) as exc:
-        raise InputError(path, f"not a readable Parquet file ({exc})") from exc
-    kv = meta.metadata or {}
-    table = kv.get(META_TABLE, b"").decode()
-    if not table:
-        raise InputError(path, "Parquet file was not written by tailcast (no tailcast.table)")
-    if expected_table is not None and table != expected_table:
-        raise InputError(path, f"holds table {table!r}, expected {expected_table!r}")
-    version = int(kv.get(META_SCHEMA_VERSION, b"0") or 0)
-    if version > SCHEMA_VERSION:
-        raise InputError(path, f"schema version {version} is newer than this tailcast's")
-    want = schema_of(table)
-    have = set(meta.schema.to_arrow_schema().names)
-    missing = [f.name for f in want if not f.nullable and f.name not in have]
-    if missing:
-        raise InputError(path, f"missing required columns {missing}")
-    return meta
 
 
 def read_table(path: Path, expected_table: str | None = None) -> pa.Table:
