@@ -171,7 +171,7 @@ impl ColumnCursor {
             }
         } else {
             self.dict_ints.clear();
-            let mut ints = Vec::with_capacity(values);
+            let mut ints = Vec::with_capacity(values.min(body.len()));
             self.plain_ints(body, &mut pos, values, &mut ints)?;
             self.dict_ints = ints;
         }

@@ -79,6 +79,12 @@ impl ParquetFile {
             if g.num_rows < 0 {
                 return error::corrupt("negative row count");
             }
+            for c in &g.columns {
+                let (start, len) = c.byte_range()?;
+                if start.saturating_add(len) > size {
+                    return error::corrupt(format!("column chunk at byte {start} past the end"));
+                }
+            }
             if g.columns.len() != schema.leaves.len() {
                 return error::corrupt(format!(
                     "row group has {} column chunks, the schema {} leaves",

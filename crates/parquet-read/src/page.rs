@@ -8,6 +8,10 @@ use crate::error::{corrupt, Error, Result};
 use crate::metadata::Codec;
 use crate::thrift::Reader;
 
+/// Larger pages are refused as damaged (a writer's pages are kilobytes to a megabyte; a
+/// corrupt header must not make the reader allocate gigabytes).
+const MAX_PAGE_BYTES: usize = 256 << 20;
+
 /// Encodings (parquet.thrift `Encoding`) this reader decodes.
 pub(crate) const PLAIN: i32 = 0;
 pub(crate) const PLAIN_DICTIONARY: i32 = 2;
@@ -127,6 +131,12 @@ impl Pages {
             self.pos = body_at + header.compressed as u64;
             if self.pos > self.end {
                 return corrupt(format!("page at byte {body_at} overruns its column chunk"));
+            }
+            if header.uncompressed > MAX_PAGE_BYTES {
+                return corrupt(format!(
+                    "page at byte {body_at} claims {} bytes",
+                    header.uncompressed
+                ));
             }
             let kind = match header.kind {
                 0 | 3 => PageKind::Data {

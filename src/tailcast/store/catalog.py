@@ -22,6 +22,30 @@ def _sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _sql_type(t: pa.DataType) -> str:
+    """The DuckDB type of an Arrow type of the store's schemas."""
+    if pa.types.is_list(t):
+        return _sql_type(t.value_type) + "[]"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMPTZ" if t.tz else "TIMESTAMP"
+    names = {
+        pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INTEGER",
+        pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN",
+        pa.string(): "VARCHAR",
+    }  # fmt: skip
+    return names[t]
+
+
+def _columns(name: str, present: set[str]) -> str:
+    """Every column of the table's schema in its declared type: files may hold narrower
+    integers or leave out columns that are all null (traces.layout)."""
+    out = []
+    for f in TABLES[name]:
+        value = f'"{f.name}"' if f.name in present else "NULL"
+        out.append(f'CAST({value} AS {_sql_type(f.type)}) AS "{f.name}"')
+    return ", ".join(out)
+
+
 class Catalog:
     """Query layer over a results directory."""
 
@@ -44,12 +68,9 @@ class Catalog:
             if name == "traces":  # one file per trace: its stem is the trace id
                 extra = ", filename = true"
             source = f"read_parquet([{paths}], union_by_name = true{extra})"
-            select = "*"
+            select = _columns(name, info.columns)
             if name == "traces":
-                select = (
-                    "* EXCLUDE (filename), "
-                    "regexp_extract(filename, '([^/]+)\\.parquet$', 1) AS trace_id"
-                )
+                select += ", regexp_extract(filename, '([^/]+)\\.parquet$', 1) AS trace_id"
             self.con.execute(f'CREATE VIEW "{name}" AS SELECT {select} FROM {source}')
         else:
             empty = TABLES[name].empty_table()

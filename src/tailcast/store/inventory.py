@@ -17,6 +17,7 @@ class TableInfo:
     files: list[Path] = field(default_factory=list)
     rows: int = 0
     problems: list[InputError] = field(default_factory=list)
+    columns: set[str] = field(default_factory=set)  # present in at least one file
 
 
 def table_info(results: ResultsDir, name: str) -> TableInfo:
@@ -31,6 +32,7 @@ def table_info(results: ResultsDir, name: str) -> TableInfo:
             continue
         info.files.append(path)
         info.rows += meta.num_rows
+        info.columns.update(meta.names)
     return info
 
 
