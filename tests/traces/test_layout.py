@@ -80,7 +80,7 @@ def test_duckdb_views_show_absent_columns_as_typed_nulls(results_home: Path) -> 
     write_trace(table, ResultsDir().table_dir("traces") / "abc.parquet", meta)
     with Catalog() as cat:
         row = cat.rows(
-            "SELECT count(*) AS n, count(root) AS roots, any_value(typeof(rank)) AS t, "
+            "SELECT count(*) AS n, count(recv_peer) AS roots, any_value(typeof(rank)) AS t, "
             "any_value(typeof(comm_members)) AS m, any_value(trace_id) AS id FROM traces"
         )[0]
     assert row == {"n": table.num_rows, "roots": 0, "t": "INTEGER", "m": "INTEGER[]", "id": "abc"}
