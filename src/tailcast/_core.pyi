@@ -1,6 +1,7 @@
 """Type stubs of the compiled replay engine (crates/replay-py). Checked by mypy.stubtest."""
 
 from os import PathLike
+from pathlib import Path
 from typing import Any, Protocol, final
 
 import numpy as np
@@ -12,6 +13,7 @@ __all__ = [
     "OpStats",
     "RankFeeder",
     "ReplayStream",
+    "TitReader",
     "TraceFile",
     "TraceScan",
     "engine_version",
@@ -212,3 +214,26 @@ class OpStats:
         """Rows of uint8 op codes and int64 times (TypeError for other dtypes)."""
     def summary(self) -> dict[int, tuple[int, float, float, float]]:
         """op code → (rows, p50 µs, p99 µs, total µs), percentiles as numpy's linear."""
+
+@final
+class TitReader:
+    """SimGrid TiT lines → TRACE columns, a chunk of rows at a time (semantics:
+    tailcast.traces.tit_import). Errors are ValueError((line number, message))."""
+
+    def __new__(cls, ranks: int, flops_per_s: float) -> TitReader: ...
+    def open(self, path: str | PathLike[str], expect_rank: int | None = None) -> None:
+        """Starts reading a file (`expect_rank`: the rank of a per-rank file)."""
+    def read(self, max_rows: int) -> dict[str, NDArray[np.generic]] | None:
+        """Up to `max_rows` rows of the open file: rank, seq, op (indices into
+        `op_names()`), time_ns, and per optional column its values and `<name>_valid`
+        (lists: `<name>_offsets`, `<name>_values`, `<name>_valid`); None at its end."""
+    def unsupported(self) -> dict[str, int]:
+        """Actions not mapped, by name, over every file read."""
+    @staticmethod
+    def op_names() -> list[str]: ...
+    @staticmethod
+    def count_ranks(path: str | PathLike[str]) -> int:
+        """Largest rank + 1 of a single-file trace."""
+    @staticmethod
+    def columns(paths: list[str | PathLike[str]] | list[Path]) -> list[str]:
+        """The optional TRACE columns the actions in `paths` can set."""

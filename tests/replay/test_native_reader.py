@@ -5,6 +5,7 @@ TRACE null rules; damaged files are errors naming what is wrong, never a crash."
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -152,10 +153,8 @@ def test_damaged_files_are_errors_naming_the_file(tmp_path: Path) -> None:
     for at in rng.integers(4, len(data) - 8, 200).tolist():
         bad = tmp_path / "flip.parquet"
         bad.write_bytes(data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :])
-        try:
+        with contextlib.suppress(ValueError):  # a flip in a value may just change the value
             _core.TraceFile(bad).load().finish()
-        except ValueError:
-            pass  # reported; a flip in a value may also just change the value
 
 
 def test_unsupported_codec_is_named(tmp_path: Path) -> None:

@@ -93,5 +93,5 @@ def test_footer_constants_agree_with_the_schemas() -> None:
         name: tuple(f.name for f in schema if not f.nullable)
         for name, schema in schemas.TABLES.items()
     }
-    assert footer.REQUIRED_COLUMNS == required
+    assert required == footer.REQUIRED_COLUMNS
     assert list(footer.REQUIRED_COLUMNS) == list(schemas.TABLES)

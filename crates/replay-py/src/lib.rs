@@ -9,6 +9,8 @@ mod op_names;
 mod op_stats;
 mod queue;
 mod stream;
+mod tit;
+mod tit_parse;
 mod trace_file;
 mod trace_io;
 
@@ -337,6 +339,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<trace_io::TraceScan>()?;
     m.add_class::<trace_file::TraceFile>()?;
     m.add_class::<op_stats::OpStats>()?;
+    m.add_class::<tit::TitReader>()?;
     m.add_class::<trace_file::RankFeeder>()?;
     Ok(())
 }

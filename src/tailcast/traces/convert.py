@@ -6,6 +6,7 @@ a DUMPI `.meta`, or a tailcast Parquet trace. Outputs: tailcast Parquet or SimGr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -62,10 +63,22 @@ def load_trace(path: Path, fmt: str | None = None) -> tuple[pa.Table, TraceMeta]
     raise UsageError(f"unknown input format {fmt!r}; known: {', '.join(FORMATS)}")
 
 
-def convert(src: Path, dst: Path, to: str = "parquet", fmt: str | None = None) -> TraceMeta:
-    """Converts `src` to `dst`; returns the trace's metadata."""
+def convert(
+    src: Path,
+    dst: Path,
+    to: str = "parquet",
+    fmt: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> TraceMeta:
+    """Converts `src` to `dst`; returns the trace's metadata. `progress` is called with
+    the rows of each chunk where the conversion streams (TiT to Parquet)."""
     if to not in OUTPUTS:
         raise UsageError(f"unknown output format {to!r}; known: {', '.join(OUTPUTS)}")
+    fmt = fmt or detect_format(src)
+    if fmt == "tit" and to == "parquet":
+        from tailcast.traces.tit_import import convert_tit
+
+        return convert_tit(Path(src), Path(dst), progress=progress)
     table, meta = load_trace(src, fmt)
     if to == "parquet":
         write_trace(table, Path(dst), meta)
