@@ -100,23 +100,40 @@ def fit(
         int | None, typer.Option("--workers", help="Worker processes (default: all cores).")
     ] = None,
     distributions: Annotated[
-        str, typer.Option("--distributions", help="Comma-separated subset of scipy names.")
+        str, typer.Option("--distributions", help="Comma-separated scipy names to fit.")
     ] = "",
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="Fit every suitable scipy family (~100) instead of the latency set."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Fit all suitable continuous scipy.stats distributions; rank by SSE, AIC, BIC, KS."""
+    """Fit continuous scipy.stats distributions (default: ~20 families suited to latency
+    data; --all: every suitable one); rank by SSE, AIC, BIC, KS."""
     if top < 1:
         raise UsageError("--top must be at least 1")
-    from tailcast.analysis.fitting import fit_distributions
-    from tailcast.analysis.sources import resolve
-
-    src = resolve(source)
-    report = fit_distributions(
-        _values(src, column),
-        _by(distributions) or None,
-        time_limit_s=time_limit,
-        workers=workers,
+    from tailcast.analysis.fitting import (
+        LATENCY_FAMILIES,
+        continuous_distributions,
+        fit_distributions,
     )
+    from tailcast.analysis.sources import resolve
+    from tailcast.cli.progress import progress
+
+    if every and distributions:
+        raise UsageError("choose one of --all and --distributions")
+    src = resolve(source)
+    names = continuous_distributions() if every else _by(distributions) or None
+    with progress("fit (families)", len(names or LATENCY_FAMILIES)) as advance:
+        report = fit_distributions(
+            _values(src, column),
+            names,
+            time_limit_s=time_limit,
+            workers=workers,
+            progress=advance,
+        )
     ranked = report.top(top, rank_by)
     if as_json:
         out = report.as_dict(top=None)
