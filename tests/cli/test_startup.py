@@ -69,8 +69,18 @@ def test_help_costs_under_half_a_cpu_second() -> None:
 def test_cli_constants_match_their_sources() -> None:
     """Option defaults the CLI declares itself, so as not to import their modules."""
     from tailcast.analysis.fitting import DEFAULT_TIME_LIMIT_S
-    from tailcast.cli import analyze, collect
+    from tailcast.cli import agent, analyze, collect
+    from tailcast.collectors.heuristic import DEFAULT_THRESHOLD
     from tailcast.collectors.squeue import BACKENDS
 
     assert analyze.DEFAULT_TIME_LIMIT_S == DEFAULT_TIME_LIMIT_S
     assert collect.BACKENDS == BACKENDS
+    assert agent.DEFAULT_THRESHOLD == DEFAULT_THRESHOLD
+
+
+def test_version_is_the_installed_distributions() -> None:
+    from importlib.metadata import version
+
+    import tailcast
+
+    assert tailcast._installed_version() == version("tailcast")
