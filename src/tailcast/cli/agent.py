@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from tailcast.cli._common import echo, emit_json, new_app, note
+from tailcast.cli.progress import progress
 
 # tailcast.collectors.heuristic.DEFAULT_THRESHOLD (a test checks they agree), declared here
 # so that `--help` does not load the collectors.
@@ -95,7 +96,13 @@ def run(
         timeout_s=timeout,
         per_rank=per_rank,
     )
-    summaries = Agent(cfg, progress=note).run()
+    with progress("benchmark runs", len(cfg.benchmarks) * len(cfg.sizes)) as advance:
+
+        def ran(line: str) -> None:  # the agent reports each finished run with a line
+            note(line)
+            advance(1)
+
+        summaries = Agent(cfg, progress=ran).run()
     if as_json:
         emit_json(summaries)
     else:
