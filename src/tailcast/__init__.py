@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 # pyarrow's stock mimalloc pool returns freed huge pages to the kernel, which zeroes them
-# again when the next piece of a trace is decoded: a third of a streaming replay's CPU.
-# jemalloc keeps them. Read once, when pyarrow loads, so it is set before any import of it
-# (a caller's own choice wins).
+# again when the next batch is decoded (a third of a streamed replay's CPU when replays
+# decoded with pyarrow; conversion and analysis still do). jemalloc keeps them. Read once,
+# when pyarrow loads, so it is set before any import of it (a caller's own choice wins).
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
 
 __all__ = ["__version__"]
