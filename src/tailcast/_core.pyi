@@ -1,5 +1,6 @@
 """Type stubs of the compiled replay engine (crates/replay-py). Checked by mypy.stubtest."""
 
+from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
 from typing import Any, Protocol, final
@@ -13,6 +14,7 @@ __all__ = [
     "OpStats",
     "RankFeeder",
     "ReplayStream",
+    "TitConverter",
     "TitReader",
     "TraceFile",
     "TraceScan",
@@ -237,3 +239,26 @@ class TitReader:
     @staticmethod
     def columns(paths: list[str | PathLike[str]] | list[Path]) -> list[str]:
         """The optional TRACE columns the actions in `paths` can set."""
+
+@final
+class TitConverter:
+    """A TiT trace parsed and written as a Parquet trace in the trace layout, natively.
+    Line errors are ValueError((path, line number, message))."""
+
+    def __new__(
+        cls,
+        files: list[Path],
+        per_rank: bool,
+        ranks: int,
+        flops_per_s: float,
+        dst: str | PathLike[str],
+        columns: list[str],
+        delta_columns: list[str],
+        group_rows: int,
+        page_rows: int,
+    ) -> TitConverter: ...
+    def run(self, progress: Callable[[int], None] | None = None) -> int:
+        """Parses every file and writes its rows; returns the rows written."""
+    def unsupported(self) -> dict[str, int]: ...
+    def finish(self, metadata: dict[str, str]) -> None:
+        """Writes the footer with this key-value metadata and closes the file."""

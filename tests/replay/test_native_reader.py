@@ -1,4 +1,4 @@
-"""The native Parquet reader (crates/parquet-read through `_core.TraceFile`): on any trace
+"""The native Parquet reader (crates/parquet-lite through `_core.TraceFile`): on any trace
 pyarrow can write — codecs, dictionary or plain, delta encodings, page versions, page and
 row-group sizes, nulls and lists anywhere — it gives what pyarrow reads, converted by the
 TRACE null rules; damaged files are errors naming what is wrong, never a crash."""

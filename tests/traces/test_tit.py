@@ -169,16 +169,48 @@ def test_native_parser_equals_the_reference(
     assert meta.unsupported == unsupported
 
 
-def test_per_rank_conversion_streams_the_same_rows(shared_data: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", ["ti_traces_32_1", "actions_alltoallv.txt", "actions_bcast.txt"])
+def test_native_conversion_writes_the_same_rows(
+    shared_data: Path, tmp_path: Path, source: str
+) -> None:
+    """The native converter's file, read by pyarrow and by DuckDB, holds the rows the
+    table import gives (per-rank files stream; a single file is sorted by rank)."""
+    import duckdb
+    import pyarrow.parquet as pq
+
     from tailcast.traces.convert import convert
     from tailcast.traces.io import read_trace
 
-    source = shared_data / "traces" / "simgrid-tit" / "ti_traces_32_1"
+    path = shared_data / "traces" / "simgrid-tit" / source
     out = tmp_path / "t.parquet"
     chunks: list[int] = []
-    meta = convert(source, out, progress=chunks.append)
+    meta = convert(path, out, progress=chunks.append)
     table, meta2 = read_trace(out)
-    want, _ = import_tit(source)
+    want, want_meta = import_tit(path)
     _same_rows(table, want)
-    assert meta2 == meta and meta.unsupported == {"comm_size": 480}
+    assert meta2 == meta == want_meta
     assert sum(chunks) == table.num_rows
+    assert str(pq.read_schema(out).field("rank").type) == "int8"  # 32 ranks or fewer
+    rows = duckdb.sql(f"SELECT count(*), sum(send_bytes) FROM '{out}'").fetchall()[0]
+    assert rows == (want.num_rows, sum(v or 0 for v in want.column("send_bytes").to_pylist()))
+
+
+def test_native_conversion_names_file_and_line(tmp_path: Path) -> None:
+    from tailcast.traces.convert import convert
+
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0 init\n0 send 1 zero 1e6\n1 init\n")
+    with pytest.raises(InputError) as err:
+        convert(bad, tmp_path / "out.parquet")
+    assert err.value.line == 2 and "bad.txt" in str(err.value)
+    assert not (tmp_path / "out.parquet").exists()  # no partial file
+
+
+def test_tit_columns_follow_the_trace_schema() -> None:
+    from tailcast.store.schemas import TRACE
+    from tailcast.traces.layout import REQUIRED
+    from tailcast.traces.tit_source import TIT_COLUMNS
+
+    order = [f.name for f in TRACE]
+    assert sorted(TIT_COLUMNS, key=order.index) == list(TIT_COLUMNS)
+    assert {f.name for f in TRACE if not f.nullable} == REQUIRED

@@ -30,7 +30,7 @@ pub(crate) enum Source<'a> {
     Column(Array<'a>),
     /// Decoded by the native Parquet reader: its name, values and the string dictionary
     /// of its cursor.
-    Native(&'a str, &'a parquet_read::Column, &'a [Vec<u8>]),
+    Native(&'a str, &'a parquet_lite::Column, &'a [Vec<u8>]),
     Int(i64),
     Str(&'a str),
     /// Absent from the batch: every value null.
@@ -93,7 +93,7 @@ impl<'a> Batch<'a> {
 
     /// Rows decoded by the native reader: (name, column, its cursor's dictionary) each.
     pub(crate) fn native(
-        columns: impl IntoIterator<Item = (&'a str, &'a parquet_read::Column, &'a [Vec<u8>])>,
+        columns: impl IntoIterator<Item = (&'a str, &'a parquet_lite::Column, &'a [Vec<u8>])>,
         rows: usize,
         constants: &'a HashMap<String, Constant>,
     ) -> Self {
@@ -224,11 +224,11 @@ pub(crate) fn append_ints<T: Target>(
 
 fn append_native_ints<T: Target>(
     name: &str,
-    col: &parquet_read::Column,
+    col: &parquet_lite::Column,
     fill: T,
     out: &mut Vec<T>,
 ) -> PyResult<()> {
-    let parquet_read::Values::Ints(values) = &col.values else {
+    let parquet_lite::Values::Ints(values) = &col.values else {
         return Err(PyValueError::new_err(format!(
             "column {name} holds strings or lists, expected integers"
         )));

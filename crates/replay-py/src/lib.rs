@@ -10,6 +10,7 @@ mod op_stats;
 mod queue;
 mod stream;
 mod tit;
+mod tit_convert;
 mod tit_parse;
 mod trace_file;
 mod trace_io;
@@ -340,6 +341,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<trace_file::TraceFile>()?;
     m.add_class::<op_stats::OpStats>()?;
     m.add_class::<tit::TitReader>()?;
+    m.add_class::<tit_convert::TitConverter>()?;
     m.add_class::<trace_file::RankFeeder>()?;
     Ok(())
 }

@@ -88,10 +88,10 @@ impl Csr {
     fn append_native(
         &mut self,
         name: &str,
-        col: &parquet_read::Column,
+        col: &parquet_lite::Column,
         rows: usize,
     ) -> PyResult<()> {
-        let parquet_read::Values::Lists { offsets, values } = &col.values else {
+        let parquet_lite::Values::Lists { offsets, values } = &col.values else {
             return Err(PyValueError::new_err(format!(
                 "column {name} is not a list of integers"
             )));

@@ -110,13 +110,13 @@ fn map_indices(
 
 /// Op codes of a natively decoded string column (keys into its cursor's dictionary).
 fn append_native_ops(
-    col: &parquet_read::Column,
+    col: &parquet_lite::Column,
     dict: &[Vec<u8>],
     table: &OpTable,
     out: &mut Vec<u8>,
     unknown: Option<&mut HashMap<String, u64>>,
 ) -> PyResult<()> {
-    let parquet_read::Values::Strings(keys) = &col.values else {
+    let parquet_lite::Values::Strings(keys) = &col.values else {
         return Err(PyValueError::new_err(
             "column op: expected strings, got a number",
         ));

@@ -5,6 +5,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use replay_engine::hash::FastMap;
+
 /// SimGrid datatype ids → sizes in bytes (smpi_datatype.cpp, ids 0..24).
 const TYPE_SIZES: [i64; 25] = [
     8, 4, 1, 2, 8, 4, 1, 8, 1, 1, 2, 4, 8, 8, 16, 4, 1, 1, 2, 4, 8, 1, 2, 4, 8,
@@ -143,7 +145,8 @@ struct RankState {
     clock_ns: f64,
     next_request: i64,
     seq: i64,
-    pending: HashMap<(i64, i64, i64), VecDeque<i64>>,
+    /// Pending requests by (src, dst, tag); emptied queues stay, keeping their memory.
+    pending: FastMap<(i64, i64, i64), VecDeque<i64>>,
     order: Vec<i64>, // pending requests in creation order
 }
 
@@ -163,6 +166,12 @@ fn int(s: &str) -> Parsed<i64> {
 
 /// Python's int(float(s)): a count written as a float (SimGrid writes 1e6).
 fn count(s: &str) -> Parsed<i64> {
+    if s.len() <= 15 {
+        // Integers of up to 15 digits are exact as floats: the same value, parsed faster.
+        if let Ok(v) = s.parse::<i64>() {
+            return Ok(v);
+        }
+    }
     let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
     if !v.is_finite() || v.abs() >= 9.2e18 {
         return Err(format!("{s:?} is out of range"));
@@ -228,7 +237,8 @@ impl TitParser {
         if first.starts_with('#') {
             return Ok(());
         }
-        let Ok(rank) = first.parse::<i64>() else {
+        let rank = first.parse::<i64>();
+        let Ok(rank) = rank else {
             let line = text.trim();
             return Err(err(format!("expected '<rank> <action> …', got {line:?}")));
         };
@@ -241,8 +251,23 @@ impl TitParser {
         if !belongs {
             return Err(err(format!("rank {rank} does not belong here")));
         }
-        let args: Vec<&str> = tokens.collect();
-        self.action(rank as usize, action, &args)
+        // Most lines have a few arguments: no allocation for them.
+        let mut few: [&str; 8] = [""; 8];
+        let mut n = 0;
+        let mut more: Vec<&str> = Vec::new();
+        for t in tokens {
+            if n < few.len() {
+                few[n] = t;
+            } else {
+                if more.is_empty() {
+                    more.extend_from_slice(&few);
+                }
+                more.push(t);
+            }
+            n += 1;
+        }
+        let args: &[&str] = if more.is_empty() { &few[..n] } else { &more };
+        self.action(rank as usize, action, args)
             .map_err(|why| err(format!("bad arguments for {action:?}: {why}")))
     }
 
@@ -379,7 +404,7 @@ impl TitParser {
                 let st = &mut self.states[rank];
                 self.scratch.clear();
                 self.scratch.append(&mut st.order);
-                st.pending.clear();
+                st.pending.values_mut().for_each(VecDeque::clear);
                 let done = std::mem::take(&mut self.scratch);
                 self.push(
                     rank,

@@ -1,4 +1,4 @@
-//! Trace files read natively (crates/parquet-read): no pyarrow on the replay path. A
+//! Trace files read natively (crates/parquet-lite): no pyarrow on the replay path. A
 //! `TraceFile` gives the footer, the layout scan and the whole engine columns; its
 //! `RankFeeder` hands each rank's rows to a `ReplayStream` as the engine asks for them,
 //! decoding a few pages per column at a time.
@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use parquet_read::{Column, ColumnCursor, ParquetFile};
+use parquet_lite::{Column, ColumnCursor, ParquetFile};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -61,7 +61,7 @@ const ALL_COLUMNS: [&str; 20] = [
 /// Rows decoded at a time by the whole-file passes.
 const PASS_ROWS: usize = 1 << 16;
 
-fn read_error(err: parquet_read::Error) -> PyErr {
+fn read_error(err: parquet_lite::Error) -> PyErr {
     PyValueError::new_err(err.to_string())
 }
 

@@ -1,7 +1,7 @@
 """TRACE Parquet columns → the compact numpy columns the engine reads (`_core.replay`).
 
 The conversion itself is in the binding (crates/replay-py/src/ingest.rs): a trace file is
-decoded natively (`_core.TraceFile`, crates/parquet-read) and in-memory Arrow batches cross
+decoded natively (`_core.TraceFile`, crates/parquet-lite) and in-memory Arrow batches cross
 through the C Data Interface without a copy (`_core.ColumnBuilder`); either way each column
 is filled and cast in one pass. Null encodings the engine expects: peer null → -2
 (MPI_PROC_NULL; -1 stays ANY_SOURCE), root/request/iteration null → -1, tag/comm/bytes/

@@ -4,7 +4,7 @@ Trace files are sorted by (rank, seq) (`tailcast.traces.io.write_trace`), so eac
 rows are one contiguous range of the file. `scan_trace` finds the ranges and the
 communicators in one pass over a few columns; `open_feeder` gives a feeder that decodes a
 rank's next rows straight into the engine's stream when the engine asks for them. Both
-read the file natively (`_core.TraceFile`, crates/parquet-read): memory is a few pages per
+read the file natively (`_core.TraceFile`, crates/parquet-lite): memory is a few pages per
 column and rank, whatever the size of the trace. Unknown op names are counted in the scan.
 """
 

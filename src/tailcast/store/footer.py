@@ -32,6 +32,15 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
+def file_metadata(table_name: str, extra: dict[str, str] | None = None) -> dict[bytes, bytes]:
+    """The key-value metadata of a stored file: its table, schema version and `extra`
+    (keys prefixed `tailcast.`)."""
+    meta = {META_TABLE: table_name.encode(), META_SCHEMA_VERSION: str(SCHEMA_VERSION).encode()}
+    for key, value in (extra or {}).items():
+        meta[f"tailcast.{key}".encode()] = value.encode()
+    return meta
+
+
 @dataclass(frozen=True)
 class Footer:
     num_rows: int

@@ -1,16 +1,10 @@
 """Atomic Parquet writes and checked reads.
 
-A file becomes visible under its final name only when complete: it is written to a hidden
-temporary file in the same directory, fsynced, then renamed (rename is atomic within one
-file system), and the directory is fsynced so the rename survives a crash.
+A file becomes visible under its final name only when complete (`store.atomic`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +12,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tailcast.errors import InputError, StoreError
+from tailcast.store.atomic import TMP_PREFIX as TMP_PREFIX
+from tailcast.store.atomic import atomic_path as atomic_path
 from tailcast.store.footer import check_file
-from tailcast.store.schemas import META_SCHEMA_VERSION, META_TABLE, SCHEMA_VERSION, schema_of
-
-TMP_PREFIX = ".tmp-"
+from tailcast.store.footer import file_metadata as file_metadata
+from tailcast.store.schemas import schema_of
 
 
 def conform(table_name: str, data: pa.Table | dict[str, Any] | list[dict[str, Any]]) -> pa.Table:
@@ -53,44 +48,10 @@ def conform(table_name: str, data: pa.Table | dict[str, Any] | list[dict[str, An
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def file_metadata(table_name: str, extra: dict[str, str] | None = None) -> dict[bytes, bytes]:
-    """The key-value metadata of a stored file: its table, schema version and `extra`
-    (keys prefixed `tailcast.`)."""
-    meta = {META_TABLE: table_name.encode(), META_SCHEMA_VERSION: str(SCHEMA_VERSION).encode()}
-    for key, value in (extra or {}).items():
-        meta[f"tailcast.{key}".encode()] = value.encode()
-    return meta
-
-
 def _with_metadata(table_name: str, table: pa.Table, extra: dict[str, str] | None) -> pa.Table:
     meta = dict(table.schema.metadata or {})
     meta.update(file_metadata(table_name, extra))
     return table.replace_schema_metadata(meta)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def atomic_path(final: Path) -> Iterator[Path]:
-    """Yields a hidden temporary path next to `final`; on success fsyncs and renames it to
-    `final`, on any error removes it. Readers never see a partial file."""
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.parent / f"{TMP_PREFIX}{final.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
-    try:
-        yield tmp
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
-        _fsync_dir(final.parent)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
 
 
 def write_parquet_atomic(

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from tailcast.errors import InputError, UsageError
-from tailcast.traces.io import TraceMeta, read_trace, write_trace
+from tailcast.traces.meta import TraceMeta
+
+if TYPE_CHECKING:  # pyarrow loads only for the formats that go through Arrow tables
+    import pyarrow as pa
 
 FORMATS = ("otf2", "tit", "dumpi", "parquet")
 OUTPUTS = ("parquet", "tit")
@@ -35,7 +37,7 @@ def detect_format(path: Path) -> str:
         return "otf2"
     if path.suffix == ".meta":
         return "dumpi"
-    from tailcast.traces.tit_import import is_tit_file, is_tit_list
+    from tailcast.traces.tit_source import is_tit_file, is_tit_list
 
     if is_tit_file(path) or is_tit_list(path):
         return "tit"
@@ -47,6 +49,8 @@ def load_trace(path: Path, fmt: str | None = None) -> tuple[pa.Table, TraceMeta]
     path = Path(path)
     fmt = fmt or detect_format(path)
     if fmt == "parquet":
+        from tailcast.traces.io import read_trace
+
         return read_trace(path)
     if fmt == "tit":
         from tailcast.traces.tit_import import import_tit
@@ -76,11 +80,13 @@ def convert(
         raise UsageError(f"unknown output format {to!r}; known: {', '.join(OUTPUTS)}")
     fmt = fmt or detect_format(src)
     if fmt == "tit" and to == "parquet":
-        from tailcast.traces.tit_import import convert_tit
+        from tailcast.traces.tit_convert import convert_tit
 
         return convert_tit(Path(src), Path(dst), progress=progress)
     table, meta = load_trace(src, fmt)
     if to == "parquet":
+        from tailcast.traces.io import write_trace
+
         write_trace(table, Path(dst), meta)
     else:
         from tailcast.traces.tit_export import export_tit

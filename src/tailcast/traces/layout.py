@@ -17,32 +17,32 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
-
-from tailcast.store.schemas import TRACE
+if TYPE_CHECKING:  # the constants serve writers without pyarrow (tit_convert) too
+    import numpy as np
+    import pyarrow as pa
 
 ROW_GROUP_ROWS = 64 * 1024
 PAGE_ROWS = 8 * 1024
 DELTA_COLUMNS = frozenset({"seq", "t_start_ns", "t_end_ns", "request", "iteration", "requests"})
-_INTS = (pa.int8(), pa.int16(), pa.int32(), pa.int64())
-REQUIRED = frozenset(f.name for f in TRACE if not f.nullable)
+REQUIRED = frozenset({"rank", "seq", "op"})  # TRACE's non-nullable columns (a test checks)
 
 
 def fitting_int(lo: int, hi: int) -> pa.DataType:
     """The smallest signed integer type holding lo..hi."""
-    for t in _INTS:
-        info = np.iinfo(t.to_pandas_dtype())
-        if info.min <= lo and hi <= info.max:
+    import pyarrow as pa
+
+    for bits, t in ((8, pa.int8()), (16, pa.int16()), (32, pa.int32())):
+        if -(1 << (bits - 1)) <= lo and hi < 1 << (bits - 1):
             return t
     return pa.int64()
 
 
 def _narrow_type(column: pa.ChunkedArray, declared: pa.DataType) -> pa.DataType:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     values = column
     if pa.types.is_list(declared):
         values = pc.list_flatten(column)
@@ -59,6 +59,10 @@ def _narrow_type(column: pa.ChunkedArray, declared: pa.DataType) -> pa.DataType:
 def narrowed(table: pa.Table) -> pa.Table:
     """`table` (TRACE columns) without its all-null optional columns, each integer column
     in the smallest type its values fit."""
+    import pyarrow as pa
+
+    from tailcast.store.schemas import TRACE
+
     fields, columns = [], []
     for field in TRACE:
         if field.name not in table.column_names:
@@ -74,6 +78,8 @@ def narrowed(table: pa.Table) -> pa.Table:
 
 def writer_options(schema: pa.Schema) -> dict[str, Any]:
     """pyarrow ParquetWriter options of the layout for these columns."""
+    import pyarrow as pa
+
     names = schema.names
     encoding = {}
     for name in names:
@@ -92,6 +98,8 @@ def writer_options(schema: pa.Schema) -> dict[str, Any]:
 def group_cuts(ranks: Iterable[int] | np.ndarray, target: int = ROW_GROUP_ROWS) -> list[int]:
     """Where row groups end in rows of (sorted) `ranks`: at the last rank boundary within
     `target` rows of the group's start, or after `target` rows inside a longer rank."""
+    import numpy as np
+
     r = np.asarray(ranks)
     n = len(r)
     starts = np.flatnonzero(np.diff(r)) + 1  # first row of every rank but the first
@@ -110,6 +118,8 @@ class TraceWriter:
     group at a time (memory: one row group). `schema`: the file's columns and types."""
 
     def __init__(self, path: Path, schema: pa.Schema, metadata: dict[bytes, bytes]) -> None:
+        import pyarrow.parquet as pq
+
         self.schema = schema.with_metadata(metadata)
         self.writer = pq.ParquetWriter(path, self.schema, **writer_options(schema))
         self.pending: list[pa.Table] = []
@@ -117,6 +127,8 @@ class TraceWriter:
 
     def write(self, rows: pa.RecordBatch | pa.Table) -> None:
         """Appends rows (the file's columns, in any integer widths that fit)."""
+        import pyarrow as pa
+
         table = pa.Table.from_batches([rows]) if isinstance(rows, pa.RecordBatch) else rows
         if table.num_rows:
             self.pending.append(table.select(self.schema.names).cast(self.schema))
@@ -125,6 +137,8 @@ class TraceWriter:
             self._flush(final=False)
 
     def _flush(self, final: bool) -> None:
+        import pyarrow as pa
+
         table = pa.concat_tables(self.pending)
         cuts = group_cuts(table.column("rank").to_numpy(), ROW_GROUP_ROWS)
         keep = cuts if final else cuts[:-1]  # the last group may still grow

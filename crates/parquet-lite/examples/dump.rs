@@ -1,7 +1,7 @@
 //! Prints each column's row count, null count and a checksum (a debugging aid):
-//! cargo run --release -p parquet-read --example dump -- FILE [ROWS_PER_READ]
+//! cargo run --release -p parquet-lite --example dump -- FILE [ROWS_PER_READ]
 
-use parquet_read::{ParquetFile, Values};
+use parquet_lite::{ParquetFile, Values};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();

@@ -3,12 +3,15 @@
 //! integers, decoded a few rows at a time (`ColumnCursor`). Encodings: PLAIN, dictionary
 //! (RLE_DICTIONARY, PLAIN_DICTIONARY), DELTA_BINARY_PACKED; data pages v1 and v2;
 //! uncompressed, zstd or snappy. Anything else is an `Error::Unsupported` naming it.
+//! Writes such files too (`Writer`): tailcast's trace layout, without pyarrow.
 //!
 //! Format: github.com/apache/parquet-format (parquet.thrift, Encodings.md).
 
 mod column;
+mod column_write;
 mod cursor;
 mod delta;
+mod encode;
 mod error;
 mod metadata;
 mod page;
@@ -16,6 +19,8 @@ mod rle;
 mod schema;
 mod snappy;
 mod thrift;
+mod thrift_write;
+mod writer;
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -27,6 +32,7 @@ pub use cursor::ColumnCursor;
 pub use error::{Error, Result};
 pub use metadata::{ColumnChunk, FileMetaData, Physical, RowGroup, Statistics};
 pub use schema::{Leaf, Schema, Shape};
+pub use writer::{ColumnData, ColumnSpec, Encoding, ValueKind, WriteOptions, Writer};
 
 const MAGIC: &[u8; 4] = b"PAR1";
 
