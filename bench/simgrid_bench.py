@@ -92,11 +92,10 @@ def engine_child(trace: Path, ranks: int) -> dict[str, Any]:
     arrays = load_columns(trace).arrays()
     load_cpu = time.process_time() - t_load
     t1 = time.process_time()
-    _, stats = _core.replay(
-        [arrays], ["linear"], fabric.engine, coll=TAILCAST_COLL, compute_scale=0.0
-    )
+    result = _core.replay([arrays], ["linear"], fabric.table, coll=TAILCAST_COLL, compute_scale=0.0)
     engine_cpu = time.process_time() - t1
-    return {"actions": stats["actions"], "engine_cpu_s": engine_cpu, "load_cpu_s": load_cpu}
+    actions = result.stats["actions"]
+    return {"actions": actions, "engine_cpu_s": engine_cpu, "load_cpu_s": load_cpu}
 
 
 def tailcast_command(trace: Path, fabric: str, work: Path, *extra: str) -> dict[str, Any]:

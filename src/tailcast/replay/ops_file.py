@@ -42,17 +42,17 @@ class OpsWriter:
         cat = {k: np.concatenate([p[k] for p in self.parts]) for k in self.parts[0]}
         n = len(cat["seq"])
         op = pc.take(self.names, pa.array(cat["op"].astype(np.int32)))
-        table = pa.table(
-            {
-                "replay_id": pa.array(np.full(n, self.replay_id, dtype=object), pa.string()),
-                "rank": pa.array(cat["rank"].astype(np.int32)),
-                "seq": pa.array(cat["seq"]),
-                "op": op,
-                "sim_start_ns": pa.array(cat["sim_start_ns"]),
-                "sim_end_ns": pa.array(cat["sim_end_ns"]),
-            },
-            schema=self.writer.schema,
-        )
+        columns = {
+            "replay_id": pa.array(np.full(n, self.replay_id, dtype=object), pa.string()),
+            "rank": pa.array(cat["rank"].astype(np.int32)),
+            "seq": pa.array(cat["seq"]),
+            "op": op,
+            "sim_start_ns": pa.array(cat["sim_start_ns"]),
+            "sim_end_ns": pa.array(cat["sim_end_ns"]),
+        }
+        # Streamed replays record no per-message fabric details: those columns are null.
+        schema = self.writer.schema
+        table = pa.table([columns.get(f.name, pa.nulls(n, f.type)) for f in schema], schema=schema)
         self.writer.write_table(table, row_group_size=OPS_ROW_GROUP)
         self.parts, self.pending = [], 0
 

@@ -19,15 +19,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tailcast import _core
-from tailcast.errors import InputError
+from tailcast.errors import InputError, UsageError
+from tailcast.replay.background import EndpointPool, generator_dict
 from tailcast.replay.fabric import Fabric
+from tailcast.replay.placement import endpoints_of, placement_spec
 from tailcast.replay.rank_reader import open_feeder, open_trace, scan_trace
 from tailcast.replay.run import (
     ReplayFailed,
     ReplayHead,
     ReplayOptions,
     _meta_comms,
-    placement_spec,
     store_replay_summary,
     summary_head,
 )
@@ -104,17 +105,30 @@ def stream_replay(
     rid = uuid.uuid4().hex
     if results is not None and keep_ops and ops_path is None:
         ops_path = results.table_dir("replay_ops") / f"{rid}.parquet"
+    if options.background_traces:
+        raise UsageError("background traces need an in-memory replay (not --stream)")
+    placement = placement_spec(options.placement, ranks, options.seed, fabric, options.nodes)
+    generators = []
+    if options.background:
+        pool = EndpointPool(fabric.endpoints, endpoints_of(fabric, ranks, placement), options.seed)
+        generators = [
+            generator_dict(job, pool.take(job.nodes, job.placement, f"background {job.pattern}"))
+            for job in options.background
+        ]
     stream = _core.ReplayStream(
         ranks,
         layout.comms,
-        placement_spec(options.placement, ranks, options.seed),
-        fabric.engine,
+        placement,
+        fabric.table,
         seed=options.seed,
         eager_threshold_bytes=options.eager_threshold_bytes,
         compute_scale=options.compute_scale,
         coll=options.coll,
         keep_ops=True,  # the summary needs every op's times, even when not stored
         piece_rows=piece_rows,
+        background=generators,
+        # Streamed replays keep memory bounded: no per-message rows.
+        record_messages=False,
     )
     with _ops_file(ops_path if keep_ops else None, rid) as writer:
         try:
@@ -124,17 +138,19 @@ def stream_replay(
                     progress(fed)
                 _take_ops(stream, op_stats, writer)
             _take_ops(stream, op_stats, writer, flush=True)
-            job, stats = stream.finish()
+            result = stream.finish()
         except ValueError as err:
             # Bad rows and deadlocks; column conversion errors name a column.
             raise ReplayFailed(f"{trace}: {err}") from err
+    job = result.jobs[0]
     outcome = StreamOutcome(
         replay_id=rid,
         trace=str(trace),
         fabric=fabric.name,
         ranks=ranks,
         total_time_ns=job.total_time_ns,
-        stats=dict(stats),
+        stats=dict(result.stats),
+        fabric_stats=dict(result.fabric_stats),
         iterations=job.iterations,
         iteration_latency_us=job.iteration_latency_ns / 1000.0,
         op_stats=op_stats,
@@ -172,8 +188,5 @@ def _store(
     outcome: StreamOutcome, trace: Path, fabric: Fabric, options: ReplayOptions, results: ResultsDir
 ) -> None:
     paths = [str(outcome.ops_path)] if outcome.ops_path else []
-    paths += store_replay_summary(
-        results, outcome.replay_id, trace, fabric, options, outcome.total_time_ns,
-        outcome.iterations, outcome.iteration_latency_us,
-    )  # fmt: skip
+    paths += store_replay_summary(results, outcome.replay_id, trace, fabric, options, outcome)
     outcome.stored = paths

@@ -29,6 +29,8 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "replays": ("replay_id",),
     "replay_ops": ("replay_id",),
     "replay_iterations": ("replay_id",),
+    "replay_messages": ("replay_id",),
+    "fabric_stats": ("replay_id",),
 }
 
 
