@@ -123,19 +123,25 @@ impl ColumnCursor {
         Error::Corrupt(format!("column {}: {what}", self.leaf.name))
     }
 
+    /// Starts the next row group's column chunk; false when there is none.
+    fn open_chunk(&mut self) -> Result<bool> {
+        if self.next_group >= self.end_group {
+            return Ok(false);
+        }
+        let chunk = self.file.chunk(self.next_group, self.leaf.index)?;
+        let (start, len) = chunk.byte_range()?;
+        self.pages = Some(Pages::new(start, len, chunk.codec));
+        self.next_group += 1;
+        self.dict_ints.clear();
+        self.dict_keys.clear();
+        Ok(true)
+    }
+
     /// Loads the next data page (reading dictionary pages on the way); false at the end.
     fn next_page(&mut self) -> Result<bool> {
         loop {
-            if self.pages.is_none() {
-                if self.next_group >= self.end_group {
-                    return Ok(false);
-                }
-                let chunk = self.file.chunk(self.next_group, self.leaf.index)?;
-                let (start, len) = chunk.byte_range()?;
-                self.pages = Some(Pages::new(start, len, chunk.codec));
-                self.next_group += 1;
-                self.dict_ints.clear();
-                self.dict_keys.clear();
+            if self.pages.is_none() && !self.open_chunk()? {
+                return Ok(false);
             }
             let file = &self.file.file;
             let Some(page) = self
@@ -482,9 +488,33 @@ impl ColumnCursor {
         }
     }
 
-    /// Skips `rows` rows.
+    /// Skips `rows` rows. Whole pages of a flat column are passed over unread (a page's
+    /// level count is its row count); the rest is decoded and dropped.
     pub fn skip(&mut self, rows: usize) -> Result<()> {
         let mut left = rows;
+        let between_pages = self.at == self.len && self.page.as_ref().is_none_or(|p| p.left == 0);
+        if self.list_def.is_none() && between_pages {
+            self.page = None;
+            while left > 0 {
+                if self.pages.is_none() && !self.open_chunk()? {
+                    break;
+                }
+                let file = Arc::clone(&self.file);
+                let pages = self.pages.as_mut().expect("opened");
+                match pages.peek(&file.file)? {
+                    None => self.pages = None, // on to the next row group
+                    Some((false, _)) => {
+                        let page = pages.next_page(&file.file)?.expect("peeked");
+                        self.read_dictionary(&page.body, page_values(&page))?;
+                    }
+                    Some((true, values)) if values <= left => {
+                        pages.skip(&file.file)?;
+                        left -= values;
+                    }
+                    Some(_) => break, // read in part below
+                }
+            }
+        }
         while left > 0 {
             let n = left.min(1 << 16);
             let got = self.read(n)?.rows;
@@ -509,4 +539,10 @@ fn scatter_flat<T: Copy>(defs: &[u16], full: u16, present: &[T], fill: T, out: &
             fill
         }
     }));
+}
+
+fn page_values(page: &crate::page::Page) -> usize {
+    match page.kind {
+        PageKind::Dictionary { values } | PageKind::Data { values, .. } => values,
+    }
 }

@@ -120,6 +120,33 @@ impl Pages {
         Ok(buf)
     }
 
+    /// The next page's kind and level slots (index pages passed over), without reading
+    /// its body; None at the end of the chunk.
+    pub(crate) fn peek(&mut self, file: &File) -> Result<Option<(bool, usize)>> {
+        while self.pos < self.end {
+            let (header, header_len) = self.header(file)?;
+            if matches!(header.kind, 0 | 2 | 3) {
+                return Ok(Some((header.kind != 2, header.values)));
+            }
+            self.pos += header_len as u64 + header.compressed as u64; // an index page
+        }
+        Ok(None)
+    }
+
+    /// Passes over the next page unread.
+    pub(crate) fn skip(&mut self, file: &File) -> Result<()> {
+        let (header, header_len) = self.header(file)?;
+        let next = self.pos + header_len as u64 + header.compressed as u64;
+        if next > self.end {
+            return corrupt(format!(
+                "page at byte {} overruns its column chunk",
+                self.pos
+            ));
+        }
+        self.pos = next;
+        Ok(())
+    }
+
     /// The next page, or None at the end of the chunk. Index pages are skipped.
     pub(crate) fn next_page(&mut self, file: &File) -> Result<Option<Page>> {
         loop {

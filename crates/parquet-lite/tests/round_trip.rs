@@ -172,3 +172,94 @@ fn written_files_read_back() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn cursors_started_anywhere_read_the_same_rows() {
+    let dir = std::env::temp_dir().join(format!("parquet-lite-skip-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut seed = 9u64;
+    let rows = 5000;
+    let ints: Vec<i64> = (0..rows)
+        .map(|i| i as i64 * 7 + (xorshift(&mut seed) % 3) as i64)
+        .collect();
+    let valid: Vec<bool> = (0..rows)
+        .map(|_| !xorshift(&mut seed).is_multiple_of(4))
+        .collect();
+    let keys: Vec<u32> = (0..rows)
+        .map(|_| (xorshift(&mut seed) % 3) as u32)
+        .collect();
+    let dict = ["a", "bb", "ccc"];
+    let specs = vec![
+        ColumnSpec {
+            name: "d".into(),
+            kind: ValueKind::Int { bits: 64 },
+            nullable: true,
+            encoding: Encoding::Delta,
+        },
+        ColumnSpec {
+            name: "k".into(),
+            kind: ValueKind::String,
+            nullable: false,
+            encoding: Encoding::Dictionary,
+        },
+    ];
+    let path = dir.join("skip.parquet");
+    let mut w = Writer::create(
+        &path,
+        specs,
+        WriteOptions {
+            page_rows: 300,
+            zstd: true,
+        },
+    )
+    .unwrap();
+    for (a, b) in [(0, 1700), (1700, 1800), (1800, rows)] {
+        w.write_row_group(
+            b - a,
+            &[
+                ColumnData::Ints {
+                    values: &ints[a..b],
+                    valid: Some(&valid[a..b]),
+                },
+                ColumnData::Strings {
+                    keys: &keys[a..b],
+                    dict: &dict,
+                    valid: None,
+                },
+            ],
+        )
+        .unwrap();
+    }
+    w.finish().unwrap();
+    let file = Arc::new(ParquetFile::open(&path).unwrap());
+    let groups = file.num_row_groups();
+    for start in [0u64, 1, 299, 300, 301, 1699, 1700, 1750, 1800, 4999] {
+        let n = 400;
+        let mut d = file.cursor("d", start, groups).unwrap().unwrap();
+        let col = d.read(n).unwrap();
+        let Values::Ints(got) = &col.values else {
+            panic!()
+        };
+        for (i, row) in (start as usize..(start as usize + n).min(rows)).enumerate() {
+            assert_eq!(col.is_valid(i), valid[row], "start {start} row {row}");
+            if valid[row] {
+                assert_eq!(got[i], ints[row], "start {start} row {row}");
+            }
+        }
+        let mut k = file.cursor("k", start, groups).unwrap().unwrap();
+        let col = k.read(n).unwrap();
+        let Values::Strings(got) = &col.values else {
+            panic!()
+        };
+        let want: Vec<&[u8]> = keys[start as usize..(start as usize + n).min(rows)]
+            .iter()
+            .map(|&x| dict[x as usize].as_bytes())
+            .collect();
+        let names: Vec<&[u8]> = got
+            .iter()
+            .map(|&x| k.dictionary()[x as usize].as_slice())
+            .collect();
+        assert_eq!(names, want, "start {start}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
