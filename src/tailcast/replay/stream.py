@@ -40,6 +40,10 @@ if TYPE_CHECKING:  # pyarrow loads only when per-op times are written (ops_file)
     from tailcast.store.results import ResultsDir
 
 DEFAULT_CHUNK_ROWS = 1 << 14
+# Rows read ahead over all ranks: each rank holds a converted chunk (~72 bytes a row) until
+# the engine has taken it, so many ranks get smaller chunks (at least MIN_CHUNK_ROWS).
+ROWS_IN_FLIGHT = 1 << 18
+MIN_CHUNK_ROWS = 1 << 10
 
 
 @dataclass
@@ -81,13 +85,14 @@ def stream_replay(
     results: ResultsDir | None = None,
     ops_path: Path | None = None,
     keep_ops: bool = True,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    chunk_rows: int | None = None,
     piece_rows: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> StreamOutcome:
     """Replays `trace` streaming. Per-op times go to `ops_path`, or with `results` to its
     replay_ops table (unless `keep_ops` is False); the replays / replay_iterations rows
-    are stored in `results` when given. `chunk_rows`: rows per rank read at a time;
+    are stored in `results` when given. `chunk_rows`: rows per rank read at a time
+    (default: DEFAULT_CHUNK_ROWS, less with many ranks: ROWS_IN_FLIGHT over all);
     `piece_rows`: rows per rank handed to the engine at a time (see `_core.ReplayStream`);
     `progress` is called with the rows of every chunk read."""
     trace = Path(trace)
@@ -100,6 +105,8 @@ def stream_replay(
         [layout.starts, np.full(ranks - layout.ranks, layout.starts[-1], dtype=np.int64)]
     )
     layout.ranks = ranks
+    if chunk_rows is None:
+        chunk_rows = max(MIN_CHUNK_ROWS, min(DEFAULT_CHUNK_ROWS, ROWS_IN_FLIGHT // max(1, ranks)))
     feeder = open_feeder(trace_file, layout, chunk_rows)
     op_stats = _core.OpStats()
     rid = uuid.uuid4().hex
