@@ -133,7 +133,7 @@ def fit(work: Path) -> dict[str, Any]:
     pq.write_table(pa.table({"latency_us": draws}), path)
     out: dict[str, Any] = {}
     for label, extra in (("default", []), ("all", ["--all"])):
-        run = tailcast("analyze", "fit", str(path), "--json", *extra, cwd=work)
+        run = tailcast("analyze", "fit", str(path), "--json", "--top", "1000", *extra, cwd=work)
         doc = json.loads(run.stdout)
         out[label] = {
             "families": len(doc["results"]),

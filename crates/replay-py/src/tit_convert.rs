@@ -202,6 +202,24 @@ impl TitConverter {
     }
 }
 
+impl TitConverter {
+    /// Writes the rows parsed so far (in file order) and clears them, keeping the parser's
+    /// buffers for the next rows: no allocation and page faulting per row group.
+    fn write_parsed(
+        &mut self,
+        order: &mut Vec<usize>,
+        progress: Option<&PyObject>,
+    ) -> PyResult<()> {
+        let rows = std::mem::take(&mut self.parser.rows);
+        order.clear();
+        order.extend(0..rows.op.len());
+        let written = self.write(&rows, order, progress);
+        self.parser.rows = rows;
+        self.parser.rows.clear();
+        written
+    }
+}
+
 #[pymethods]
 impl TitConverter {
     #[new]
@@ -247,6 +265,7 @@ impl TitConverter {
     #[pyo3(signature = (progress = None))]
     fn run(&mut self, progress: Option<PyObject>) -> PyResult<u64> {
         let files = self.files.clone();
+        let mut order = Vec::new();
         for (index, path) in files.iter().enumerate() {
             let expect = self.per_rank.then_some(index);
             for_lines(path, |line, text| {
@@ -254,16 +273,12 @@ impl TitConverter {
                     .line(text, line, expect)
                     .map_err(|e| line_error(path, e.line, e.message))?;
                 if self.per_rank && self.parser.rows.op.len() >= self.group_rows {
-                    let rows = std::mem::take(&mut self.parser.rows);
-                    let order: Vec<usize> = (0..rows.op.len()).collect();
-                    self.write(&rows, &order, progress.as_ref())?;
+                    self.write_parsed(&mut order, progress.as_ref())?;
                 }
                 Ok(())
             })?;
             if self.per_rank {
-                let rows = std::mem::take(&mut self.parser.rows);
-                let order: Vec<usize> = (0..rows.op.len()).collect();
-                self.write(&rows, &order, progress.as_ref())?;
+                self.write_parsed(&mut order, progress.as_ref())?;
             }
         }
         if !self.per_rank {

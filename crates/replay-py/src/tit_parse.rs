@@ -78,6 +78,11 @@ impl<T: Copy + Default> Nullable<T> {
         self.values.push(v.unwrap_or_default());
         self.valid.push(v.is_some());
     }
+
+    fn clear(&mut self) {
+        self.values.clear();
+        self.valid.clear();
+    }
 }
 
 /// A nullable list column being built (offsets start at 0).
@@ -98,6 +103,12 @@ impl Default for Lists {
 }
 
 impl Lists {
+    fn clear(&mut self) {
+        self.offsets.truncate(1);
+        self.values.clear();
+        self.valid.clear();
+    }
+
     fn push(&mut self, v: Option<&[i64]>) {
         if let Some(items) = v {
             self.values.extend_from_slice(items);
@@ -123,6 +134,33 @@ pub(crate) struct Rows {
     pub(crate) requests: Lists,
     pub(crate) send_counts: Lists,
     pub(crate) recv_counts: Lists,
+}
+
+impl Rows {
+    /// Drops every row but keeps the buffers: the next rows reuse their memory.
+    pub(crate) fn clear(&mut self) {
+        self.rank.clear();
+        self.seq.clear();
+        self.op.clear();
+        self.time_ns.clear();
+        for n in [&mut self.peer, &mut self.root, &mut self.tag] {
+            n.clear();
+        }
+        for n in [
+            &mut self.send_bytes,
+            &mut self.recv_bytes,
+            &mut self.request,
+        ] {
+            n.clear();
+        }
+        for l in [
+            &mut self.requests,
+            &mut self.send_counts,
+            &mut self.recv_counts,
+        ] {
+            l.clear();
+        }
+    }
 }
 
 /// One row's optional values.
