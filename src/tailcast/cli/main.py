@@ -10,7 +10,18 @@ from typing import Annotated
 
 import typer
 
-from tailcast.cli import agent, analyze, collect, db, predict, quickstart, replay, report, trace
+from tailcast.cli import (
+    agent,
+    analyze,
+    collect,
+    db,
+    doctor,
+    predict,
+    quickstart,
+    replay,
+    report,
+    trace,
+)
 from tailcast.errors import EXIT_FAILURE, TailcastError
 
 app = typer.Typer(
@@ -83,6 +94,7 @@ SUBCOMMANDS = [
     (report.app, "report", "Write a static HTML report of everything in the store."),
     (predict.app, "predict", "Predict a collective's latency tail from the live queue's b."),
     (db.app, "db", "Query the results store with SQL (DuckDB over Parquet)."),
+    (doctor.app, "doctor", "What this machine has for tailcast; what missing parts turn off."),
 ]
 for sub_app, name, short in SUBCOMMANDS:
     app.add_typer(sub_app, name=name, short_help=short)
