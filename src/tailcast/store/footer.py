@@ -31,6 +31,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "replay_iterations": ("replay_id",),
     "replay_messages": ("replay_id",),
     "fabric_stats": ("replay_id",),
+    "sweep_points": ("sweep_id", "point"),
 }
 
 
