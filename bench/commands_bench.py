@@ -7,6 +7,8 @@ user + sys) and peak RSS (GNU time), tailcast and SimGrid 3.32 side by side in o
   `tailcast trace convert LIST T.parquet` (lines per CPU-second), then
   `tailcast replay run --no-store T --fabric crossbar` against `smpirun -replay LIST` on the
   equivalent SimGrid cluster (simgrid_bench.py's platform and settings): CPU and RSS ratios;
+  both tailcast commands also run on a 10-iteration version of the trace (`fixed_cost`:
+  interpreter, imports, set-up), and the ratios are given without that cost too;
 - `tailcast analyze fit` of 10,000 log-normal draws, default families and `--all`.
 
 Goals (issue #16) and the figures measured on main before this work are recorded beside
@@ -96,6 +98,13 @@ def tit_replay(work: Path) -> dict[str, Any]:
     argv = ["smpirun", "-no-privatize", "-replay", str(index), "-np", "16"]
     argv += ["-platform", str(platform), "-hostfile", str(hostfile), SMPIREPLAYMAIN, *SIMGRID_CFG]
     sg = run_measured(argv, work)
+    # The same commands on a 10-iteration version of the trace: their fixed cost
+    # (interpreter, imports, engine set-up), which no per-action speed can remove.
+    small_index, small_lines = write_tit_trace(work / "tit-small", iterations=10)
+    small = work / "tit-small.parquet"
+    conv_fixed = tailcast("trace", "convert", str(small_index), str(small), cwd=work)
+    rep_fixed = tailcast("replay", "run", "--no-store", str(small), "--fabric", "crossbar",
+                         cwd=work)  # fmt: skip
     found = re.search(r"Simulation time ([0-9.eE+-]+)", sg.output)
     sg_time_us = float(found.group(1)) * 1e6 if found else None
     return {
@@ -110,10 +119,18 @@ def tit_replay(work: Path) -> dict[str, Any]:
         "tailcast_streamed": summary["streamed"],
         "tailcast_reported_timing": summary["timing"],
         "tailcast_simulated_time_us": summary["total_time_us"],
+        "fixed_cost": {
+            "tit_lines": small_lines,
+            "convert_cpu_s": round(conv_fixed.cpu_s, 3),
+            "replay_cpu_s": round(rep_fixed.cpu_s, 3),
+            "replay_peak_rss_mib": round(rep_fixed.peak_rss_mib, 1),
+        },
+        "convert_lines_per_cpu_s_beyond_fixed": round(lines / (conv.cpu_s - conv_fixed.cpu_s)),
         "simgrid_cpu_s": round(sg.cpu_s, 3),
         "simgrid_peak_rss_mib": round(sg.peak_rss_mib, 1),
         "simgrid_simulated_time_us": sg_time_us,
         "speedup": round(sg.cpu_s / rep.cpu_s, 2),
+        "speedup_beyond_fixed": round(sg.cpu_s / (rep.cpu_s - rep_fixed.cpu_s), 2),
         "rss_limit_mib": round(2 * sg.peak_rss_mib + 50, 1),
         "note": (
             "tailcast's bundled crossbar charges a 300 ns host overhead per message that the "
