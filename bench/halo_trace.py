@@ -3,7 +3,8 @@
 Per rank: init, then per iteration (6 rows) irecv from the left and the right neighbour,
 isend to both, waitall on those four requests and an 8-byte allreduce, then finalize
 (SimGrid's replay needs the init). Rows are generated and written in (rank, seq) order in
-bounded batches, so a trace of any length never sits in memory.
+bounded batches through the trace layout writer, so a trace of any length never sits in
+memory.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from tailcast.store.parquet_io import atomic_path
-from tailcast.store.schemas import META_SCHEMA_VERSION, META_TABLE, SCHEMA_VERSION, TRACE
-from tailcast.traces.io import ROW_GROUP_ROWS, TABLE, TraceMeta
+from tailcast.store.parquet_io import atomic_path, file_metadata
+from tailcast.store.schemas import TRACE
+from tailcast.traces.layout import TraceWriter
+from tailcast.traces.meta import TABLE, TraceMeta
 
 PER_ITERATION = 6
 OPS = np.array(["irecv", "irecv", "isend", "isend", "waitall", "allreduce"], dtype=object)
@@ -88,32 +89,26 @@ def _batch(rank: int, left: int, right: int, first: int, its: int, nbytes: int) 
     return pa.RecordBatch.from_pydict(columns, schema=TRACE)
 
 
-def write_halo_trace(
-    path: Path, ranks: int, iterations: int, halo_bytes: int, row_group_rows: int = ROW_GROUP_ROWS
-) -> int:
-    """Writes the trace to `path` (streaming); returns its number of rows."""
+# The columns the trace has (the others are null in every row: left out, traces.layout).
+COLUMNS = [
+    "rank", "seq", "op", "peer", "send_bytes", "recv_bytes", "tag", "comm", "request",
+    "t_start_ns", "t_end_ns", "iteration", "requests",
+]  # fmt: skip
+
+
+def write_halo_trace(path: Path, ranks: int, iterations: int, halo_bytes: int) -> int:
+    """Writes the trace to `path` in the trace layout (streaming); returns its rows."""
     meta = TraceMeta(
         ranks=ranks, application="synthetic halo + allreduce", source_format="tailcast",
         clock="synthetic",
     )  # fmt: skip
-    kv = {f"tailcast.{k}": v for k, v in meta.to_kv().items()}
-    kv.update({META_TABLE.decode(): TABLE, META_SCHEMA_VERSION.decode(): str(SCHEMA_VERSION)})
-    schema = TRACE.with_metadata(kv)
+    schema = pa.schema([TRACE.field(c) for c in COLUMNS])
     rows = 0
-    # Row groups of `row_group_rows` like `write_trace` makes (one write per generated batch
-    # would make a row group of each, down to the single init/finalize rows, and Parquet
-    # readers pay per column chunk).
-    pending: list[pa.RecordBatch] = []
-    with atomic_path(Path(path)) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as w:
+    with (
+        atomic_path(Path(path)) as tmp,
+        TraceWriter(tmp, schema, file_metadata(TABLE, meta.to_kv())) as writer,
+    ):
         for batch in halo_batches(ranks, iterations, halo_bytes):
-            pending.append(batch)
+            writer.write(batch.select(COLUMNS))
             rows += batch.num_rows
-            while sum(b.num_rows for b in pending) >= row_group_rows:
-                table = pa.Table.from_batches(pending, schema=TRACE)
-                w.write_table(table.slice(0, row_group_rows), row_group_size=row_group_rows)
-                pending = table.slice(row_group_rows).to_batches()
-        if pending:
-            w.write_table(
-                pa.Table.from_batches(pending, schema=TRACE), row_group_size=row_group_rows
-            )
     return rows

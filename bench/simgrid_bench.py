@@ -5,11 +5,11 @@ as tailcast Parquet and exported with `tailcast trace convert IN OUT --to tit`; 
 simulators replay it on equivalent contention-free crossbars (one private full-duplex link
 per endpoint, 100 Gb/s, 100 ns per link, an unbounded backbone) with the same protocol
 (messages <= 8 KiB eager, the others rendezvous) and the same allreduce algorithm
-(recursive doubling; SimGrid `rdb`). Each simulator runs as a child process measured by
-wait4 (CPU seconds user + sys) and GNU time (peak RSS; see child_usage.py). tailcast is
-measured three ways inside its child: the streaming replay without per-op output (Parquet
-read + engine; what SimGrid does: it reads its trace and computes, printing only the
-total), the in-memory replay that also builds the per-op table, and the engine alone.
+(recursive doubling; SimGrid `rdb`). Both run as whole commands — `smpirun -replay` and
+`tailcast replay run --no-store` — measured by wait4 (CPU seconds user + sys of the process
+tree) and GNU time (peak RSS; see child_usage.py): start-up, trace reading, simulation and
+summary included, as a user's `time` shows them. For reference a child also times
+tailcast's engine call alone on columns already in memory.
 
 SimGrid settings that make its cost model tailcast's: network/model:CM02 (no SMPI
 piecewise bandwidth/latency factors, no TCP-window bound at these latencies),
@@ -81,34 +81,32 @@ def simgrid_platform(directory: Path, ranks: int) -> tuple[Path, Path]:
     return platform, hostfile
 
 
-def tailcast_child(trace: Path, ranks: int) -> dict[str, Any]:
-    """In the child: replay the Parquet trace (end to end, then the engine alone)."""
+def engine_child(trace: Path, ranks: int) -> dict[str, Any]:
+    """In the child: read the trace into columns, then time the engine call alone."""
     from tailcast import _core
     from tailcast.replay.fabric import parse_fabric
-    from tailcast.replay.run import ReplayOptions, load_columns, replay_trace
-    from tailcast.replay.stream import stream_replay
+    from tailcast.replay.run import load_columns
 
     fabric = parse_fabric(fabric_toml(ranks), "<bench crossbar>")
-    options = ReplayOptions(coll=TAILCAST_COLL, compute_scale=0.0)
-    streamed = stream_replay(trace, fabric, options, keep_ops=False)
-    t0 = time.process_time()
-    outcome = replay_trace(trace, fabric, options)
-    replay_cpu = time.process_time() - t0
     t_load = time.process_time()
     arrays = load_columns(trace).arrays()
     load_cpu = time.process_time() - t_load
     t1 = time.process_time()
-    _core.replay([arrays], ["linear"], fabric.table, coll=TAILCAST_COLL, compute_scale=0.0)
+    result = _core.replay([arrays], ["linear"], fabric.table, coll=TAILCAST_COLL, compute_scale=0.0)
     engine_cpu = time.process_time() - t1
-    assert streamed.total_time_ns == outcome.total_time_ns
-    return {
-        "total_time_ns": outcome.total_time_ns,
-        "actions": outcome.stats["actions"],
-        "stream_cpu_s": streamed.cpu_s,
-        "replay_cpu_s": replay_cpu,
-        "engine_cpu_s": engine_cpu,
-        "load_cpu_s": load_cpu,
-    }
+    actions = result.stats["actions"]
+    return {"actions": actions, "engine_cpu_s": engine_cpu, "load_cpu_s": load_cpu}
+
+
+def tailcast_command(trace: Path, fabric: str, work: Path, *extra: str) -> dict[str, Any]:
+    """`tailcast replay run --no-store --json` as a user runs it: its summary, the whole
+    process's CPU seconds and peak RSS."""
+    tailcast_bin = Path(sys.executable).with_name("tailcast")
+    argv = [str(tailcast_bin), "replay", "run", "--no-store", "--json", str(trace)]
+    argv += ["--fabric", fabric, *extra]
+    run = run_measured(argv, work)
+    summary: dict[str, Any] = json.loads(run.stdout)
+    return {"summary": summary, "cpu_s": run.cpu_s, "peak_rss_mib": run.peak_rss_mib}
 
 
 def compare(work: Path, ranks: int, iterations: int, halo_bytes: int) -> dict[str, Any]:
@@ -123,15 +121,19 @@ def compare(work: Path, ranks: int, iterations: int, halo_bytes: int) -> dict[st
     platform, hostfile = simgrid_platform(work, ranks)
     argv = ["smpirun", "-no-privatize", "-replay", str(tit), "-np", str(ranks)]
     argv += ["-platform", str(platform), "-hostfile", str(hostfile), SMPIREPLAYMAIN, *SIMGRID_CFG]
-    sg_out, sg_cpu, sg_rss, exact = run_measured(argv, work)
-    found = re.search(r"Simulation time ([0-9.eE+-]+)", sg_out)
+    sg = run_measured(argv, work)
+    sg_cpu, sg_rss, exact = sg.cpu_s, sg.peak_rss_mib, sg.rss_exact
+    found = re.search(r"Simulation time ([0-9.eE+-]+)", sg.output)
     if not found:
-        raise RuntimeError(f"no simulated time in SimGrid's output: {sg_out[-2000:]}")
+        raise RuntimeError(f"no simulated time in SimGrid's output: {sg.output[-2000:]}")
     sg_time_ns = float(found.group(1)) * 1e9
-    child = [sys.executable, __file__, "--tailcast-child", str(trace), str(ranks)]
-    tc_out, tc_cpu, tc_rss, _ = run_measured(child, work)
-    tc = json.loads(tc_out.strip().splitlines()[-1])
-    stream_cpu, replay_cpu, engine_cpu = tc["stream_cpu_s"], tc["replay_cpu_s"], tc["engine_cpu_s"]
+    fabric = work / "crossbar.toml"
+    fabric.write_text(fabric_toml(ranks))
+    tc = tailcast_command(trace, str(fabric), work, "--coll", TAILCAST_COLL, "--compute-scale", "0")
+    child = [sys.executable, __file__, "--engine-child", str(trace), str(ranks)]
+    eng = json.loads(run_measured(child, work).stdout.strip().splitlines()[-1])
+    tc_cpu, engine_cpu = tc["cpu_s"], eng["engine_cpu_s"]
+    total_ns = tc["summary"]["total_time_us"] * 1000
     return {
         "ranks": ranks,
         "iterations": iterations,
@@ -143,20 +145,18 @@ def compare(work: Path, ranks: int, iterations: int, halo_bytes: int) -> dict[st
         "simgrid_peak_rss_mib": round(sg_rss, 1),
         "peak_rss_exact": exact,
         "simgrid_simulated_time_us": sg_time_ns / 1000,
-        "tailcast_stream_cpu_s": round(stream_cpu, 3),
-        "tailcast_replay_cpu_s": round(replay_cpu, 3),
+        "tailcast_cpu_s": round(tc_cpu, 3),
+        "tailcast_streamed": tc["summary"]["streamed"],
+        "tailcast_actions_per_cpu_s": round(rows / tc_cpu),
+        "tailcast_peak_rss_mib": round(tc["peak_rss_mib"], 1),
         "tailcast_engine_cpu_s": round(engine_cpu, 3),
-        "tailcast_load_cpu_s": round(tc["load_cpu_s"], 3),
-        "tailcast_process_cpu_s": round(tc_cpu, 3),
-        "tailcast_actions_per_cpu_s": round(rows / stream_cpu),
-        "tailcast_replay_actions_per_cpu_s": round(rows / replay_cpu),
+        "tailcast_load_cpu_s": round(eng["load_cpu_s"], 3),
         "tailcast_engine_actions_per_cpu_s": round(rows / engine_cpu),
-        "tailcast_peak_rss_mib": round(tc_rss, 1),
-        "tailcast_simulated_time_us": tc["total_time_ns"] / 1000,
-        "speedup": round(sg_cpu / stream_cpu, 2),
-        "speedup_replay_with_ops": round(sg_cpu / replay_cpu, 2),
+        "tailcast_simulated_time_us": total_ns / 1000,
+        "speedup": round(sg_cpu / tc_cpu, 2),
         "speedup_engine": round(sg_cpu / engine_cpu, 2),
-        "simulated_time_rel_diff": round((tc["total_time_ns"] - sg_time_ns) / sg_time_ns, 5),
+        "rss_ratio": round(tc["peak_rss_mib"] / sg_rss, 2),
+        "simulated_time_rel_diff": round((total_ns - sg_time_ns) / sg_time_ns, 5),
     }
 
 
@@ -186,14 +186,11 @@ def run(actions: int = 1_600_000) -> dict[str, Any]:
         "rendezvous_16KiB": rndv,
         "notes": (
             "actions = rows of the tailcast trace (SimGrid replays the same calls; its TiT "
-            "has one wait line per request instead of one waitall). speedup = SimGrid process "
-            "CPU / CPU of tailcast's streaming replay without per-op output (Parquet read, "
-            "conversion, engine); speedup_replay_with_ops uses the in-memory replay that also "
-            "builds the per-op table; speedup_engine the engine call alone (columns in "
-            "memory); tailcast_load_cpu_s reads the Parquet trace into those columns. "
-            "tailcast_process_cpu_s and tailcast_peak_rss_mib are the whole child's "
-            "(Python start-up, imports and all three replays; the in-memory one sets the peak "
-            "RSS). With eager-size "
+            "has one wait line per request instead of one waitall). speedup = SimGrid's "
+            "whole-command CPU (smpirun -replay) / tailcast's (replay run --no-store: start-up, "
+            "native Parquet read, engine, per-op summary); rss_ratio the same for peak RSS. "
+            "speedup_engine uses the engine call alone (columns in memory, another process); "
+            "tailcast_load_cpu_s reads the Parquet trace into those columns. With eager-size "
             "halos both use the same semantics; rendezvous_16KiB documents the handshake "
             "difference (difference_per_iteration_ns vs handshake_per_iteration_ns)."
         ),
@@ -201,8 +198,8 @@ def run(actions: int = 1_600_000) -> dict[str, Any]:
 
 
 def main() -> None:
-    if len(sys.argv) == 4 and sys.argv[1] == "--tailcast-child":
-        print(json.dumps(tailcast_child(Path(sys.argv[2]), int(sys.argv[3]))))
+    if len(sys.argv) == 4 and sys.argv[1] == "--engine-child":
+        print(json.dumps(engine_child(Path(sys.argv[2]), int(sys.argv[3]))))
         return
     actions = int(sys.argv[2]) if len(sys.argv) == 3 and sys.argv[1] == "--actions" else 1_600_000
     print(json.dumps(run(actions), indent=2))

@@ -1,5 +1,8 @@
 """Type stubs of the compiled replay engine (crates/replay-py). Checked by mypy.stubtest."""
 
+from collections.abc import Callable
+from os import PathLike
+from pathlib import Path
 from typing import Any, Protocol, final
 
 import numpy as np
@@ -9,14 +12,20 @@ __all__ = [
     "ColumnBuilder",
     "FabricConfigError",
     "JobReplay",
+    "OpStats",
+    "RankFeeder",
     "ReplayError",
     "ReplayResult",
     "ReplayStream",
+    "TitConverter",
+    "TitReader",
+    "TraceFile",
     "TraceScan",
     "engine_version",
     "fabric_layout",
     "fabric_models",
     "op_codes",
+    "parquet_footer",
     "place",
     "replay",
     "replay_local",
@@ -230,3 +239,91 @@ class TraceScan:
     def declared_comms(self) -> list[tuple[int, list[int]]]: ...
     def used_comms(self) -> dict[int, list[int]]:
         """Per communicator id the (sorted) ranks calling collectives on it."""
+
+def parquet_footer(path: str | PathLike[str]) -> tuple[int, dict[str, str], list[str]]:
+    """(rows, key-value metadata, top-level column names) of a Parquet file, read by the
+    native reader. ValueError: not Parquet, a damaged footer; OSError: unreadable."""
+
+@final
+class TraceFile:
+    """A trace file read natively (no pyarrow): zstd or uncompressed pages, PLAIN,
+    dictionary and DELTA_BINARY_PACKED integers, strings and lists of integers.
+    ValueError names what is damaged or unsupported."""
+
+    def __new__(cls, path: str | PathLike[str]) -> TraceFile: ...
+    @property
+    def rows(self) -> int: ...
+    def scan(self) -> TraceScan:
+        """The layout pass (rank, op and communicator columns) over the whole file."""
+    def load(self) -> ColumnBuilder:
+        """Every row converted to engine columns (`finish()` gives them)."""
+    def feeder(self, starts: list[int], chunk_rows: int) -> RankFeeder:
+        """Feeds rank r's rows `starts[r]..starts[r + 1]`, `chunk_rows` at a time."""
+
+@final
+class RankFeeder:
+    def feed(self, stream: ReplayStream, rank: int) -> int:
+        """Feeds `rank`'s next rows to `stream` and returns how many (0: none were left, the
+        rank is closed). TypeError "rows A..B: …": rows that cannot be read or converted;
+        ValueError: rows the engine rejects."""
+
+@final
+class OpStats:
+    """Rows and simulated durations per op code, as counts of distinct ns values."""
+
+    def __new__(cls) -> OpStats: ...
+    def add(
+        self,
+        op: NDArray[np.generic],
+        sim_start_ns: NDArray[np.generic],
+        sim_end_ns: NDArray[np.generic],
+    ) -> None:
+        """Rows of uint8 op codes and int64 times (TypeError for other dtypes)."""
+    def summary(self) -> dict[int, tuple[int, float, float, float]]:
+        """op code → (rows, p50 µs, p99 µs, total µs), percentiles as numpy's linear."""
+
+@final
+class TitReader:
+    """SimGrid TiT lines → TRACE columns, a chunk of rows at a time (semantics:
+    tailcast.traces.tit_import). Errors are ValueError((line number, message))."""
+
+    def __new__(cls, ranks: int, flops_per_s: float) -> TitReader: ...
+    def open(self, path: str | PathLike[str], expect_rank: int | None = None) -> None:
+        """Starts reading a file (`expect_rank`: the rank of a per-rank file)."""
+    def read(self, max_rows: int) -> dict[str, NDArray[np.generic]] | None:
+        """Up to `max_rows` rows of the open file: rank, seq, op (indices into
+        `op_names()`), time_ns, and per optional column its values and `<name>_valid`
+        (lists: `<name>_offsets`, `<name>_values`, `<name>_valid`); None at its end."""
+    def unsupported(self) -> dict[str, int]:
+        """Actions not mapped, by name, over every file read."""
+    @staticmethod
+    def op_names() -> list[str]: ...
+    @staticmethod
+    def count_ranks(path: str | PathLike[str]) -> int:
+        """Largest rank + 1 of a single-file trace."""
+    @staticmethod
+    def columns(paths: list[str | PathLike[str]] | list[Path]) -> list[str]:
+        """The optional TRACE columns the actions in `paths` can set."""
+
+@final
+class TitConverter:
+    """A TiT trace parsed and written as a Parquet trace in the trace layout, natively.
+    Line errors are ValueError((path, line number, message))."""
+
+    def __new__(
+        cls,
+        files: list[Path],
+        per_rank: bool,
+        ranks: int,
+        flops_per_s: float,
+        dst: str | PathLike[str],
+        columns: list[str],
+        delta_columns: list[str],
+        group_rows: int,
+        page_rows: int,
+    ) -> TitConverter: ...
+    def run(self, progress: Callable[[int], None] | None = None) -> int:
+        """Parses every file and writes its rows; returns the rows written."""
+    def unsupported(self) -> dict[str, int]: ...
+    def finish(self, metadata: dict[str, str]) -> None:
+        """Writes the footer with this key-value metadata and closes the file."""

@@ -10,7 +10,11 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from tailcast.analysis.fitting import continuous_distributions, fit_distributions
+from tailcast.analysis.fitting import (
+    LATENCY_FAMILIES,
+    continuous_distributions,
+    fit_distributions,
+)
 from tailcast.cli.main import app
 from tailcast.errors import UsageError
 
@@ -49,6 +53,31 @@ def test_cli_fit_picks_lognorm_on_lognormal_draws(tmp_path: Path) -> None:
     assert best["aic"] == pytest.approx(2 * 3 - 2 * loglik, rel=1e-9)
     assert len(doc["results"]) + 0 <= 106 and doc["time_limit_s"] == 3.0
     assert elapsed < 90, f"fitting took {elapsed:.0f} s"
+
+
+def test_latency_families_are_a_subset_with_the_same_winner() -> None:
+    """The default set is a subset of every family and finds log-normal draws log-normal
+    (the slow test below checks it agrees with --all)."""
+    assert set(LATENCY_FAMILIES) <= set(continuous_distributions())
+    rng = np.random.default_rng(16)
+    draws = rng.lognormal(np.log(50), 0.5, 4000)
+    default = fit_distributions(draws, workers=2)
+    assert [r.distribution for r in default.results if r.status == "ok"] != []
+    assert {r.distribution for r in default.results} == set(LATENCY_FAMILIES)
+    assert default.as_dict()["best"]["sse"] == "lognorm"
+
+
+@pytest.mark.slow
+def test_default_and_all_families_agree_on_the_winner(tmp_path: Path) -> None:
+    draws = np.random.default_rng(16).lognormal(np.log(50), 0.5, 10_000)
+    path = tmp_path / "lat.parquet"
+    pq.write_table(pa.table({"latency_us": draws}), path)
+    best = []
+    for extra in ([], ["--all"]):
+        out = CliRunner().invoke(app, ["analyze", "fit", str(path), "--json", *extra])
+        assert out.exit_code == 0, out.output
+        best.append(json.loads(out.stdout)["best"])
+    assert best[0] == best[1] and best[0]["sse"] == "lognorm"
 
 
 def test_each_fit_is_time_limited() -> None:

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tailcast.errors import InputError
+from tailcast.store.parquet_io import conform
 from tailcast.traces.convert import detect_format, load_trace
 from tailcast.traces.info import summarize_table
 from tailcast.traces.tit_import import import_tit
@@ -96,3 +97,120 @@ def test_fuzz_tit_reader(tmp_path_factory: pytest.TempPathFactory, lines: list) 
         assert str(path) in str(err)
         return
     validate_table(table, meta)  # must not crash on anything the reader accepted
+
+
+def _reference(path: Path, ranks: int, per_rank_files: list[Path] | None = None):
+    """The rows the Python reference parser (tests/traces/tit_reference.py) gives."""
+    from tests.traces.tit_reference import TitParser
+
+    parser = TitParser(ranks)
+    files = per_rank_files or [path]
+    for index, file in enumerate(files):
+        for lineno, raw in enumerate(file.read_text().splitlines(), 1):
+            parser.parse_line(raw, file, lineno, index if per_rank_files else None)
+    table, unsupported = parser.result()
+    return table, dict(unsupported)
+
+
+def _same_rows(native, reference) -> None:
+    key = [("rank", "ascending"), ("seq", "ascending")]
+    got = conform("traces", native).sort_by(key)
+    want = conform("traces", reference).sort_by(key)
+    assert got.to_pylist() == want.to_pylist()
+
+
+def test_native_parser_equals_the_reference_on_public_traces(shared_data: Path) -> None:
+    tit = shared_data / "traces" / "simgrid-tit"
+    for path in sorted(tit.glob("*.txt")):
+        if path.name.startswith("actions") and path.name[7:8].isdigit():
+            continue  # actions0/1.txt are one rank each of a list-form trace
+        table, meta = import_tit(path)
+        want, unsupported = _reference(path, meta.ranks)
+        _same_rows(table, want)
+        assert meta.unsupported == unsupported, path.name
+    per_rank = tit / "ti_traces_32_1"
+    table, meta = import_tit(per_rank)
+    from tailcast.traces.tit_import import open_tit
+
+    files = open_tit(per_rank).files
+    want, unsupported = _reference(per_rank, 32, files)
+    _same_rows(table, want)
+    assert meta.unsupported == unsupported
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 2),
+            st.sampled_from([*_ACTIONS, "test", "waitall", "allgatherv", "scatterv", "sleep"]),
+            st.lists(st.sampled_from(["0", "1", "2", "1e3", "3", "2.5", "8", "1"]), max_size=9),
+        ),
+        max_size=30,
+    )
+)
+def test_native_parser_equals_the_reference(
+    tmp_path_factory: pytest.TempPathFactory, lines: list
+) -> None:
+    """Every line both parsers accept gives the same row; a line one rejects, both do."""
+    path = tmp_path_factory.mktemp("diff") / "t.txt"
+    path.write_text("\n".join(f"{r} {a} {' '.join(args)}" for r, a, args in lines))
+    try:
+        want, unsupported = _reference(path, max(r for r, _, _ in lines) + 1 if lines else 1)
+    except InputError as err:
+        with pytest.raises(InputError) as native:
+            import_tit(path)
+        assert native.value.line == err.line
+        return
+    if not lines:
+        return
+    table, meta = import_tit(path)
+    _same_rows(table, want)
+    assert meta.unsupported == unsupported
+
+
+@pytest.mark.parametrize("source", ["ti_traces_32_1", "actions_alltoallv.txt", "actions_bcast.txt"])
+def test_native_conversion_writes_the_same_rows(
+    shared_data: Path, tmp_path: Path, source: str
+) -> None:
+    """The native converter's file, read by pyarrow and by DuckDB, holds the rows the
+    table import gives (per-rank files stream; a single file is sorted by rank)."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    from tailcast.traces.convert import convert
+    from tailcast.traces.io import read_trace
+
+    path = shared_data / "traces" / "simgrid-tit" / source
+    out = tmp_path / "t.parquet"
+    chunks: list[int] = []
+    meta = convert(path, out, progress=chunks.append)
+    table, meta2 = read_trace(out)
+    want, want_meta = import_tit(path)
+    _same_rows(table, want)
+    assert meta2 == meta == want_meta
+    assert sum(chunks) == table.num_rows
+    assert str(pq.read_schema(out).field("rank").type) == "int8"  # 32 ranks or fewer
+    rows = duckdb.sql(f"SELECT count(*), sum(send_bytes) FROM '{out}'").fetchall()[0]
+    assert rows == (want.num_rows, sum(v or 0 for v in want.column("send_bytes").to_pylist()))
+
+
+def test_native_conversion_names_file_and_line(tmp_path: Path) -> None:
+    from tailcast.traces.convert import convert
+
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0 init\n0 send 1 zero 1e6\n1 init\n")
+    with pytest.raises(InputError) as err:
+        convert(bad, tmp_path / "out.parquet")
+    assert err.value.line == 2 and "bad.txt" in str(err.value)
+    assert not (tmp_path / "out.parquet").exists()  # no partial file
+
+
+def test_tit_columns_follow_the_trace_schema() -> None:
+    from tailcast.store.schemas import TRACE
+    from tailcast.traces.layout import REQUIRED
+    from tailcast.traces.tit_source import TIT_COLUMNS
+
+    order = [f.name for f in TRACE]
+    assert sorted(TIT_COLUMNS, key=order.index) == list(TIT_COLUMNS)
+    assert {f.name for f in TRACE if not f.nullable} == REQUIRED

@@ -28,15 +28,40 @@ pub(crate) enum Constant {
 #[derive(Clone, Copy)]
 pub(crate) enum Source<'a> {
     Column(Array<'a>),
+    /// Decoded by the native Parquet reader: its name, values and the string dictionary
+    /// of its cursor.
+    Native(&'a str, &'a parquet_lite::Column, &'a [Vec<u8>]),
     Int(i64),
     Str(&'a str),
     /// Absent from the batch: every value null.
     Null,
 }
 
+impl Source<'_> {
+    /// Every value null (absent, or a column of nulls).
+    pub(crate) fn all_null(&self) -> bool {
+        match self {
+            Source::Column(c) => c.all_null(),
+            Source::Native(_, c, _) => c.all_null(),
+            Source::Null => true,
+            Source::Int(_) | Source::Str(_) => false,
+        }
+    }
+
+    /// Whether row `i` holds a value.
+    pub(crate) fn is_valid(&self, i: usize) -> bool {
+        match self {
+            Source::Column(c) => c.validity().is_none_or(|v| v.is_valid(i)),
+            Source::Native(_, c, _) => c.is_valid(i),
+            Source::Null => false,
+            Source::Int(_) | Source::Str(_) => true,
+        }
+    }
+}
+
 /// A record batch's columns by name, and the constant columns of its row group.
 pub(crate) struct Batch<'a> {
-    columns: HashMap<&'a str, Array<'a>>,
+    columns: HashMap<&'a str, Source<'a>>,
     constants: &'a HashMap<String, Constant>,
     pub(crate) rows: usize,
 }
@@ -57,7 +82,7 @@ impl<'a> Batch<'a> {
         let columns = batch
             .children()
             .into_iter()
-            .map(|c| (c.name(), c.slice(base, rows)))
+            .map(|c| (c.name(), Source::Column(c.slice(base, rows))))
             .collect();
         Ok(Self {
             columns,
@@ -66,9 +91,26 @@ impl<'a> Batch<'a> {
         })
     }
 
+    /// Rows decoded by the native reader: (name, column, its cursor's dictionary) each.
+    pub(crate) fn native(
+        columns: impl IntoIterator<Item = (&'a str, &'a parquet_lite::Column, &'a [Vec<u8>])>,
+        rows: usize,
+        constants: &'a HashMap<String, Constant>,
+    ) -> Self {
+        let columns = columns
+            .into_iter()
+            .map(|(name, col, dict)| (name, Source::Native(name, col, dict)))
+            .collect();
+        Self {
+            columns,
+            constants,
+            rows,
+        }
+    }
+
     pub(crate) fn get(&self, name: &str) -> Source<'a> {
         if let Some(&c) = self.columns.get(name) {
-            return Source::Column(c);
+            return c;
         }
         match self.constants.get(name) {
             Some(Constant::Int(v)) => Source::Int(*v),
@@ -152,6 +194,9 @@ pub(crate) fn append_ints<T: Target>(
 ) -> PyResult<()> {
     let col = match src {
         Source::Column(c) if !c.all_null() => c,
+        Source::Native(name, c, _) if !c.all_null() => {
+            return append_native_ints(name, c, fill, out)
+        }
         Source::Int(v) => {
             out.resize(out.len() + rows, T::from_i64(v));
             return Ok(());
@@ -174,6 +219,31 @@ pub(crate) fn append_ints<T: Target>(
             _ => return Err(unsupported(&col)),
         }
     );
+    Ok(())
+}
+
+fn append_native_ints<T: Target>(
+    name: &str,
+    col: &parquet_lite::Column,
+    fill: T,
+    out: &mut Vec<T>,
+) -> PyResult<()> {
+    let parquet_lite::Values::Ints(values) = &col.values else {
+        return Err(PyValueError::new_err(format!(
+            "column {name} holds strings or lists, expected integers"
+        )));
+    };
+    match &col.valid {
+        None => out.extend(values.iter().map(|&v| T::from_i64(v))),
+        Some(valid) => {
+            out.extend(
+                values
+                    .iter()
+                    .zip(valid)
+                    .map(|(&v, &ok)| if ok { T::from_i64(v) } else { fill }),
+            )
+        }
+    }
     Ok(())
 }
 

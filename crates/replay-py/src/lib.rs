@@ -7,9 +7,14 @@ mod errors;
 mod ingest;
 mod lists;
 mod op_names;
+mod op_stats;
 mod queue;
 mod result;
 mod stream;
+mod tit;
+mod tit_convert;
+mod tit_parse;
+mod trace_file;
 mod trace_io;
 
 use numpy::{Element, IntoPyArray, PyArray1, PyReadonlyArray1, PyUntypedArrayMethods};
@@ -309,6 +314,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(op_codes, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(queue::squeue_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_file::parquet_footer, m)?)?;
     m.add_function(wrap_pyfunction!(config::fabric_models, m)?)?;
     m.add_function(wrap_pyfunction!(config::fabric_layout, m)?)?;
     m.add_function(wrap_pyfunction!(config::place, m)?)?;
@@ -322,5 +328,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<stream::ReplayStream>()?;
     m.add_class::<trace_io::ColumnBuilder>()?;
     m.add_class::<trace_io::TraceScan>()?;
+    m.add_class::<trace_file::TraceFile>()?;
+    m.add_class::<op_stats::OpStats>()?;
+    m.add_class::<tit::TitReader>()?;
+    m.add_class::<tit_convert::TitConverter>()?;
+    m.add_class::<trace_file::RankFeeder>()?;
     Ok(())
 }

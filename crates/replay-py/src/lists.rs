@@ -29,6 +29,9 @@ impl Csr {
     pub(crate) fn append(&mut self, src: Source<'_>, rows: usize) -> PyResult<()> {
         let col = match src {
             Source::Column(c) if !c.all_null() && c.len() > 0 => c,
+            Source::Native(name, c, _) if !c.all_null() => {
+                return self.append_native(name, c, rows)
+            }
             _ => {
                 self.pad(rows);
                 return Ok(());
@@ -75,6 +78,35 @@ impl Csr {
                 }
                 let (a, b) = ((lo - first) as usize, (hi - first) as usize);
                 self.values.extend_from_slice(&self.child[a..b]);
+            }
+            self.offsets.push(self.values.len() as i64);
+        }
+        self.rows += rows;
+        Ok(())
+    }
+
+    fn append_native(
+        &mut self,
+        name: &str,
+        col: &parquet_lite::Column,
+        rows: usize,
+    ) -> PyResult<()> {
+        let parquet_lite::Values::Lists { offsets, values } = &col.values else {
+            return Err(PyValueError::new_err(format!(
+                "column {name} is not a list of integers"
+            )));
+        };
+        if values.is_empty() {
+            self.pad(rows);
+            return Ok(());
+        }
+        if self.offsets.is_empty() {
+            self.offsets.resize(self.rows + 1, 0);
+        }
+        for (i, w) in offsets.windows(2).enumerate() {
+            if col.is_valid(i) {
+                self.values
+                    .extend_from_slice(&values[w[0] as usize..w[1] as usize]);
             }
             self.offsets.push(self.values.len() as i64);
         }

@@ -108,6 +108,46 @@ fn map_indices(
     Ok(())
 }
 
+/// Op codes of a natively decoded string column (keys into its cursor's dictionary).
+fn append_native_ops(
+    col: &parquet_lite::Column,
+    dict: &[Vec<u8>],
+    table: &OpTable,
+    out: &mut Vec<u8>,
+    unknown: Option<&mut HashMap<String, u64>>,
+) -> PyResult<()> {
+    let parquet_lite::Values::Strings(keys) = &col.values else {
+        return Err(PyValueError::new_err(
+            "column op: expected strings, got a number",
+        ));
+    };
+    let mapped = dict
+        .iter()
+        .map(|raw| {
+            let name = std::str::from_utf8(raw)
+                .map_err(|_| PyValueError::new_err("column op: invalid UTF-8"))?;
+            Ok(table.code(name))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut counts = vec![0u64; dict.len()];
+    out.extend(keys.iter().enumerate().map(|(i, &k)| {
+        if col.is_valid(i) {
+            counts[k as usize] += 1;
+            mapped[k as usize].0
+        } else {
+            0
+        }
+    }));
+    if let Some(unknown) = unknown {
+        for ((_, name), k) in mapped.iter().zip(counts) {
+            if let (Some(name), true) = (name, k > 0) {
+                *unknown.entry(name.clone()).or_default() += k;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Appends the op codes of a string or dictionary-of-strings column; unknown names are
 /// counted in `unknown` when given. A null op is code 0 and not counted.
 pub(crate) fn append_ops(
@@ -119,6 +159,9 @@ pub(crate) fn append_ops(
 ) -> PyResult<()> {
     let col = match src {
         Source::Column(c) if !c.all_null() => c,
+        Source::Native(_, c, dict) if !c.all_null() => {
+            return append_native_ops(c, dict, table, out, unknown)
+        }
         Source::Str(name) => {
             let (code, missing) = table.code(name);
             out.resize(out.len() + rows, code);

@@ -49,6 +49,45 @@ impl ReplayStream {
             .ok_or_else(|| PyRuntimeError::new_err("the stream is finished"))
     }
 
+    /// Converts `batch` (rows of `rank`, Arrow or natively decoded) and feeds the engine
+    /// its first piece; conversion problems are TypeError (see `feed_arrow`).
+    pub(crate) fn feed_batch(
+        &mut self,
+        rank: u32,
+        batch: &Batch<'_>,
+        first_row: u64,
+    ) -> PyResult<()> {
+        let as_type_error =
+            |err: PyErr| Python::with_gil(|py| PyTypeError::new_err(err.value(py).to_string()));
+        self.engine()?; // finished streams take no rows
+        if self.pending.get(rank as usize).is_some_and(Option::is_some) {
+            return Err(PyValueError::new_err(format!(
+                "rank {rank}: rows fed before its previous ones were used"
+            )));
+        }
+        let mut cols = self.spare.pop().unwrap_or_default();
+        cols.clear();
+        cols.append(batch, &self.ops, None, false, first_row)
+            .map_err(as_type_error)?;
+        let rows = cols.view().seq.len(); // (`len()` counts the rank column, not read here)
+        if self.pending.len() <= rank as usize {
+            self.pending.resize_with(rank as usize + 1, || None);
+        }
+        self.pending[rank as usize] = Some(Pending {
+            cols,
+            rows,
+            next: 0,
+            first_row,
+        });
+        // The first piece now: a batch the engine rejects fails here, as before.
+        self.feed_piece(rank).map(|_| ())
+    }
+
+    pub(crate) fn close_rank(&mut self, rank: u32) -> PyResult<()> {
+        self.engine()?.close(0, rank);
+        Ok(())
+    }
+
     /// Feeds the engine the next piece of `rank`'s pending rows; false if there are none.
     fn feed_piece(&mut self, rank: u32) -> PyResult<bool> {
         let Some(mut p) = self.pending.get_mut(rank as usize).and_then(Option::take) else {
@@ -162,34 +201,12 @@ impl ReplayStream {
         let exported = Exported::new(batch)?;
         let constants = constants.unwrap_or_default();
         let batch = Batch::new(&exported.array(), &constants).map_err(as_type_error)?;
-        self.engine()?; // finished streams take no rows
-        if self.pending.get(rank as usize).is_some_and(Option::is_some) {
-            return Err(PyValueError::new_err(format!(
-                "rank {rank}: rows fed before its previous ones were used"
-            )));
-        }
-        let mut cols = self.spare.pop().unwrap_or_default();
-        cols.clear();
-        cols.append(&batch, &self.ops, None, false, first_row)
-            .map_err(as_type_error)?;
-        let rows = cols.view().seq.len(); // (`len()` counts the rank column, not read here)
-        if self.pending.len() <= rank as usize {
-            self.pending.resize_with(rank as usize + 1, || None);
-        }
-        self.pending[rank as usize] = Some(Pending {
-            cols,
-            rows,
-            next: 0,
-            first_row,
-        });
-        // The first piece now: a batch the engine rejects fails here, as before.
-        self.feed_piece(rank).map(|_| ())
+        self.feed_batch(rank, &batch, first_row)
     }
 
     /// No more rows will come for `rank`.
     fn close(&mut self, rank: u32) -> PyResult<()> {
-        self.engine()?.close(0, rank);
-        Ok(())
+        self.close_rank(rank)
     }
 
     /// Replays until done (None) or until a rank needs rows (its number).

@@ -27,9 +27,10 @@ struct Declared {
 
 impl Declared {
     fn add(&mut self, batch: &Batch<'_>) -> PyResult<()> {
-        let Source::Column(members) = batch.get("comm_members") else {
+        let members = batch.get("comm_members");
+        if !matches!(members, Source::Column(_) | Source::Native(..)) {
             return Ok(()); // no member lists: nothing declared
-        };
+        }
         let new = batch.get("new_comm");
         if matches!(new, Source::Null) || members.all_null() {
             return Ok(());
@@ -41,10 +42,9 @@ impl Declared {
             return Ok(());
         }
         let mut csr = Csr::default();
-        csr.append(Source::Column(members), rows)?;
-        let valid = members.validity();
+        csr.append(members, rows)?;
         for (i, &id) in ids.iter().enumerate() {
-            let listed = valid.is_none_or(|v| v.is_valid(i));
+            let listed = members.is_valid(i);
             if id < 0 || !listed || self.ids.contains(&(id as i32)) {
                 continue;
             }
@@ -70,11 +70,25 @@ pub struct ColumnBuilder {
     rows: u64,
 }
 
+impl ColumnBuilder {
+    /// Converts and appends the rows of `batch` (Arrow or natively decoded).
+    pub(crate) fn append_batch(&mut self, batch: &Batch<'_>) -> PyResult<()> {
+        let target = self
+            .cols
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("the builder is finished"))?;
+        target.append(batch, &self.ops, Some(&mut self.unknown), true, self.rows)?;
+        self.declared.add(batch)?;
+        self.rows += batch.rows as u64;
+        Ok(())
+    }
+}
+
 #[pymethods]
 impl ColumnBuilder {
     #[new]
     #[pyo3(signature = (capacity = 0))]
-    fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self {
             cols: Some(OwnedColumns::with_capacity(capacity)),
             ops: OpTable::new(),
@@ -90,14 +104,7 @@ impl ColumnBuilder {
         let exported = Exported::new(batch)?;
         let constants = constants.unwrap_or_default();
         let batch = Batch::new(&exported.array(), &constants)?;
-        let target = self
-            .cols
-            .as_mut()
-            .ok_or_else(|| PyRuntimeError::new_err("the builder is finished"))?;
-        target.append(&batch, &self.ops, Some(&mut self.unknown), true, self.rows)?;
-        self.declared.add(&batch)?;
-        self.rows += batch.rows as u64;
-        Ok(())
+        self.append_batch(&batch)
     }
 
     #[getter]
@@ -208,10 +215,48 @@ impl TraceScan {
     }
 }
 
+impl TraceScan {
+    /// Adds the rows of `batch` (Arrow or natively decoded).
+    pub(crate) fn add_batch(&mut self, batch: &Batch<'_>) -> PyResult<()> {
+        let rows = batch.rows;
+        self.count_ranks(batch.get("rank"), rows)?;
+        self.op_buf.clear();
+        let unknown = Some(&mut self.unknown);
+        append_ops(batch.get("op"), rows, &self.ops, &mut self.op_buf, unknown)?;
+        let comm = batch.get("comm");
+        let has_comm = !comm.all_null();
+        // Collective codes start at 32 (replay_engine::ops::Op).
+        if has_comm && self.op_buf.iter().any(|&op| op >= 32) {
+            self.comm_buf.clear();
+            append_ints(comm, rows, 0i32, &mut self.comm_buf)?;
+            let single_rank = self.rank_buf.is_empty();
+            let mut last_pair = None;
+            for i in 0..rows {
+                if self.op_buf[i] < 32 || !comm.is_valid(i) {
+                    continue;
+                }
+                let rank = if single_rank {
+                    self.last_rank
+                } else {
+                    self.rank_buf[i]
+                };
+                let pair = (self.comm_buf[i], rank as u32);
+                if last_pair != Some(pair) {
+                    self.used.insert(pair);
+                    last_pair = Some(pair);
+                }
+            }
+        }
+        self.declared.add(batch)?;
+        self.rows += rows as u64;
+        Ok(())
+    }
+}
+
 #[pymethods]
 impl TraceScan {
     #[new]
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             ops: OpTable::new(),
             unknown: HashMap::new(),
@@ -233,42 +278,7 @@ impl TraceScan {
         let exported = Exported::new(batch)?;
         let constants = constants.unwrap_or_default();
         let batch = Batch::new(&exported.array(), &constants)?;
-        let rows = batch.rows;
-        self.count_ranks(batch.get("rank"), rows)?;
-        self.op_buf.clear();
-        let unknown = Some(&mut self.unknown);
-        append_ops(batch.get("op"), rows, &self.ops, &mut self.op_buf, unknown)?;
-        let comm = batch.get("comm");
-        let (comm_valid, has_comm) = match comm {
-            Source::Column(c) => (c.validity(), !c.all_null()),
-            Source::Int(_) => (None, true),
-            _ => (None, false),
-        };
-        // Collective codes start at 32 (replay_engine::ops::Op).
-        if has_comm && self.op_buf.iter().any(|&op| op >= 32) {
-            self.comm_buf.clear();
-            append_ints(comm, rows, 0i32, &mut self.comm_buf)?;
-            let single_rank = self.rank_buf.is_empty();
-            let mut last_pair = None;
-            for i in 0..rows {
-                if self.op_buf[i] < 32 || comm_valid.is_some_and(|v| !v.is_valid(i)) {
-                    continue;
-                }
-                let rank = if single_rank {
-                    self.last_rank
-                } else {
-                    self.rank_buf[i]
-                };
-                let pair = (self.comm_buf[i], rank as u32);
-                if last_pair != Some(pair) {
-                    self.used.insert(pair);
-                    last_pair = Some(pair);
-                }
-            }
-        }
-        self.declared.add(&batch)?;
-        self.rows += rows as u64;
-        Ok(())
+        self.add_batch(&batch)
     }
 
     #[getter]

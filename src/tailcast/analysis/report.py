@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -389,6 +389,9 @@ def _replay_sections(b: _Builder, pairs: Sequence[tuple[str, str]]) -> list[Sect
     return [sec, cmp_sec]
 
 
+REPORT_STEPS = 5  # the parts build_report reports progress for
+
+
 def build_report(
     out_dir: Path,
     results: ResultsDir | None = None,
@@ -396,20 +399,27 @@ def build_report(
     fit_groups: int = 1,
     fit_time_limit_s: float = 3.0,
     compare: Sequence[tuple[str, str]] = (),
+    progress: Callable[[float], None] | None = None,
 ) -> ReportResult:
     """Writes out_dir/index.html (+ plots/) from the store; returns what it wrote.
 
     `compare` holds (measured SOURCE, simulated SOURCE) pairs, e.g. a SQL query over samples
-    and a replay id."""
+    and a replay id. `progress` is called once per part (REPORT_STEPS in all)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    step = progress or (lambda n: None)
     with Catalog(results) as cat:
         b = _Builder(cat, out_dir, embed)
         sections = [_store_section(b)]
+        step(1)
         sections += _measured_sections(b, fit_groups, fit_time_limit_s)
+        step(1)
         sections.append(_correlation_section(b))
+        step(1)
         sections += _simple_sections(b)
+        step(1)
         sections += _replay_sections(b, compare)
+        step(1)
         root = str(cat.results.root)
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("tailcast.analysis", "templates"),

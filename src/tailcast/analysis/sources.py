@@ -17,12 +17,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tailcast.errors import InputError, UsageError
-from tailcast.store import TABLES, Catalog
+from tailcast.store.schemas import TABLES
+
+if TYPE_CHECKING:  # DuckDB loads only for a SOURCE that is not a Parquet file
+    from tailcast.store.catalog import Catalog
 
 _SQL_START = re.compile(r"^\s*(?:(?:select|with|from|values|table)\s|\()", re.IGNORECASE)
 _ID_LIKE = re.compile(r"^[A-Za-z0-9_.:-]+$")
@@ -120,6 +124,8 @@ def resolve(spec: str, catalog: Catalog | None = None) -> Source:
         except (OSError, pa.ArrowException) as exc:
             raise InputError(path, f"not a readable Parquet file ({exc})") from exc
         return Source(spec, "parquet", table, None, [path])
+    from tailcast.store.catalog import Catalog
+
     own = catalog is None
     cat = catalog or Catalog()
     try:

@@ -4,19 +4,20 @@ measured-vs-simulated comparison and plots. The logic lives in tailcast.analysis
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tailcast.analysis.bimodality import bimodality as bimodality_of
-from tailcast.analysis.compare import compare_samples
-from tailcast.analysis.correlation import correlate as correlate_store
-from tailcast.analysis.fitting import DEFAULT_TIME_LIMIT_S, fit_distributions
-from tailcast.analysis.plots import b_scatter_plot, ccdf_plot, frequency_plot, qq_plot
-from tailcast.analysis.sources import Source, resolve
-from tailcast.analysis.tails import TAIL_METRIC_COLUMNS, group_values, tails_by_group
 from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.errors import UsageError
+
+if TYPE_CHECKING:
+    from tailcast.analysis.sources import Source
+
+# Each command imports its analysis module when it runs: scipy, scikit-learn, matplotlib
+# and DuckDB cost seconds of start-up that `--help` and the other commands must not pay.
+# (tailcast.analysis.fitting.DEFAULT_TIME_LIMIT_S; a test checks they agree.)
+DEFAULT_TIME_LIMIT_S = 3.0
 
 app = new_app(
     "Analyse latency tails. SOURCE is a Parquet file, a store table (e.g. samples), a replay "
@@ -59,6 +60,8 @@ def _print_rows(rows: list[dict[str, Any]], columns: list[str] | None = None) ->
 
 
 def _values(src: Source, column: str) -> Any:
+    from tailcast.analysis.tails import group_values
+
     return group_values(src.table, column)[0][1]
 
 
@@ -73,6 +76,9 @@ def tails(
     as_json: JsonOpt = False,
 ) -> None:
     """Tail metrics per group: percentiles, mean/median, p99/p50, share above p85, Hill α."""
+    from tailcast.analysis.sources import resolve
+    from tailcast.analysis.tails import TAIL_METRIC_COLUMNS, tails_by_group
+
     src = resolve(source)
     rows = tails_by_group(src.table, column, _by(by), hill_k)
     if as_json:
@@ -94,20 +100,40 @@ def fit(
         int | None, typer.Option("--workers", help="Worker processes (default: all cores).")
     ] = None,
     distributions: Annotated[
-        str, typer.Option("--distributions", help="Comma-separated subset of scipy names.")
+        str, typer.Option("--distributions", help="Comma-separated scipy names to fit.")
     ] = "",
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="Fit every suitable scipy family (~100) instead of the latency set."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Fit all suitable continuous scipy.stats distributions; rank by SSE, AIC, BIC, KS."""
+    """Fit continuous scipy.stats distributions (default: ~20 families suited to latency
+    data; --all: every suitable one); rank by SSE, AIC, BIC, KS."""
     if top < 1:
         raise UsageError("--top must be at least 1")
-    src = resolve(source)
-    report = fit_distributions(
-        _values(src, column),
-        _by(distributions) or None,
-        time_limit_s=time_limit,
-        workers=workers,
+    from tailcast.analysis.fitting import (
+        LATENCY_FAMILIES,
+        continuous_distributions,
+        fit_distributions,
     )
+    from tailcast.analysis.sources import resolve
+    from tailcast.cli.progress import progress
+
+    if every and distributions:
+        raise UsageError("choose one of --all and --distributions")
+    src = resolve(source)
+    names = continuous_distributions() if every else _by(distributions) or None
+    with progress("fit (families)", len(names or LATENCY_FAMILIES)) as advance:
+        report = fit_distributions(
+            _values(src, column),
+            names,
+            time_limit_s=time_limit,
+            workers=workers,
+            progress=advance,
+        )
     ranked = report.top(top, rank_by)
     if as_json:
         out = report.as_dict(top=None)
@@ -147,6 +173,10 @@ def bimodality(
     as_json: JsonOpt = False,
 ) -> None:
     """Hartigan's dip test, Sarle's bimodality coefficient, 1-vs-2 Gaussian mixture BIC."""
+    from tailcast.analysis.bimodality import bimodality as bimodality_of
+    from tailcast.analysis.sources import resolve
+    from tailcast.analysis.tails import group_values
+
     src = resolve(source)
     rows = [
         {**key, **bimodality_of(values).as_dict()}
@@ -168,6 +198,8 @@ def correlate(
     as_json: JsonOpt = False,
 ) -> None:
     """Pearson r and Spearman ρ of b vs mean and p99 latency per (benchmark, size)."""
+    from tailcast.analysis.correlation import correlate as correlate_store
+
     result = correlate_store(only_accepted=not all_runs, b_mode=b_mode)
     if as_json:
         emit_json(result.as_dict())
@@ -200,6 +232,9 @@ def compare(
     as_json: JsonOpt = False,
 ) -> None:
     """Two-sample KS, Wasserstein distance, relative error at p50/p90/p99, QQ data."""
+    from tailcast.analysis.compare import compare_samples
+    from tailcast.analysis.sources import resolve
+
     m, s = resolve(measured), resolve(simulated)
     res = compare_samples(_values(m, measured_column), _values(s, simulated_column))
     if as_json:
@@ -232,6 +267,10 @@ def plot_frequency(
     title: Annotated[str, typer.Option("--title")] = "",
 ) -> None:
     """Frequency distribution, one line per group (seed 001 Figs. 1, 3, 5)."""
+    from tailcast.analysis.plots import frequency_plot
+    from tailcast.analysis.sources import resolve
+    from tailcast.analysis.tails import group_values
+
     src = resolve(source)
     groups = {
         " · ".join(str(v) for v in k.values()) or "all": v
@@ -251,6 +290,10 @@ def plot_ccdf(
     by: ByOpt = "",
 ) -> None:
     """Empirical CCDF on log-log axes, one line per group."""
+    from tailcast.analysis.plots import ccdf_plot
+    from tailcast.analysis.sources import resolve
+    from tailcast.analysis.tails import group_values
+
     src = resolve(source)
     groups = {
         " · ".join(str(v) for v in k.values()) or "all": v
@@ -263,6 +306,9 @@ def plot_ccdf(
 @plot_app.command("correlation")
 def plot_correlation(out: OutOpt) -> None:
     """b vs mean latency per (benchmark, size) with least-squares lines (seed 001 Fig. 4)."""
+    from tailcast.analysis.correlation import correlate as correlate_store
+    from tailcast.analysis.plots import b_scatter_plot
+
     result = correlate_store()
     files = b_scatter_plot(result.runs, result.groups, out, "b_vs_latency")
     _announce([files.png, files.svg])
@@ -276,6 +322,10 @@ def plot_qq(
     column: ColumnOpt = "latency_us",
 ) -> None:
     """QQ plot of measured against simulated latency."""
+    from tailcast.analysis.compare import compare_samples
+    from tailcast.analysis.plots import qq_plot
+    from tailcast.analysis.sources import resolve
+
     m, s = resolve(measured), resolve(simulated)
     res = compare_samples(_values(m, column), _values(s, column))
     files = qq_plot(res, out, "qq", f"QQ: measured vs {simulated}")

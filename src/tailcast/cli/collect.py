@@ -3,24 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from tailcast.cli._common import echo, emit_json, new_app, note
-from tailcast.collectors.jobs import expand_nodes
-from tailcast.collectors.osu_output import OsuOutput, result_rows
-from tailcast.collectors.osu_parse import load_osu_file
-from tailcast.collectors.sinfo import total_nodes
-from tailcast.collectors.snapshot import Snapshot, snapshot_of, take_snapshot, write_snapshots
-from tailcast.collectors.squeue import BACKENDS, load_queue_file
-from tailcast.collectors.topology import (
-    Topology,
-    load_topology_toml,
-    read_scontrol_topology,
-)
-from tailcast.collectors.watch import watch as watch_series
 from tailcast.errors import UsageError
+
+if TYPE_CHECKING:
+    from tailcast.collectors.osu_output import OsuOutput
+    from tailcast.collectors.snapshot import Snapshot
+
+# The collectors are imported by the commands that use them (start-up of `--help`).
+# tailcast.collectors.squeue.BACKENDS; a test checks they agree.
+BACKENDS = ("auto", "squeue-json", "squeue-format", "pyslurm")
 
 app = new_app(
     "Read the Slurm queue and compute the background-traffic heuristic b (seed 001 eq. 1 "
@@ -66,6 +62,9 @@ def snapshot(
     as_json: AsJson = False,
 ) -> None:
     """Take one queue snapshot and print b with all its components."""
+    from tailcast.collectors.snapshot import snapshot_of, take_snapshot, write_snapshots
+    from tailcast.collectors.squeue import load_queue_file
+
     if from_file is not None:
         if total is None:
             raise UsageError("--from-file needs --total-nodes (N_t)")
@@ -98,6 +97,10 @@ def watch(
     as_json: AsJson = False,
 ) -> None:
     """Keep a b time series; SIGTERM/SIGINT flush what was taken and end cleanly."""
+    from tailcast.collectors.sinfo import total_nodes
+    from tailcast.collectors.snapshot import take_snapshot
+    from tailcast.collectors.watch import watch as watch_series
+
     n_t = total if total is not None else total_nodes()
     result = watch_series(
         lambda: take_snapshot(backend, n_t, own_job_id, not include_own),
@@ -131,6 +134,8 @@ def watch(
 
 
 def _osu_dict(out: OsuOutput) -> dict[str, Any]:
+    from tailcast.collectors.osu_output import result_rows
+
     return {
         "path": out.path,
         "title": out.title,
@@ -154,6 +159,9 @@ def osu(
 ) -> None:
     """Parse saved OSU Micro-Benchmarks outputs (5.x-7.x, OMB-Py; every benchmark of the
     suite); OSU errors exit non-zero."""
+    from tailcast.collectors.osu_output import result_rows
+    from tailcast.collectors.osu_parse import load_osu_file
+
     if stderr is not None and len(files) != 1:
         raise UsageError("--stderr goes with exactly one FILE")
     parsed = [load_osu_file(f, stderr) for f in files]
@@ -182,7 +190,10 @@ def topology(
     as_json: AsJson = False,
 ) -> None:
     """Show islands and groups (from --file or `scontrol show topology`)."""
-    topo: Topology = load_topology_toml(file) if file else read_scontrol_topology()
+    from tailcast.collectors.jobs import expand_nodes
+    from tailcast.collectors.topology import load_topology_toml, read_scontrol_topology
+
+    topo = load_topology_toml(file) if file else read_scontrol_topology()
     doc: dict[str, Any] = {
         "source": topo.source,
         "groups": {"/".join(g): members for g, members in topo.groups().items()},

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import csv
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pyarrow as pa
 import typer
 
 from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.errors import UsageError
-from tailcast.store import Catalog
+
+if TYPE_CHECKING:
+    from tailcast.store.catalog import Catalog
 
 app = new_app(
     "Query stored results with SQL. Every table (runs, samples, snapshots, utilisation, "
@@ -24,9 +25,8 @@ def _report_problems(catalog: Catalog) -> None:
         note(f"warning: skipped {problem}")
 
 
-def _print_table(table: pa.Table) -> None:
-    names = table.column_names
-    rows = [["" if v is None else str(v) for v in row.values()] for row in table.to_pylist()]
+def _print_rows(names: list[str], values: list[list[Any]]) -> None:
+    rows = [["" if v is None else str(v) for v in row] for row in values]
     widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
     echo("  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True)))
     echo("  ".join("-" * w for w in widths))
@@ -41,6 +41,8 @@ def sql(
     as_csv: Annotated[bool, typer.Option("--csv", help="Rows as CSV with a header.")] = False,
 ) -> None:
     """Run a SQL query over the store and print the rows."""
+    from tailcast.store.catalog import Catalog
+
     if as_json and as_csv:
         raise UsageError("choose one of --json and --csv")
     with Catalog() as catalog:
@@ -54,7 +56,7 @@ def sql(
         for row in table.to_pylist():
             writer.writerow(["" if v is None else v for v in row.values()])
     else:
-        _print_table(table)
+        _print_rows(table.column_names, [list(r.values()) for r in table.to_pylist()])
 
 
 @app.command("tables")
@@ -62,9 +64,13 @@ def tables(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """List the tables with their file and row counts, and any unreadable files."""
-    with Catalog() as catalog:
-        infos = list(catalog.tables.values())
-        root = catalog.results.root
+    # Footers only: the SQL engine is not needed to count files and rows.
+    from tailcast.store.inventory import inventory
+    from tailcast.store.results import ResultsDir
+
+    results = ResultsDir()
+    infos = list(inventory(results).values())
+    root = results.root
     listing: list[dict[str, Any]] = [
         {
             "table": i.name,
@@ -78,15 +84,9 @@ def tables(
         emit_json({"results_dir": str(root), "tables": listing})
         return
     echo(f"results directory: {root}")
-    _print_table(
-        pa.table(
-            {
-                "table": [x["table"] for x in listing],
-                "files": [x["files"] for x in listing],
-                "rows": [x["rows"] for x in listing],
-                "unreadable": [len(x["problems"]) for x in listing],
-            }
-        )
+    _print_rows(
+        ["table", "files", "rows", "unreadable"],
+        [[x["table"], x["files"], x["rows"], len(x["problems"])] for x in listing],
     )
     for x in listing:
         for p in x["problems"]:

@@ -10,7 +10,6 @@ from typing import Annotated
 
 import typer
 
-from tailcast import __version__
 from tailcast.cli import (
     agent,
     analyze,
@@ -52,6 +51,8 @@ def _engine_version() -> str:
 
 def _version_callback(value: bool) -> None:
     if value:
+        from tailcast import __version__
+
         sys.stdout.write(f"tailcast {__version__} (replay engine {_engine_version()})\n")
         raise typer.Exit()
 

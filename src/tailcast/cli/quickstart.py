@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 
 from tailcast.cli._common import echo, emit_json, new_app, note
-from tailcast.quickstart import run_quickstart
 
 app = new_app(
     "Run tailcast end to end on bundled real data and print where the results are.",
@@ -20,6 +19,8 @@ def quickstart(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable summary.")] = False,
 ) -> None:
     """Load a bundled campaign, replay, compare, correlate, predict, and write the report."""
+    from tailcast.quickstart import run_quickstart
+
     result = run_quickstart(progress=note)
     if as_json:
         emit_json(

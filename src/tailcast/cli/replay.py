@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -9,6 +10,11 @@ import typer
 
 from tailcast.cli import sweep
 from tailcast.cli._common import echo, emit_json, new_app, note
+from tailcast.cli.progress import progress
+
+# Traces of more rows than this stream by default: memory then grows with the rows in
+# flight, not the trace (an in-memory replay holds ~150 bytes per row).
+STREAM_ROWS = 1 << 18
 
 app = new_app(
     "Replay a tailcast Parquet trace through a modelled fabric (see `fabrics`), optionally "
@@ -80,24 +86,28 @@ def run(
         bool, typer.Option("--store/--no-store", help="Write results to $TAILCAST_HOME.")
     ] = True,
     stream: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             "--stream/--in-memory",
             help="Read the trace in chunks (memory bounded by the rows in flight; needs a "
-            "trace sorted by rank, as tailcast writes them). Summaries then give op counts.",
+            f"trace sorted by rank, as tailcast writes them). Default: stream traces of "
+            f"more than {STREAM_ROWS:,} rows. Both give the same results.",
+            show_default=False,
         ),
-    ] = False,
+    ] = None,
     ops: Annotated[
         bool, typer.Option("--ops/--no-ops", help="Store per-operation times (with --stream).")
     ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable summary.")] = False,
 ) -> None:
-    """Replays TRACE; prints total simulated time and per-op-type p50/p99."""
+    """Replays TRACE; prints total simulated time, per-op-type p50/p99, and the time taken."""
+    wall0, cpu0 = time.perf_counter(), time.process_time()
     from tailcast.errors import UsageError
     from tailcast.replay.background import parse_job, parse_trace
     from tailcast.replay.fabric import load_fabric
     from tailcast.replay.run import ReplayOptions, replay_trace
-    from tailcast.store import ResultsDir
+    from tailcast.store.footer import read_footer
+    from tailcast.store.results import ResultsDir
 
     if compute_scale < 0 or eager_threshold < 0:
         raise UsageError("--compute-scale and --eager-threshold must be >= 0")
@@ -113,28 +123,45 @@ def run(
         record_messages=messages,
     )
     results = ResultsDir() if store else None
-    if stream:
+    rows = read_footer(trace).num_rows
+    # (background traces replay in memory only)
+    streaming = stream if stream is not None else rows > STREAM_ROWS and not background_trace
+    if streaming:
         from tailcast.replay.stream import stream_replay
 
-        streamed = stream_replay(trace, load_fabric(fabric), options, results, keep_ops=ops)
-        if streamed.unknown_ops:
-            note(f"replayed as local no-ops (unknown to the engine): {streamed.unknown_ops}")
-        if as_json:
-            emit_json(streamed.summary())
-        else:
-            _print_stream_summary(streamed.summary())
-        return
-    outcome = replay_trace(trace, load_fabric(fabric), options, results)
-    summary = outcome.summary()
+        with progress("replay", rows) as advance:
+            outcome: Any = stream_replay(
+                trace, load_fabric(fabric), options, results, keep_ops=ops, progress=advance
+            )
+    else:
+        with progress("replay (in memory)") as advance:
+            outcome = replay_trace(trace, load_fabric(fabric), options, results)
     if outcome.unknown_ops:
         note(f"replayed as local no-ops (unknown to the engine): {outcome.unknown_ops}")
+    summary = outcome.summary()
+    summary["streamed"] = streaming
+    summary["timing"] = _timing(summary["actions"], wall0, cpu0)
     if as_json:
         emit_json(summary)
         return
     _print_summary(summary)
 
 
-def _print_head(s: dict[str, Any], how: str = "") -> None:
+def _timing(actions: int, wall0: float, cpu0: float) -> dict[str, float]:
+    """Wall and CPU seconds of the replay (reading, engine, summary, storing) and the
+    process's CPU seconds with its start-up (what `time` shows for the whole command)."""
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    return {
+        "wall_s": round(wall, 4),
+        "cpu_s": round(cpu, 4),
+        "process_cpu_s": round(time.process_time(), 4),
+        "actions_per_s": round(actions / wall) if wall > 0 else 0,
+        "actions_per_cpu_s": round(actions / cpu) if cpu > 0 else 0,
+    }
+
+
+def _print_head(s: dict[str, Any]) -> None:
+    how = ", streamed" if s.get("streamed") else ""
     echo(f"trace      {s['trace']} ({s['ranks']} ranks, {s['actions']} actions{how})")
     echo(f"fabric     {s['fabric']}")
     echo(f"total time {s['total_time_us']:.3f} us")
@@ -157,14 +184,12 @@ def _print_summary(s: dict[str, Any]) -> None:
     echo(f"{'op':<22}{'count':>10}{'p50 us':>14}{'p99 us':>14}")
     for name, row in sorted(s["ops"].items()):
         echo(f"{name:<22}{row['count']:>10}{row['p50_us']:>14.3f}{row['p99_us']:>14.3f}")
-    if s["stored"]:
-        note(f"replay {s['replay_id']} stored ({len(s['stored'])} files)")
-
-
-def _print_stream_summary(s: dict[str, Any]) -> None:
-    _print_head(s, ", streamed")
-    for name, count in sorted(s["op_counts"].items()):
-        echo(f"{name:<22}{count:>10}")
+    t = s["timing"]
+    echo(
+        f"time       {t['wall_s']:.3f} s wall, {t['cpu_s']:.3f} s CPU "
+        f"({t['process_cpu_s']:.3f} s with start-up), "
+        f"{t['actions_per_cpu_s'] / 1e6:.2f} M actions per CPU-second"
+    )
     if s["stored"]:
         note(f"replay {s['replay_id']} stored ({len(s['stored'])} files)")
 

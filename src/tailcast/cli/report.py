@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from tailcast.analysis.report import build_report
 from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.errors import UsageError
 
@@ -49,15 +48,20 @@ def report(
     as_json: Annotated[bool, typer.Option("--json", help="Describe what was written.")] = False,
 ) -> None:
     """Build DIR/index.html with every table, figure and its provenance."""
+    from tailcast.analysis.report import REPORT_STEPS, build_report
+    from tailcast.cli.progress import progress
+
     if fit_groups < 0:
         raise UsageError("--fit-groups must be ≥ 0")
-    result = build_report(
-        out,
-        embed=embed,
-        fit_groups=fit_groups,
-        fit_time_limit_s=fit_time_limit,
-        compare=_pairs(compare or []),
-    )
+    with progress("report", REPORT_STEPS) as advance:
+        result = build_report(
+            out,
+            embed=embed,
+            fit_groups=fit_groups,
+            fit_time_limit_s=fit_time_limit,
+            compare=_pairs(compare or []),
+            progress=advance,
+        )
     if as_json:
         emit_json(
             {

@@ -1,8 +1,9 @@
 """TRACE Parquet columns → the compact numpy columns the engine reads (`_core.replay`).
 
-The conversion itself is in the binding (`_core.ColumnBuilder`, crates/replay-py/src/
-ingest.rs): Arrow batches cross through the C Data Interface without a copy and each
-column is filled and cast in one pass. Null encodings the engine expects: peer null → -2
+The conversion itself is in the binding (crates/replay-py/src/ingest.rs): a trace file is
+decoded natively (`_core.TraceFile`, crates/parquet-lite) and in-memory Arrow batches cross
+through the C Data Interface without a copy (`_core.ColumnBuilder`); either way each column
+is filled and cast in one pass. Null encodings the engine expects: peer null → -2
 (MPI_PROC_NULL; -1 stays ANY_SOURCE), root/request/iteration null → -1, tag/comm/bytes/
 times null → 0, recv_peer/recv_tag null → SAME (= peer / tag). List columns become CSR
 pairs `<name>_offsets` / `<name>_values` (offsets empty when every list of the column is
@@ -13,11 +14,16 @@ memory.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pyarrow as pa
 from numpy.typing import NDArray
 
 from tailcast import _core
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 SAME = np.iinfo(np.int32).min
 PROC_NULL = -2
@@ -35,6 +41,8 @@ def normalise_op(name: str) -> str:
 
 def record_batches(data: pa.RecordBatch | pa.Table) -> list[pa.RecordBatch]:
     """A table's record batches (the binding takes record batches)."""
+    import pyarrow as pa
+
     if isinstance(data, pa.RecordBatch):
         return [data]
     return [b for b in data.to_batches() if b.num_rows]
@@ -45,12 +53,26 @@ class EngineColumns:
     `comms` may be extended (ids not declared by rows) before `arrays()` is called;
     `capacity` (the expected rows) saves regrowing the columns."""
 
-    def __init__(self, capacity: int = 0) -> None:
+    def __init__(self, capacity: int = 0, builder: _core.ColumnBuilder | None = None) -> None:
         self.comms: dict[int, list[int]] = {}
         self.unknown_ops: dict[str, int] = {}
         self.rows = 0
-        self._builder = _core.ColumnBuilder(capacity)
+        self._builder = builder or _core.ColumnBuilder(capacity)
         self._columns: dict[str, NDArray[np.generic]] | None = None
+        if builder is not None:
+            self._took(builder)
+
+    @classmethod
+    def of_file(cls, path: str | Path) -> EngineColumns:
+        """Every row of a trace file, decoded natively (ValueError: damaged or unsupported
+        Parquet, negative rank, a column of an unusable type)."""
+        return cls(builder=_core.TraceFile(path).load())
+
+    def _took(self, builder: _core.ColumnBuilder) -> None:
+        self.rows = builder.rows
+        self.unknown_ops = builder.unknown_ops()
+        for cid, members in builder.declared_comms():
+            self.comms.setdefault(cid, members)
 
     def add(
         self, batch: pa.RecordBatch | pa.Table, constants: dict[str, int | str] | None = None
@@ -61,10 +83,7 @@ class EngineColumns:
             raise RuntimeError("EngineColumns.add after arrays()")
         for part in record_batches(batch):
             self._builder.append(part, constants or None)
-        self.rows = self._builder.rows
-        self.unknown_ops = self._builder.unknown_ops()
-        for cid, members in self._builder.declared_comms():
-            self.comms.setdefault(cid, members)
+        self._took(self._builder)
 
     def arrays(self) -> dict[str, NDArray[np.generic]]:
         if self._columns is None:

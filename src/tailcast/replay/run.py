@@ -14,16 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from tailcast import _core
@@ -36,18 +32,14 @@ from tailcast.replay.background import (
 )
 from tailcast.replay.columns import EngineColumns, op_code_table
 from tailcast.replay.fabric import Fabric
-from tailcast.replay.messages import fabric_columns, messages_table
 from tailcast.replay.placement import endpoints_of, placement_spec
-from tailcast.replay.row_groups import Constant, RowGroupPlans, RowGroupStats, planned_batches
 from tailcast.replay.summary import op_summary
-from tailcast.store import ResultsDir
-from tailcast.traces.io import ROW_GROUP_ROWS, read_meta
+from tailcast.traces.meta import read_meta
 
-ENGINE_COLUMNS = [
-    "rank", "seq", "op", "peer", "root", "send_bytes", "recv_bytes", "tag", "comm", "request",
-    "t_start_ns", "t_end_ns", "iteration", "recv_peer", "recv_tag", "requests", "send_counts",
-    "recv_counts", "new_comm", "comm_members",
-]  # fmt: skip
+if TYPE_CHECKING:  # pyarrow loads only to build or store the per-op table
+    import pyarrow as pa
+
+    from tailcast.store.results import ResultsDir
 
 
 class ReplayFailed(TailcastError):
@@ -87,13 +79,14 @@ class ReplayHead:
 @dataclass
 class ReplayOutcome(ReplayHead):
     ops: pa.Table  # rank, seq, op, sim_start_ns, sim_end_ns (+ fabric columns)
+    op_stats: _core.OpStats = field(default_factory=_core.OpStats)
     unknown_ops: dict[str, int] = field(default_factory=dict)
     stored: list[str] = field(default_factory=list)
     messages: pa.Table | None = None
 
     def summary(self) -> dict[str, Any]:
         return summary_head(self) | {
-            "ops": op_summary(self.ops),
+            "ops": op_summary(self.op_stats),
             "unknown_ops": self.unknown_ops,
             "stored": self.stored,
         }
@@ -123,36 +116,14 @@ def _pct(values: NDArray[np.float64], q: float) -> float | None:
 
 
 def load_columns(trace: Path) -> EngineColumns:
-    """The trace's engine columns, read batch by batch (InputError: a negative rank, a
-    column of an unusable type)."""
+    """The trace's engine columns, decoded natively (InputError: damaged Parquet, a
+    negative rank, a column of an unusable type)."""
     trace = Path(trace)
-    columns = EngineColumns(capacity=_row_count(trace))
-    for batch, constants in _engine_batches(trace):
-        try:
-            columns.add(batch, constants)
-        except ValueError as exc:
-            raise InputError(trace, str(exc)) from exc
-    return columns
-
-
-def _row_count(trace: Path) -> int:
-    try:
-        return int(pq.read_metadata(trace).num_rows)
-    except (OSError, pa.ArrowException):
-        return 0  # reported by the read
-
-
-def _engine_batches(trace: Path) -> Iterator[tuple[pa.RecordBatch, dict[str, Constant]]]:
-    """Only the columns the engine reads, op as its Parquet dictionary (see columns.py),
-    and per row group the columns its statistics give (see row_groups.py)."""
     read_meta(trace)
     try:
-        with pq.ParquetFile(trace, read_dictionary=["op"]) as pf:
-            plans = RowGroupPlans(RowGroupStats(pf.metadata), ENGINE_COLUMNS)
-            for g in range(pf.metadata.num_row_groups):
-                yield from planned_batches(trace, pf, plans, g, ROW_GROUP_ROWS)
-    except (OSError, pa.ArrowException) as exc:
-        raise InputError(trace, f"corrupt Parquet data ({exc})") from exc
+        return EngineColumns.of_file(trace)
+    except (OSError, ValueError) as exc:
+        raise InputError(trace, str(exc)) from exc
 
 
 def replay_trace(
@@ -189,7 +160,14 @@ def replay_trace(
         )
     except _core.ReplayError as err:
         raise ReplayFailed(f"{trace}: {err}") from err
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from tailcast.replay.messages import fabric_columns, messages_table
+
     job = result.jobs[0]
+    op_stats = _core.OpStats()
+    op_stats.add(arrays["op"], job.sim_start_ns, job.sim_end_ns)
     names = {code: name for name, code in op_code_table().items()}
     op_names = pa.array([names.get(c, "other") for c in range(256)], pa.string())
     ops = pa.table(
@@ -213,6 +191,7 @@ def replay_trace(
         total_time_ns=job.total_time_ns,
         stats=dict(result.stats),
         ops=ops,
+        op_stats=op_stats,
         iterations=job.iterations,
         iteration_latency_us=job.iteration_latency_ns / 1000.0,
         unknown_ops=columns.unknown_ops,
@@ -288,6 +267,8 @@ def store_replay_summary(
     """Writes a replay's per-iteration latencies, fabric counters and its `replays` row
     (after its ops and messages, which the caller has written: readers that find the row
     also find everything it refers to)."""
+    import pyarrow as pa
+
     paths = []
     iterations, latency = outcome.iterations, outcome.iteration_latency_us
     if len(iterations):
@@ -346,6 +327,8 @@ def _store(
     results: ResultsDir,
     store_ops: bool,
 ) -> None:
+    import pyarrow as pa
+
     rid = outcome.replay_id
     paths = []
     if store_ops:

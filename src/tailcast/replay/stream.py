@@ -1,8 +1,9 @@
 """Streaming replay: the trace is read rank by rank in bounded chunks as the engine asks
-for rows (`_core.ReplayStream`), and per-operation results stream to Parquet in row
-groups (written atomically: the file appears complete or not at all). Memory grows with
-the rows in flight, not with the trace. Results are bit-identical to `replay_trace`; the
-replay_ops rows come in completion order instead of trace order.
+for rows (`_core.ReplayStream`, fed natively by `rank_reader`), per-operation times are
+summarised chunk by chunk (`_core.OpStats`) and, when kept, stream to Parquet in row
+groups (`ops_file`). Memory grows with the rows in flight, not with the trace. Results
+are bit-identical to `replay_trace`, summaries equal; the replay_ops rows come in
+completion order instead of trace order.
 """
 
 from __future__ import annotations
@@ -10,25 +11,19 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
-from numpy.typing import NDArray
 
 from tailcast import _core
 from tailcast.errors import InputError, UsageError
 from tailcast.replay.background import EndpointPool, generator_dict
-from tailcast.replay.columns import op_code_table
 from tailcast.replay.fabric import Fabric
 from tailcast.replay.placement import endpoints_of, placement_spec
-from tailcast.replay.rank_reader import Chunk, RankReader, scan_trace
-from tailcast.replay.row_groups import RowGroupStats
+from tailcast.replay.rank_reader import open_feeder, open_trace, scan_trace
 from tailcast.replay.run import (
     ReplayFailed,
     ReplayHead,
@@ -37,68 +32,39 @@ from tailcast.replay.run import (
     store_replay_summary,
     summary_head,
 )
-from tailcast.store import ResultsDir
-from tailcast.store.parquet_io import atomic_path
-from tailcast.store.schemas import META_SCHEMA_VERSION, META_TABLE, REPLAY_OPS, SCHEMA_VERSION
-from tailcast.traces.io import read_meta
+from tailcast.replay.summary import op_summary
+from tailcast.traces.meta import read_meta
 
-OPS_ROW_GROUP = 1 << 18
+if TYPE_CHECKING:  # pyarrow loads only when per-op times are written (ops_file)
+    from tailcast.replay.ops_file import OpsWriter
+    from tailcast.store.results import ResultsDir
+
 DEFAULT_CHUNK_ROWS = 1 << 14
+# Rows read ahead over all ranks: each rank holds a converted chunk (~72 bytes a row) until
+# the engine has taken it, so many ranks get smaller chunks (at least MIN_CHUNK_ROWS).
+ROWS_IN_FLIGHT = 1 << 18
+MIN_CHUNK_ROWS = 1 << 10
 
 
 @dataclass
 class StreamOutcome(ReplayHead):
-    op_counts: dict[str, int] = field(default_factory=dict)
+    op_stats: _core.OpStats = field(default_factory=_core.OpStats)
     ops_path: str | None = None
     unknown_ops: dict[str, int] = field(default_factory=dict)
     stored: list[str] = field(default_factory=list)
     cpu_s: float = 0.0
 
+    @property
+    def op_counts(self) -> dict[str, int]:
+        return {name: int(row["count"]) for name, row in op_summary(self.op_stats).items()}
+
     def summary(self) -> dict[str, Any]:
         return summary_head(self) | {
-            "op_counts": self.op_counts,
+            "ops": op_summary(self.op_stats),
             "unknown_ops": self.unknown_ops,
             "ops_path": self.ops_path,
             "stored": self.stored,
         }
-
-
-class OpsWriter:
-    """replay_ops rows to one Parquet file, a row group at a time."""
-
-    def __init__(self, writer: pq.ParquetWriter, replay_id: str) -> None:
-        self.writer, self.replay_id = writer, replay_id
-        names = {code: name for name, code in op_code_table().items()}
-        self.names = pa.array([names.get(c, "other") for c in range(256)], pa.string())
-        self.parts: list[dict[str, NDArray[Any]]] = []
-        self.pending = 0
-        self.counts = np.zeros(256, dtype=np.int64)
-
-    def add(self, ops: dict[str, NDArray[Any]], flush: bool = False) -> None:
-        if len(ops["seq"]):
-            self.parts.append(ops)
-            self.pending += len(ops["seq"])
-            self.counts += np.bincount(ops["op"], minlength=256)
-        if self.pending >= OPS_ROW_GROUP or (flush and self.pending):
-            self._write()
-
-    def _write(self) -> None:
-        cat = {k: np.concatenate([p[k] for p in self.parts]) for k in self.parts[0]}
-        n = len(cat["seq"])
-        op = pc.take(self.names, pa.array(cat["op"].astype(np.int32)))
-        columns = {
-            "replay_id": pa.array(np.full(n, self.replay_id, dtype=object), pa.string()),
-            "rank": pa.array(cat["rank"].astype(np.int32)),
-            "seq": pa.array(cat["seq"]),
-            "op": op,
-            "sim_start_ns": pa.array(cat["sim_start_ns"]),
-            "sim_end_ns": pa.array(cat["sim_end_ns"]),
-        }
-        # Streamed replays record no per-message fabric details: those columns are null.
-        schema = self.writer.schema
-        table = pa.table([columns.get(f.name, pa.nulls(n, f.type)) for f in schema], schema=schema)
-        self.writer.write_table(table, row_group_size=OPS_ROW_GROUP)
-        self.parts, self.pending = [], 0
 
 
 @contextlib.contextmanager
@@ -106,10 +72,10 @@ def _ops_file(path: Path | None, replay_id: str) -> Iterator[OpsWriter | None]:
     if path is None:
         yield None
         return
-    kv = {META_TABLE: b"replay_ops", META_SCHEMA_VERSION: str(SCHEMA_VERSION).encode()}
-    schema = REPLAY_OPS.with_metadata(kv)
-    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as w:
-        yield OpsWriter(w, replay_id)
+    from tailcast.replay.ops_file import ops_file
+
+    with ops_file(path, replay_id) as writer:
+        yield writer
 
 
 def stream_replay(
@@ -119,27 +85,30 @@ def stream_replay(
     results: ResultsDir | None = None,
     ops_path: Path | None = None,
     keep_ops: bool = True,
-    chunk_rows: int = DEFAULT_CHUNK_ROWS,
+    chunk_rows: int | None = None,
     piece_rows: int | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> StreamOutcome:
     """Replays `trace` streaming. Per-op times go to `ops_path`, or with `results` to its
     replay_ops table (unless `keep_ops` is False); the replays / replay_iterations rows
-    are stored in `results` when given. `chunk_rows`: rows per rank read at a time;
-    `piece_rows`: rows per rank handed to the engine at a time (see `_core.ReplayStream`)."""
+    are stored in `results` when given. `chunk_rows`: rows per rank read at a time
+    (default: DEFAULT_CHUNK_ROWS, less with many ranks: ROWS_IN_FLIGHT over all);
+    `piece_rows`: rows per rank handed to the engine at a time (see `_core.ReplayStream`);
+    `progress` is called with the rows of every chunk read."""
     trace = Path(trace)
     cpu0 = time.process_time()
     meta = read_meta(trace)
-    try:
-        groups = RowGroupStats(pq.read_metadata(trace))
-    except (OSError, pa.ArrowException) as exc:
-        raise InputError(trace, f"corrupt Parquet footer ({exc})") from exc
-    layout = scan_trace(trace, _meta_comms(trace, meta.extra.get("comms", "")), groups)
+    trace_file = open_trace(trace)
+    layout = scan_trace(trace, _meta_comms(trace, meta.extra.get("comms", "")), trace_file)
     ranks = max(layout.ranks, meta.ranks)
     layout.starts = np.concatenate(
         [layout.starts, np.full(ranks - layout.ranks, layout.starts[-1], dtype=np.int64)]
     )
     layout.ranks = ranks
-    reader = RankReader(trace, layout, chunk_rows, stats=groups)
+    if chunk_rows is None:
+        chunk_rows = max(MIN_CHUNK_ROWS, min(DEFAULT_CHUNK_ROWS, ROWS_IN_FLIGHT // max(1, ranks)))
+    feeder = open_feeder(trace_file, layout, chunk_rows)
+    op_stats = _core.OpStats()
     rid = uuid.uuid4().hex
     if results is not None and keep_ops and ops_path is None:
         ops_path = results.table_dir("replay_ops") / f"{rid}.parquet"
@@ -162,7 +131,7 @@ def stream_replay(
         eager_threshold_bytes=options.eager_threshold_bytes,
         compute_scale=options.compute_scale,
         coll=options.coll,
-        keep_ops=keep_ops and ops_path is not None,
+        keep_ops=True,  # the summary needs every op's times, even when not stored
         piece_rows=piece_rows,
         background=generators,
         # Streamed replays keep memory bounded: no per-message rows.
@@ -171,22 +140,16 @@ def stream_replay(
     with _ops_file(ops_path if keep_ops else None, rid) as writer:
         try:
             while (rank := stream.run()) is not None:
-                chunk = reader.next_chunk(rank)
-                if chunk is None:
-                    stream.close(rank)
-                else:
-                    _feed(stream, trace, rank, chunk)
-                if writer is not None:
-                    writer.add(stream.take_ops())
-            if writer is not None:
-                writer.add(stream.take_ops(), flush=True)
+                fed = _feed(feeder, stream, trace, rank)
+                if progress is not None and fed:
+                    progress(fed)
+                _take_ops(stream, op_stats, writer)
+            _take_ops(stream, op_stats, writer, flush=True)
             result = stream.finish()
         except ValueError as err:
             # Bad rows and deadlocks; column conversion errors name a column.
             raise ReplayFailed(f"{trace}: {err}") from err
-        counts = writer.counts if writer is not None else np.zeros(256, dtype=np.int64)
     job = result.jobs[0]
-    names = {code: name for name, code in op_code_table().items()}
     outcome = StreamOutcome(
         replay_id=rid,
         trace=str(trace),
@@ -197,7 +160,7 @@ def stream_replay(
         fabric_stats=dict(result.fabric_stats),
         iterations=job.iterations,
         iteration_latency_us=job.iteration_latency_ns / 1000.0,
-        op_counts={names.get(c, "other"): int(n) for c, n in enumerate(counts) if n},
+        op_stats=op_stats,
         ops_path=str(ops_path) if ops_path is not None and keep_ops else None,
         unknown_ops=layout.unknown_ops,
     )
@@ -207,13 +170,25 @@ def stream_replay(
     return outcome
 
 
-def _feed(stream: _core.ReplayStream, trace: Path, rank: int, chunk: Chunk) -> None:
-    batch, first_row, constants = chunk
+def _feed(feeder: _core.RankFeeder, stream: _core.ReplayStream, trace: Path, rank: int) -> int:
+    """Feeds `rank`'s next rows (or closes it); rows that cannot be read name the file."""
     try:
-        stream.feed_arrow(rank, batch, first_row, constants or None)
+        return feeder.feed(stream, rank)
     except TypeError as exc:
-        message = f"rows {first_row}..{first_row + batch.num_rows - 1}: {exc}"
-        raise InputError(trace, message) from exc
+        raise InputError(trace, str(exc)) from exc
+
+
+def _take_ops(
+    stream: _core.ReplayStream,
+    op_stats: _core.OpStats,
+    writer: OpsWriter | None,
+    flush: bool = False,
+) -> None:
+    """The rows executed since the last call: summarised, and written when kept."""
+    ops = stream.take_ops()
+    op_stats.add(ops["op"], ops["sim_start_ns"], ops["sim_end_ns"])
+    if writer is not None:
+        writer.add(ops, flush=flush)
 
 
 def _store(

@@ -7,29 +7,43 @@ database is in memory: nothing here ever writes a shared database file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from tailcast.errors import InputError, StoreError, UsageError
-from tailcast.store.parquet_io import check_file
+from tailcast.store.inventory import TableInfo, table_info
 from tailcast.store.results import ResultsDir
 from tailcast.store.schemas import TABLES
 
 
-@dataclass
-class TableInfo:
-    name: str
-    files: list[Path] = field(default_factory=list)
-    rows: int = 0
-    problems: list[InputError] = field(default_factory=list)
-
-
 def _sql_str(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+def _sql_type(t: pa.DataType) -> str:
+    """The DuckDB type of an Arrow type of the store's schemas."""
+    if pa.types.is_list(t):
+        return _sql_type(t.value_type) + "[]"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMPTZ" if t.tz else "TIMESTAMP"
+    names = {
+        pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INTEGER",
+        pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN",
+        pa.string(): "VARCHAR",
+    }  # fmt: skip
+    return names[t]
+
+
+def _columns(name: str, present: set[str]) -> str:
+    """Every column of the table's schema in its declared type: files may hold narrower
+    integers or leave out columns that are all null (traces.layout)."""
+    out = []
+    for f in TABLES[name]:
+        value = f'"{f.name}"' if f.name in present else "NULL"
+        out.append(f'CAST({value} AS {_sql_type(f.type)}) AS "{f.name}"')
+    return ", ".join(out)
 
 
 class Catalog:
@@ -47,27 +61,16 @@ class Catalog:
         return [p for info in self.tables.values() for p in info.problems]
 
     def _attach(self, name: str) -> TableInfo:
-        info = TableInfo(name)
-        for path in self.results.files(name):
-            try:
-                meta = check_file(path, expected_table=name)
-            except InputError as err:
-                info.problems.append(err)
-                continue
-            info.files.append(path)
-            info.rows += meta.num_rows
+        info = table_info(self.results, name)
         if info.files:
             paths = ", ".join(_sql_str(str(p)) for p in info.files)
             extra = ""
             if name == "traces":  # one file per trace: its stem is the trace id
                 extra = ", filename = true"
             source = f"read_parquet([{paths}], union_by_name = true{extra})"
-            select = "*"
+            select = _columns(name, info.columns)
             if name == "traces":
-                select = (
-                    "* EXCLUDE (filename), "
-                    "regexp_extract(filename, '([^/]+)\\.parquet$', 1) AS trace_id"
-                )
+                select += ", regexp_extract(filename, '([^/]+)\\.parquet$', 1) AS trace_id"
             self.con.execute(f'CREATE VIEW "{name}" AS SELECT {select} FROM {source}')
         else:
             empty = TABLES[name].empty_table()

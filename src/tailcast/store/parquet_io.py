@@ -1,16 +1,10 @@
 """Atomic Parquet writes and checked reads.
 
-A file becomes visible under its final name only when complete: it is written to a hidden
-temporary file in the same directory, fsynced, then renamed (rename is atomic within one
-file system), and the directory is fsynced so the rename survives a crash.
+A file becomes visible under its final name only when complete (`store.atomic`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +12,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tailcast.errors import InputError, StoreError
-from tailcast.store.schemas import META_SCHEMA_VERSION, META_TABLE, SCHEMA_VERSION, schema_of
-
-TMP_PREFIX = ".tmp-"
+from tailcast.store.atomic import TMP_PREFIX as TMP_PREFIX
+from tailcast.store.atomic import atomic_path as atomic_path
+from tailcast.store.footer import check_file
+from tailcast.store.footer import file_metadata as file_metadata
+from tailcast.store.schemas import schema_of
 
 
 def conform(table_name: str, data: pa.Table | dict[str, Any] | list[dict[str, Any]]) -> pa.Table:
@@ -54,36 +50,8 @@ def conform(table_name: str, data: pa.Table | dict[str, Any] | list[dict[str, An
 
 def _with_metadata(table_name: str, table: pa.Table, extra: dict[str, str] | None) -> pa.Table:
     meta = dict(table.schema.metadata or {})
-    meta[META_TABLE] = table_name.encode()
-    meta[META_SCHEMA_VERSION] = str(SCHEMA_VERSION).encode()
-    for key, value in (extra or {}).items():
-        meta[f"tailcast.{key}".encode()] = value.encode()
+    meta.update(file_metadata(table_name, extra))
     return table.replace_schema_metadata(meta)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def atomic_path(final: Path) -> Iterator[Path]:
-    """Yields a hidden temporary path next to `final`; on success fsyncs and renames it to
-    `final`, on any error removes it. Readers never see a partial file."""
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.parent / f"{TMP_PREFIX}{final.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
-    try:
-        yield tmp
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
-        _fsync_dir(final.parent)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
 
 
 def write_parquet_atomic(
@@ -98,30 +66,6 @@ def write_parquet_atomic(
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", row_group_size=row_group_size)
     return path
-
-
-def check_file(path: Path, expected_table: str | None = None) -> pq.FileMetaData:
-    """Reads a Parquet footer and checks it is a tailcast file of the expected table and a
-    readable schema version. Raises InputError naming the file otherwise."""
-    try:
-        meta = pq.read_metadata(path)
-    except (OSError, pa.ArrowException) as exc:
-        raise InputError(path, f"not a readable Parquet file ({exc})") from exc
-    kv = meta.metadata or {}
-    table = kv.get(META_TABLE, b"").decode()
-    if not table:
-        raise InputError(path, "Parquet file was not written by tailcast (no tailcast.table)")
-    if expected_table is not None and table != expected_table:
-        raise InputError(path, f"holds table {table!r}, expected {expected_table!r}")
-    version = int(kv.get(META_SCHEMA_VERSION, b"0") or 0)
-    if version > SCHEMA_VERSION:
-        raise InputError(path, f"schema version {version} is newer than this tailcast's")
-    want = schema_of(table)
-    have = set(meta.schema.to_arrow_schema().names)
-    missing = [f.name for f in want if not f.nullable and f.name not in have]
-    if missing:
-        raise InputError(path, f"missing required columns {missing}")
-    return meta
 
 
 def read_table(path: Path, expected_table: str | None = None) -> pa.Table:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from tailcast.paths import results_home
-from tailcast.store.parquet_io import write_parquet_atomic
-from tailcast.store.schemas import schema_of
+from tailcast.store.footer import REQUIRED_COLUMNS
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class ResultsDir:
@@ -24,7 +24,8 @@ class ResultsDir:
         self.root = Path(root) if root is not None else results_home()
 
     def table_dir(self, table: str) -> Path:
-        schema_of(table)  # validates the name
+        if table not in REQUIRED_COLUMNS:  # every table (store.schemas.TABLES)
+            raise KeyError(f"unknown table {table!r}; tables: {', '.join(REQUIRED_COLUMNS)}")
         return self.root / table
 
     def files(self, table: str) -> list[Path]:
@@ -44,6 +45,8 @@ class ResultsDir:
         metadata: dict[str, str] | None = None,
     ) -> Path:
         """Writes `data` as a new file of `table`; returns its path."""
+        from tailcast.store.parquet_io import write_parquet_atomic  # pyarrow: only to write
+
         stem = name or uuid.uuid4().hex
         return write_parquet_atomic(
             table, data, self.table_dir(table) / f"{stem}.parquet", metadata=metadata

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
-
-# Keys written into every Parquet file's key-value metadata.
-META_TABLE = b"tailcast.table"
-META_SCHEMA_VERSION = b"tailcast.schema_version"
+# SCHEMA_VERSION 2: trace files may leave out all-null columns and hold narrower integers
+# (traces.layout); version-1 files read the same. The version and the key-value metadata
+# keys every file carries live with the footer check (no pyarrow there).
+from tailcast.store.footer import META_SCHEMA_VERSION as META_SCHEMA_VERSION
+from tailcast.store.footer import META_TABLE as META_TABLE
+from tailcast.store.footer import SCHEMA_VERSION as SCHEMA_VERSION
 
 _TS = pa.timestamp("us", tz="UTC")
 

@@ -6,12 +6,15 @@ a DUMPI `.meta`, or a tailcast Parquet trace. Outputs: tailcast Parquet or SimGr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from tailcast.errors import InputError, UsageError
-from tailcast.traces.io import TraceMeta, read_trace, write_trace
+from tailcast.traces.meta import TraceMeta
+
+if TYPE_CHECKING:  # pyarrow loads only for the formats that go through Arrow tables
+    import pyarrow as pa
 
 FORMATS = ("otf2", "tit", "dumpi", "parquet")
 OUTPUTS = ("parquet", "tit")
@@ -34,7 +37,7 @@ def detect_format(path: Path) -> str:
         return "otf2"
     if path.suffix == ".meta":
         return "dumpi"
-    from tailcast.traces.tit_import import is_tit_file, is_tit_list
+    from tailcast.traces.tit_source import is_tit_file, is_tit_list
 
     if is_tit_file(path) or is_tit_list(path):
         return "tit"
@@ -46,6 +49,8 @@ def load_trace(path: Path, fmt: str | None = None) -> tuple[pa.Table, TraceMeta]
     path = Path(path)
     fmt = fmt or detect_format(path)
     if fmt == "parquet":
+        from tailcast.traces.io import read_trace
+
         return read_trace(path)
     if fmt == "tit":
         from tailcast.traces.tit_import import import_tit
@@ -62,12 +67,26 @@ def load_trace(path: Path, fmt: str | None = None) -> tuple[pa.Table, TraceMeta]
     raise UsageError(f"unknown input format {fmt!r}; known: {', '.join(FORMATS)}")
 
 
-def convert(src: Path, dst: Path, to: str = "parquet", fmt: str | None = None) -> TraceMeta:
-    """Converts `src` to `dst`; returns the trace's metadata."""
+def convert(
+    src: Path,
+    dst: Path,
+    to: str = "parquet",
+    fmt: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> TraceMeta:
+    """Converts `src` to `dst`; returns the trace's metadata. `progress` is called with
+    the rows of each chunk where the conversion streams (TiT to Parquet)."""
     if to not in OUTPUTS:
         raise UsageError(f"unknown output format {to!r}; known: {', '.join(OUTPUTS)}")
+    fmt = fmt or detect_format(src)
+    if fmt == "tit" and to == "parquet":
+        from tailcast.traces.tit_convert import convert_tit
+
+        return convert_tit(Path(src), Path(dst), progress=progress)
     table, meta = load_trace(src, fmt)
     if to == "parquet":
+        from tailcast.traces.io import write_trace
+
         write_trace(table, Path(dst), meta)
     else:
         from tailcast.traces.tit_export import export_tit

@@ -1,91 +1,37 @@
 """Reading and writing tailcast Parquet traces (one file per trace, one row per MPI call).
 
-File metadata (Parquet key-value, prefixed `tailcast.`): ranks, application, source_format,
-clock, and `unsupported` (JSON {call name: count} of calls an importer could not map).
-Rows are sorted by (rank, seq) and written in bounded row groups so the replay engine can
-stream a trace far larger than memory (`iter_batches`).
+File metadata: `traces.meta`. Rows are sorted by (rank, seq) and laid out for streaming
+readers (`traces.layout`): an absent column is null, integer columns may be narrower than
+TRACE declares; `read_trace` and `iter_batches` give every TRACE column in its declared
+type.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tailcast.errors import InputError
-from tailcast.store.parquet_io import check_file, conform, write_parquet_atomic
+from tailcast.store.parquet_io import atomic_path, conform, file_metadata
+from tailcast.store.schemas import TRACE
+from tailcast.traces.layout import ROW_GROUP_ROWS, TraceWriter, narrowed
+from tailcast.traces.meta import TABLE, TraceMeta, read_meta
 from tailcast.traces.schema import sorted_trace
 
-TABLE = "traces"
-ROW_GROUP_ROWS = 256 * 1024
-_PREFIX = "tailcast."
-
-
-@dataclass
-class TraceMeta:
-    """What a trace file says about itself."""
-
-    ranks: int
-    application: str = ""
-    source_format: str = "tailcast"
-    clock: str = "unknown"  # e.g. CLOCK_MONOTONIC ns, synthetic, otf2 ticks→ns
-    unsupported: dict[str, int] = field(default_factory=dict)
-    extra: dict[str, str] = field(default_factory=dict)
-
-    def to_kv(self) -> dict[str, str]:
-        kv = dict(self.extra)
-        kv.update(
-            ranks=str(self.ranks),
-            application=self.application,
-            source_format=self.source_format,
-            clock=self.clock,
-            unsupported=json.dumps(self.unsupported, sort_keys=True),
-        )
-        return kv
-
-    @classmethod
-    def from_kv(cls, path: Path, kv: dict[bytes, bytes]) -> TraceMeta:
-        text = {
-            k.decode()[len(_PREFIX) :]: v.decode()
-            for k, v in kv.items()
-            if k.startswith(_PREFIX.encode())
-        }
-        try:
-            ranks = int(text.pop("ranks"))
-            unsupported = json.loads(text.pop("unsupported", "{}"))
-        except (KeyError, ValueError) as exc:
-            raise InputError(
-                path, f"trace metadata lacks valid ranks/unsupported ({exc})"
-            ) from None
-        meta = cls(
-            ranks=ranks,
-            application=text.pop("application", ""),
-            source_format=text.pop("source_format", ""),
-            clock=text.pop("clock", "unknown"),
-            unsupported={str(k): int(v) for k, v in unsupported.items()},
-        )
-        for internal in ("table", "schema_version"):
-            text.pop(internal, None)
-        meta.extra = text
-        return meta
+__all__ = ["TABLE", "TraceMeta", "iter_batches", "read_meta", "read_trace", "write_trace"]
 
 
 def write_trace(table: pa.Table, path: Path, meta: TraceMeta) -> Path:
-    """Writes `table` (TRACE columns; missing nullable ones become null) atomically."""
-    data = sorted_trace(conform(TABLE, table))
-    return write_parquet_atomic(
-        TABLE, data, Path(path), metadata=meta.to_kv(), row_group_size=ROW_GROUP_ROWS
-    )
-
-
-def read_meta(path: Path) -> TraceMeta:
-    """The metadata of a trace file, after checking it is a tailcast trace."""
-    fmeta = check_file(Path(path), TABLE)
-    return TraceMeta.from_kv(Path(path), fmeta.metadata or {})
+    """Writes `table` (TRACE columns; missing nullable ones are null) atomically."""
+    data = narrowed(sorted_trace(conform(TABLE, table)))
+    path = Path(path)
+    kv = file_metadata(TABLE, meta.to_kv())
+    with atomic_path(path) as tmp, TraceWriter(tmp, data.schema, kv) as writer:
+        writer.write(data)
+    return path
 
 
 def read_trace(path: Path) -> tuple[pa.Table, TraceMeta]:
@@ -102,11 +48,22 @@ def read_trace(path: Path) -> tuple[pa.Table, TraceMeta]:
 def iter_batches(
     path: Path, columns: list[str] | None = None, batch_rows: int = ROW_GROUP_ROWS
 ) -> Iterator[pa.RecordBatch]:
-    """Streams the trace in (rank, seq) order, one bounded batch at a time."""
+    """Streams the trace in (rank, seq) order, one bounded batch at a time, `columns` (all
+    by default) in their TRACE types: absent ones null, narrow ones widened."""
     path = Path(path)
     read_meta(path)
+    wanted = pa.schema([TRACE.field(c) for c in (columns or TRACE.names)])
     try:
         with pq.ParquetFile(path) as pf:
-            yield from pf.iter_batches(batch_size=batch_rows, columns=columns)
+            present = set(pf.schema_arrow.names)
+            read = [c for c in wanted.names if c in present]
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=read):
+                arrays = [
+                    batch.column(f.name).cast(f.type)
+                    if f.name in present
+                    else pa.nulls(batch.num_rows, f.type)
+                    for f in wanted
+                ]
+                yield pa.RecordBatch.from_arrays(arrays, schema=wanted)
     except (OSError, pa.ArrowException) as exc:
         raise InputError(path, f"corrupt Parquet data ({exc})") from exc

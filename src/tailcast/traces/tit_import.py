@@ -6,283 +6,112 @@ line, rank i = line i (the form `smpirun -replay LIST` takes). A directory of pe
 (`…<rank>.txt`) is accepted too. Argument layout follows SimGrid 3.32 smpi_replay.cpp:
 sizes are element counts of a datatype given by SimGrid's numeric id (0 double, 1 int,
 2 char, …); the default type is MPI_DOUBLE when `init` has an argument, else MPI_BYTE.
+Actions the importer does not map (comm_size, location, …) are counted in the metadata's
+`unsupported`, not stored.
 
 TiT has no clock: each call is given zero duration and `compute F` / `sleep S` advance the
 rank's clock at `flops_per_s` (default 1 Gflop/s, so one flop = one ns).
+
+The lines are parsed natively (`_core.TitReader`, crates/replay-py/src/tit_parse.rs) a
+chunk of rows at a time; this module builds an Arrow table of them (for `trace info`,
+`validate`, export). Conversion to Parquet does not go through Arrow: `tit_convert`.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter, deque
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
+from tailcast import _core
 from tailcast.errors import InputError
-from tailcast.traces.io import TraceMeta
-from tailcast.traces.schema import Op, TraceBuilder
+from tailcast.store.parquet_io import conform
+from tailcast.store.schemas import TRACE
+from tailcast.traces.layout import fitting_int
+from tailcast.traces.meta import TABLE, TraceMeta
+from tailcast.traces.schema import sorted_trace
+from tailcast.traces.tit_source import (
+    DEFAULT_FLOPS_PER_S,
+    TitSource,
+    is_tit_file,
+    is_tit_list,
+    open_tit,
+    tit_columns,
+)
 
-DEFAULT_FLOPS_PER_S = 1e9
-# SimGrid datatype ids → sizes in bytes (smpi_datatype.cpp, ids 0..24).
-TYPE_SIZES: dict[int, int] = {
-    0: 8, 1: 4, 2: 1, 3: 2, 4: 8, 5: 4, 6: 1, 7: 8, 8: 1, 9: 1, 10: 2, 11: 4, 12: 8, 13: 8,
-    14: 16, 15: 4, 16: 1, 17: 1, 18: 2, 19: 4, 20: 8, 21: 1, 22: 2, 23: 4, 24: 8,
-}  # fmt: skip
-_NO_OPS = {"comm_size", "location"}  # SimGrid replays these as no-ops: counted, not stored
-
-
-@dataclass
-class _RankState:
-    type_size: int = 1
-    clock_ns: float = 0.0
-    next_request: int = 0
-    pending: dict[tuple[int, int, int], deque[int]] = field(default_factory=dict)
-    order: list[int] = field(default_factory=list)  # pending requests in creation order
+__all__ = ["import_tit", "is_tit_file", "is_tit_list", "open_tit"]
+CHUNK_ROWS = 1 << 16
+OP_TYPE = pa.dictionary(pa.int8(), pa.string())
 
 
-class TitParser:
-    """Parses TiT lines of any number of ranks into one trace."""
+def tit_schema(source: TitSource) -> pa.Schema:
+    """The columns the source's rows have (optional ones only when an action sets them)."""
+    present = set(tit_columns(source))
+    fields = []
+    for field in TRACE:
+        if field.name in present:
+            if field.name == "rank":
+                field = field.with_type(fitting_int(0, max(0, source.ranks - 1)))
+            elif field.name == "op":
+                field = field.with_type(OP_TYPE)
+            elif field.name == "comm":
+                field = field.with_type(pa.int8())
+            fields.append(field)
+    return pa.schema(fields)
 
-    def __init__(self, ranks: int, flops_per_s: float = DEFAULT_FLOPS_PER_S) -> None:
-        self.ranks = ranks
-        self.ns_per_flop = 1e9 / flops_per_s
-        self.builder = TraceBuilder()
-        self.states: dict[int, _RankState] = {}
-        self.unsupported: Counter[str] = Counter()
 
-    def parse_line(self, text: str, path: Path, line: int, expect_rank: int | None) -> None:
-        tokens = text.split()
-        if not tokens or tokens[0].startswith("#"):
-            return
+def tit_batches(
+    source: TitSource, schema: pa.Schema, reader: _core.TitReader
+) -> Iterator[pa.RecordBatch]:
+    """The rows of every file, CHUNK_ROWS at a time (file order; InputError names the file
+    and line of what cannot be read)."""
+    names = pa.array(_core.TitReader.op_names(), pa.string())
+    for index, file in enumerate(source.files):
         try:
-            rank = int(tokens[0])
-        except ValueError:
-            msg = f"expected '<rank> <action> …', got {text.strip()!r}"
-            raise InputError(path, msg, line) from None
-        if len(tokens) < 2:
-            raise InputError(path, "missing action after rank", line)
-        if not 0 <= rank < self.ranks or (expect_rank is not None and rank != expect_rank):
-            raise InputError(path, f"rank {rank} does not belong here", line)
-        try:
-            self._action(rank, tokens[1], tokens[2:])
-        except (ValueError, IndexError) as exc:
-            raise InputError(path, f"bad arguments for {tokens[1]!r}: {exc}", line) from None
-
-    def _dt(self, state: _RankState, args: list[str], index: int) -> int:
-        if len(args) > index:
-            ident = int(args[index])
-            if ident not in TYPE_SIZES:
-                raise ValueError(f"unknown SimGrid datatype id {ident}")
-            return TYPE_SIZES[ident]
-        return state.type_size
-
-    def _action(self, rank: int, name: str, a: list[str]) -> None:
-        st = self.states.setdefault(rank, _RankState())
-        n = self.ranks
-        now = round(st.clock_ns)
-
-        def add(op: str, **values: object) -> None:
-            self.builder.add(rank, op, t_start_ns=now, t_end_ns=now, comm=0, **values)
-
-        if name == "init":
-            st.type_size = 8 if a else 1  # MPE (double) vs TAU (byte) default
-            add(Op.INIT)
-        elif name == "finalize":
-            add(Op.FINALIZE)
-        elif name in ("compute", "sleep"):
-            amount = float(a[0])
-            if amount < 0:
-                raise ValueError("negative duration")
-            st.clock_ns += amount * (self.ns_per_flop if name == "compute" else 1e9)
-        elif name in ("send", "isend", "recv", "irecv"):
-            peer, tag = int(a[0]), int(a[1])
-            size = int(float(a[2])) * self._dt(st, a, 3)
-            sending = name in ("send", "isend")
-            request = None
-            if name[0] == "i":
-                request = st.next_request
-                st.next_request += 1
-                key = (rank, peer, tag) if sending else (peer, rank, tag)
-                st.pending.setdefault(key, deque()).append(request)
-                st.order.append(request)
-            add(
-                name, peer=peer, tag=tag, request=request,
-                send_bytes=size if sending else None, recv_bytes=None if sending else size,
-            )  # fmt: skip
-        elif name == "wait":
-            add(Op.WAIT, request=self._find(st, a))
-        elif name == "test":
-            add(Op.TEST)  # its outcome depends on timing; a later wait completes the request
-        elif name == "waitall":
-            done, st.order = st.order, []
-            st.pending.clear()
-            add(Op.WAITALL, requests=done)
-        elif name == "barrier":
-            add(Op.BARRIER)
-        elif name == "bcast":
-            root = int(a[1]) if len(a) > 1 else 0
-            add(Op.BCAST, root=root, send_bytes=int(float(a[0])) * self._dt(st, a, 2))
-        elif name == "reduce":
-            root = int(a[2]) if len(a) > 2 else 0
-            add(Op.REDUCE, root=root, send_bytes=int(float(a[0])) * self._dt(st, a, 3))
-        elif name == "allreduce":
-            add(Op.ALLREDUCE, send_bytes=int(float(a[0])) * self._dt(st, a, 2))
-        elif name in ("alltoall", "allgather"):
-            s, r = int(float(a[0])) * self._dt(st, a, 2), int(float(a[1])) * self._dt(st, a, 3)
-            add(name, send_bytes=s, recv_bytes=r)
-        elif name in ("gather", "scatter"):
-            root = int(a[2]) if len(a) > 2 else 0
-            s, r = int(float(a[0])) * self._dt(st, a, 3), int(float(a[1])) * self._dt(st, a, 4)
-            add(name, root=root, send_bytes=s, recv_bytes=r)
-        elif name == "alltoallv":
-            dt1, dt2 = self._dt(st, a, 2 + 2 * n), self._dt(st, a, 3 + 2 * n)
-            sc = [int(x) * dt1 for x in _need(a[1 : 1 + n], n)]
-            rc = [int(x) * dt2 for x in _need(a[2 + n : 2 + 2 * n], n)]
-            add(name, send_counts=sc, recv_counts=rc, send_bytes=sum(sc), recv_bytes=sum(rc))
-        elif name in ("gatherv", "allgatherv"):
-            counts = _need(a[1 : 1 + n], n)
-            tail = a[1 + n :]
-            root = int(tail[0]) if name == "gatherv" and tail else 0
-            dt = self._dt(st, tail, 1 if name == "gatherv" else 0)
-            rc = [int(x) * dt for x in counts]
-            extra = {"root": root} if name == "gatherv" else {}
-            add(name, send_bytes=int(float(a[0])) * dt, recv_counts=rc,
-                recv_bytes=sum(rc), **extra)  # fmt: skip
-        elif name == "scatterv":
-            sc = [int(x) * st.type_size for x in _need(a[0:n], n)]
-            root = int(a[n + 1]) if len(a) > n + 1 else 0
-            add(name, root=root, send_counts=sc, send_bytes=sum(sc),
-                recv_bytes=int(float(a[n])) * st.type_size)  # fmt: skip
-        elif name == "reducescatter":
-            dt = self._dt(st, a, n + 1)
-            rc = [int(x) * dt for x in _need(a[0:n], n)]
-            float(a[n])  # the computation amount must be present
-            add(Op.REDUCE_SCATTER, recv_counts=rc, send_bytes=sum(rc), recv_bytes=rc[rank])
-        elif name in ("comm_split", "comm_dup"):
-            add(name)
-        else:
-            self.unsupported[name] += 1
-
-    def _find(self, st: _RankState, a: list[str]) -> int | None:
-        """The pending request a wait/test names by (src, dst, tag), else the oldest."""
-        if len(a) >= 3:
-            key = (int(a[0]), int(a[1]), int(a[2]))
-            queue = st.pending.get(key)
-            if not queue:
-                return None
-            req = queue.popleft()
-        elif st.order:
-            req = st.order[0]
-            for queue in st.pending.values():
-                if queue and queue[0] == req:
-                    queue.popleft()
-        else:
-            return None
-        st.order.remove(req)
-        return req
-
-    def result(self) -> tuple[pa.Table, Counter[str]]:
-        return self.builder.table(), self.unsupported
+            reader.open(file, index if source.per_rank else None)
+            while (columns := reader.read(CHUNK_ROWS)) is not None:
+                yield _batch(columns, schema, names)
+        except ValueError as exc:
+            line, message = exc.args
+            raise InputError(file, message, line) from None
+        except OSError as exc:
+            raise InputError(file, f"cannot read ({exc.strerror})") from None
 
 
-def _need(values: list[str], n: int) -> list[str]:
-    if len(values) != n:
-        raise ValueError(f"expected {n} per-rank counts, got {len(values)}")
-    return values
+def _batch(columns: dict[str, np.ndarray], schema: pa.Schema, names: pa.Array) -> pa.RecordBatch:
+    n = len(columns["op"])
+    times = pa.array(columns["time_ns"])
+    arrays: dict[str, pa.Array] = {
+        "rank": pa.array(columns["rank"]),
+        "seq": pa.array(columns["seq"]),
+        "op": pa.DictionaryArray.from_arrays(pa.array(columns["op"].astype(np.int8)), names),
+        "comm": pa.array(np.zeros(n, dtype=np.int8)),
+        "t_start_ns": times,
+        "t_end_ns": times,
+    }
+    for name in ("peer", "root", "tag", "send_bytes", "recv_bytes", "request"):
+        arrays[name] = _nullable(columns[name], columns[f"{name}_valid"])
+    for name in ("requests", "send_counts", "recv_counts"):
+        valid = columns[f"{name}_valid"]
+        mask = None if valid.all() else pa.array(~valid)
+        arrays[name] = pa.ListArray.from_arrays(
+            pa.array(columns[f"{name}_offsets"]), pa.array(columns[f"{name}_values"]), mask=mask
+        )
+    return pa.RecordBatch.from_arrays([arrays[f.name].cast(f.type) for f in schema], schema=schema)
 
 
-def is_tit_list(path: Path) -> bool:
-    """True when `path` is an index file naming per-rank trace files."""
-    first = _first_token(path)
-    return first is not None and not _is_int(first) and _resolve(path, first).is_file()
-
-
-def is_tit_file(path: Path) -> bool:
-    first = _first_token(path)
-    return first is not None and _is_int(first)
-
-
-def _first_token(path: Path) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for raw in fh:
-                tokens = raw.split()
-                if tokens and not tokens[0].startswith("#"):
-                    return tokens[0]
-    except OSError:
-        return None
-    return None
-
-
-def _is_int(text: str) -> bool:
-    return re.fullmatch(r"-?\d+", text) is not None
-
-
-def _resolve(index: Path, entry: str) -> Path:
-    p = Path(entry)
-    return p if p.is_absolute() else index.parent / p
-
-
-def _rank_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        files = [p for p in path.iterdir() if p.is_file() and re.search(r"\d+\.\w+$", p.name)]
-        if not files:
-            raise InputError(path, "directory holds no per-rank TiT files (…<rank>.txt)")
-        return sorted(files, key=lambda p: int(re.findall(r"(\d+)\.\w+$", p.name)[0]))
-    files = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            entry = raw.strip()
-            if entry and not entry.startswith("#"):
-                target = _resolve(path, entry)
-                if not target.is_file():
-                    raise InputError(path, f"listed trace {entry!r} does not exist", lineno)
-                files.append(target)
-    return files
+def _nullable(values: np.ndarray, valid: np.ndarray) -> pa.Array:
+    return pa.array(values) if valid.all() else pa.array(values, mask=~valid)
 
 
 def import_tit(path: Path, flops_per_s: float = DEFAULT_FLOPS_PER_S) -> tuple[pa.Table, TraceMeta]:
-    """Reads a TiT file, list file or directory of per-rank files."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(path, "no such file")
-    per_rank = path.is_dir() or is_tit_list(path)
-    files = _rank_files(path) if per_rank else [path]
-    ranks = len(files) if per_rank else _count_ranks(path)
-    parser = TitParser(ranks, flops_per_s)
-    for index, file in enumerate(files):
-        try:
-            with open(file, encoding="utf-8") as fh:
-                for lineno, raw in enumerate(fh, 1):
-                    parser.parse_line(raw, file, lineno, index if per_rank else None)
-        except UnicodeDecodeError as exc:
-            raise InputError(file, f"not a text TiT trace ({exc.reason})") from None
-    table, unsupported = parser.result()
-    meta = TraceMeta(
-        ranks=ranks,
-        application=path.stem,
-        source_format="simgrid-tit",
-        clock=f"synthetic: calls take 0 ns, compute at {flops_per_s:g} flop/s",
-        unsupported=dict(unsupported),
-    )
-    return table, meta
-
-
-def _count_ranks(path: Path) -> int:
-    top = -1
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for lineno, raw in enumerate(fh, 1):
-                tokens = raw.split()
-                if not tokens or tokens[0].startswith("#"):
-                    continue
-                if not _is_int(tokens[0]) or int(tokens[0]) < 0:
-                    raise InputError(path, f"expected a rank, got {tokens[0]!r}", lineno)
-                top = max(top, int(tokens[0]))
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not a text TiT trace ({exc.reason})") from None
-    if top < 0:
-        raise InputError(path, "no TiT actions in file")
-    return top + 1
+    """Reads a TiT file, list file or directory of per-rank files into one TRACE table."""
+    source = open_tit(path)
+    reader = _core.TitReader(source.ranks, flops_per_s)
+    schema = tit_schema(source)
+    table = pa.Table.from_batches(list(tit_batches(source, schema, reader)), schema=schema)
+    if not source.per_rank:
+        table = sorted_trace(table)
+    return conform(TABLE, table), source.meta(reader.unsupported(), flops_per_s)

@@ -1,0 +1,461 @@
+//! One column chunk of a row group written as pages: levels and values flattened from the
+//! rows, the dictionary (or delta / plain) values, pages of at most `page_rows` rows.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::encode::{delta, rle_hybrid, width_of};
+use crate::error::{Error, Result};
+use crate::thrift_write::Struct;
+use crate::writer::{physical, ChunkMeta, ColumnData, ColumnSpec, Encoding, ValueKind, Writer};
+
+/// Dictionaries larger than this fall back to PLAIN (a dictionary page must stay small).
+const DICT_LIMIT: usize = 1 << 16;
+const PLAIN: i32 = 0;
+const RLE: i32 = 3;
+const DELTA_BINARY_PACKED: i32 = 5;
+const RLE_DICTIONARY: i32 = 8;
+
+/// Levels and non-null values of one column's rows.
+pub(crate) struct Flattened<'a> {
+    /// Repetition levels (lists only).
+    rep: Vec<u64>,
+    /// Definition levels; None when every level is the column's maximum.
+    def: Option<Vec<u64>>,
+    /// First level of each row and the level count after the last (lists only: a flat
+    /// column has a level per row).
+    row_starts: Option<Vec<usize>>,
+    ints: Cow<'a, [i64]>,
+    keys: Cow<'a, [u32]>,
+    null_count: i64,
+    levels: usize,
+}
+
+impl Flattened<'_> {
+    fn level_range(&self, first: usize, last: usize) -> (usize, usize) {
+        match &self.row_starts {
+            Some(starts) => (starts[first], starts[last]),
+            None => (first, last),
+        }
+    }
+}
+
+/// The present values of `values` (the ones `valid` marks) and their definition levels.
+fn present<'a, T: Copy>(
+    values: &'a [T],
+    valid: Option<&[bool]>,
+    nullable: bool,
+) -> (Cow<'a, [T]>, Option<Vec<u64>>, i64) {
+    match valid {
+        Some(valid) if nullable && valid.iter().any(|&v| !v) => {
+            let kept: Vec<T> = values
+                .iter()
+                .zip(valid)
+                .filter(|(_, &ok)| ok)
+                .map(|(&v, _)| v)
+                .collect();
+            let nulls = (values.len() - kept.len()) as i64;
+            (
+                Cow::Owned(kept),
+                Some(valid.iter().map(|&ok| u64::from(ok)).collect()),
+                nulls,
+            )
+        }
+        _ => (Cow::Borrowed(values), None, 0),
+    }
+}
+
+pub(crate) fn flatten<'a>(
+    spec: &ColumnSpec,
+    data: &ColumnData<'a>,
+    rows: usize,
+) -> Result<Flattened<'a>> {
+    let check = |n: usize, what: &str| {
+        if n == rows {
+            Ok(())
+        } else {
+            Err(Error::Unsupported(format!(
+                "column {}: {n} {what} for {rows} rows",
+                spec.name
+            )))
+        }
+    };
+    let mut f = Flattened {
+        rep: Vec::new(),
+        def: None,
+        row_starts: None,
+        ints: Cow::Borrowed(&[]),
+        keys: Cow::Borrowed(&[]),
+        null_count: 0,
+        levels: rows,
+    };
+    match (spec.kind, data) {
+        (ValueKind::Int { .. }, ColumnData::Ints { values, valid }) => {
+            check(values.len(), "values")?;
+            (f.ints, f.def, f.null_count) = present(values, *valid, spec.nullable);
+        }
+        (ValueKind::String, ColumnData::Strings { keys, valid, .. }) => {
+            check(keys.len(), "keys")?;
+            (f.keys, f.def, f.null_count) = present(keys, *valid, spec.nullable);
+        }
+        (
+            ValueKind::IntList { .. },
+            ColumnData::Lists {
+                offsets,
+                values,
+                valid,
+            },
+        ) => {
+            check(offsets.len().saturating_sub(1), "lists")?;
+            // Levels of an (optional) list of optional elements: a null list, an empty
+            // list, or one level per element (elements are never null here).
+            let list_def = u64::from(spec.nullable);
+            let (mut rep, mut def) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+            let mut starts = Vec::with_capacity(rows + 1);
+            let mut ints = Vec::with_capacity(values.len());
+            for i in 0..rows {
+                starts.push(def.len());
+                let (lo, hi) = (offsets[i] as usize, offsets[i + 1] as usize);
+                if !valid.is_none_or(|v| v[i]) {
+                    rep.push(0);
+                    def.push(0);
+                    f.null_count += 1;
+                } else if lo == hi {
+                    rep.push(0);
+                    def.push(list_def);
+                } else {
+                    for (k, &v) in values[lo..hi].iter().enumerate() {
+                        rep.push(u64::from(k > 0));
+                        def.push(list_def + 2);
+                        ints.push(v);
+                    }
+                }
+            }
+            starts.push(def.len());
+            f.levels = def.len();
+            (f.rep, f.def, f.row_starts, f.ints) = (rep, Some(def), Some(starts), Cow::Owned(ints));
+        }
+        _ => {
+            return Err(Error::Unsupported(format!(
+                "column {}: data of another kind than its schema",
+                spec.name
+            )))
+        }
+    }
+    Ok(f)
+}
+
+/// How the values of a chunk are written.
+enum Values {
+    /// Dictionary entries (PLAIN bytes) and an index per value.
+    Dictionary {
+        page: Vec<u8>,
+        entries: usize,
+        indices: Vec<u64>,
+    },
+    Delta,
+    Plain,
+}
+
+fn plain_int(out: &mut Vec<u8>, v: i64, int32: bool) {
+    if int32 {
+        out.extend_from_slice(&(v as i32).to_le_bytes());
+    } else {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn plain_str(out: &mut Vec<u8>, s: &[u8]) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s);
+}
+
+impl Writer {
+    /// Encodes and writes one column chunk; returns its metadata.
+    pub(crate) fn chunk(
+        &mut self,
+        spec: &ColumnSpec,
+        data: &ColumnData<'_>,
+        rows: usize,
+    ) -> Result<ChunkMeta> {
+        let f = flatten(spec, data, rows)?;
+        let int32 = physical(spec.kind) == 1;
+        let dict_strings = match data {
+            ColumnData::Strings { dict, .. } => Some(*dict),
+            _ => None,
+        };
+        let min_max = min_max(&f, dict_strings, int32);
+        if let (ValueKind::Int { bits } | ValueKind::IntList { bits }, Some((lo, hi))) =
+            (spec.kind, f.ints.iter().min().zip(f.ints.iter().max()))
+        {
+            let range = -(1i128 << (bits - 1))..1i128 << (bits - 1);
+            if !range.contains(&i128::from(*lo)) || !range.contains(&i128::from(*hi)) {
+                return Err(Error::Unsupported(format!(
+                    "column {}: values {lo}..{hi} do not fit {bits}-bit integers",
+                    spec.name
+                )));
+            }
+        }
+        let values = self.choose_values(spec, &f, dict_strings, int32)?;
+        let (mut uncompressed, mut compressed) = (0i64, 0i64);
+        let mut dictionary_page_offset = None;
+        let mut encodings = vec![RLE];
+        if let Values::Dictionary { page, entries, .. } = &values {
+            dictionary_page_offset = Some(self.pos as i64);
+            let n = *entries as i32;
+            let (u, c) = self.page(
+                2,
+                |s| {
+                    s.structure(7, |d| {
+                        d.i32(1, n).i32(2, PLAIN);
+                    });
+                },
+                page,
+            )?;
+            uncompressed += u;
+            compressed += c;
+            encodings.extend([PLAIN, RLE_DICTIONARY]);
+        } else {
+            encodings.push(if matches!(values, Values::Delta) {
+                DELTA_BINARY_PACKED
+            } else {
+                PLAIN
+            });
+        }
+        let data_page_offset = self.pos as i64;
+        let (max_rep, max_def) = match spec.kind {
+            ValueKind::IntList { .. } => (1u64, u64::from(spec.nullable) + 2),
+            _ => (0, u64::from(spec.nullable)),
+        };
+        let page_rows = self.options.page_rows.max(1);
+        let mut next_value = 0usize;
+        let mut body = Vec::new();
+        for first in (0..rows).step_by(page_rows) {
+            let last = (first + page_rows).min(rows);
+            let (lo, hi) = f.level_range(first, last);
+            body.clear();
+            if max_rep > 0 {
+                levels(&mut body, &f.rep[lo..hi], max_rep);
+            }
+            let present = match &f.def {
+                Some(def) => def[lo..hi].iter().filter(|&&d| d == max_def).count(),
+                None => hi - lo,
+            };
+            if max_def > 0 {
+                match &f.def {
+                    Some(def) => levels(&mut body, &def[lo..hi], max_def),
+                    None => levels(&mut body, &vec![max_def; hi - lo], max_def),
+                }
+            }
+            let span = next_value..next_value + present;
+            next_value += present;
+            let encoding = match &values {
+                Values::Dictionary {
+                    indices, entries, ..
+                } => {
+                    let width = width_of(entries.saturating_sub(1) as u64);
+                    body.push(width as u8);
+                    rle_hybrid(&mut body, &indices[span], width);
+                    RLE_DICTIONARY
+                }
+                Values::Delta => {
+                    delta(&mut body, &f.ints[span], int32);
+                    DELTA_BINARY_PACKED
+                }
+                Values::Plain => {
+                    match dict_strings {
+                        Some(dict) => f.keys[span]
+                            .iter()
+                            .for_each(|&k| plain_str(&mut body, dict[k as usize].as_bytes())),
+                        None => f.ints[span]
+                            .iter()
+                            .for_each(|&v| plain_int(&mut body, v, int32)),
+                    }
+                    PLAIN
+                }
+            };
+            let levels_count = (hi - lo) as i32;
+            let (u, c) = self.page(
+                0,
+                |s| {
+                    s.structure(5, |d| {
+                        d.i32(1, levels_count)
+                            .i32(2, encoding)
+                            .i32(3, RLE)
+                            .i32(4, RLE);
+                    });
+                },
+                &body,
+            )?;
+            uncompressed += u;
+            compressed += c;
+        }
+        Ok(ChunkMeta {
+            encodings,
+            num_values: f.levels as i64,
+            uncompressed,
+            compressed,
+            data_page_offset,
+            dictionary_page_offset,
+            null_count: f.null_count,
+            min_max,
+        })
+    }
+
+    fn choose_values(
+        &self,
+        spec: &ColumnSpec,
+        f: &Flattened,
+        dict_strings: Option<&[&str]>,
+        int32: bool,
+    ) -> Result<Values> {
+        if let Some(dict) = dict_strings {
+            // The dictionary page holds the strings used, in order of first use.
+            let mut remap = vec![u64::MAX; dict.len()];
+            let mut entries = 0usize;
+            let mut page = Vec::new();
+            let mut indices = Vec::with_capacity(f.keys.len());
+            for &k in f.keys.iter() {
+                let slot = remap.get_mut(k as usize).ok_or_else(|| {
+                    Error::Unsupported(format!(
+                        "column {}: key {k} beyond its dictionary",
+                        spec.name
+                    ))
+                })?;
+                if *slot == u64::MAX {
+                    plain_str(&mut page, dict[k as usize].as_bytes());
+                    *slot = entries as u64;
+                    entries += 1;
+                }
+                indices.push(*slot);
+            }
+            return Ok(Values::Dictionary {
+                page,
+                entries,
+                indices,
+            });
+        }
+        if spec.encoding == Encoding::Delta {
+            return Ok(Values::Delta);
+        }
+        let mut map: HashMap<i64, u64, BuildHasherDefault<IntHasher>> = HashMap::default();
+        let mut page = Vec::new();
+        let mut indices = Vec::with_capacity(f.ints.len());
+        let mut last: Option<(i64, u64)> = None; // runs of one value skip the hash
+        for &v in f.ints.iter() {
+            let i = match last {
+                Some((lv, li)) if lv == v => li,
+                _ => {
+                    let next = map.len() as u64;
+                    let i = *map.entry(v).or_insert_with(|| {
+                        plain_int(&mut page, v, int32);
+                        next
+                    });
+                    if map.len() > DICT_LIMIT {
+                        return Ok(Values::Plain);
+                    }
+                    last = Some((v, i));
+                    i
+                }
+            };
+            indices.push(i);
+        }
+        let entries = map.len();
+        Ok(Values::Dictionary {
+            page,
+            entries,
+            indices,
+        })
+    }
+
+    /// Writes one page (`kind`: 0 data, 2 dictionary; `header` adds its typed header) and
+    /// returns (uncompressed, compressed) bytes with the header.
+    fn page(
+        &mut self,
+        kind: i32,
+        header: impl FnOnce(&mut Struct<'_>),
+        body: &[u8],
+    ) -> Result<(i64, i64)> {
+        let packed;
+        let stored: &[u8] = if self.options.zstd {
+            packed = ruzstd::encoding::compress_to_vec(
+                body,
+                ruzstd::encoding::CompressionLevel::Fastest,
+            );
+            &packed
+        } else {
+            body
+        };
+        let mut head = Vec::new();
+        let mut s = Struct::new(&mut head);
+        s.i32(1, kind)
+            .i32(2, body.len() as i32)
+            .i32(3, stored.len() as i32);
+        header(&mut s);
+        s.end();
+        self.emit(&head)?;
+        self.emit(stored)?;
+        Ok((
+            (head.len() + body.len()) as i64,
+            (head.len() + stored.len()) as i64,
+        ))
+    }
+}
+
+/// Multiply-rotate hashing of integer dictionary keys (FxHash's mix: the keys come from
+/// the data, not an adversary, and SipHash costs several times more per value).
+#[derive(Default)]
+struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64);
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// Levels as v1 data pages hold them: a 4-byte length, then the RLE hybrid.
+fn levels(out: &mut Vec<u8>, levels: &[u64], max: u64) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    rle_hybrid(out, levels, width_of(max));
+    let len = (out.len() - at - 4) as u32;
+    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+}
+
+/// PLAIN-encoded min and max of the chunk's values (None without values).
+fn min_max(f: &Flattened, dict: Option<&[&str]>, int32: bool) -> Option<(Vec<u8>, Vec<u8>)> {
+    if let Some(dict) = dict {
+        let mut used = vec![false; dict.len()];
+        f.keys.iter().for_each(|&k| used[k as usize] = true);
+        let strings = dict
+            .iter()
+            .zip(used)
+            .filter_map(|(s, u)| u.then_some(s.as_bytes()));
+        let lo = strings.clone().min()?;
+        let hi = strings.max()?;
+        return Some((lo.to_vec(), hi.to_vec()));
+    }
+    let lo = *f.ints.iter().min()?;
+    let hi = *f.ints.iter().max()?;
+    let enc = |v: i64| {
+        let mut b = Vec::new();
+        plain_int(&mut b, v, int32);
+        b
+    };
+    Some((enc(lo), enc(hi)))
+}

@@ -1,0 +1,183 @@
+//! Encoders of Parquet Encodings.md, the inverses of rle.rs and delta.rs: the RLE /
+//! bit-packing hybrid (levels, dictionary indices) and DELTA_BINARY_PACKED.
+
+use crate::thrift_write::{uleb, zigzag};
+
+/// Bits needed for values up to `max`.
+pub(crate) fn width_of(max: u64) -> u32 {
+    u64::BITS - max.leading_zeros()
+}
+
+/// Appends `values` bit-packed little-endian at `width` bits each (a whole number of bytes:
+/// `values.len() * width` must be a multiple of 8).
+fn pack(out: &mut Vec<u8>, values: &[u64], width: u32) {
+    let mut acc: u128 = 0;
+    let mut bits = 0u32;
+    for &v in values {
+        acc |= u128::from(v) << bits;
+        bits += width;
+        while bits >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            bits -= 8;
+        }
+    }
+    debug_assert_eq!(bits, 0, "packed runs are whole bytes");
+}
+
+/// The RLE / bit-packing hybrid of `values` at `width` bits: runs of 8 or more equal values
+/// as RLE runs, the rest bit-packed in groups of 8 (the last group padded with zeros; a
+/// reader takes only as many values as it was told).
+pub(crate) fn rle_hybrid(out: &mut Vec<u8>, values: &[u64], width: u32) {
+    let bytes = width.div_ceil(8) as usize;
+    let mut literal: Vec<u64> = Vec::with_capacity(values.len().min(1 << 12));
+    let flush = |out: &mut Vec<u8>, literal: &mut Vec<u64>| {
+        if literal.is_empty() {
+            return;
+        }
+        literal.resize(literal.len().div_ceil(8) * 8, 0);
+        uleb(out, ((literal.len() / 8) as u64) << 1 | 1);
+        pack(out, literal, width);
+        literal.clear();
+    };
+    let mut i = 0;
+    while i < values.len() {
+        let v = values[i];
+        let run = values[i..].iter().take_while(|&&x| x == v).count();
+        if run < 8 {
+            literal.extend_from_slice(&values[i..i + run]);
+            i += run;
+            continue;
+        }
+        // A run is worth an RLE header from 8 values, once the literal groups before it
+        // are whole (padding them would insert values): fill them from the run first.
+        let fill = (8 - literal.len() % 8) % 8;
+        literal.extend(std::iter::repeat_n(v, fill));
+        let left = run - fill;
+        if left >= 8 {
+            flush(out, &mut literal);
+            uleb(out, (left as u64) << 1);
+            out.extend_from_slice(&v.to_le_bytes()[..bytes]);
+        } else {
+            literal.extend(std::iter::repeat_n(v, left));
+        }
+        i += run;
+    }
+    flush(out, &mut literal);
+}
+
+const BLOCK: usize = 128;
+const MINIBLOCKS: usize = 4;
+const PER_MINIBLOCK: usize = BLOCK / MINIBLOCKS;
+
+/// DELTA_BINARY_PACKED of `values`; `bits32` for INT32 columns (deltas wrap at 32 bits, as
+/// readers reconstruct them).
+pub(crate) fn delta(out: &mut Vec<u8>, values: &[i64], bits32: bool) {
+    uleb(out, BLOCK as u64);
+    uleb(out, MINIBLOCKS as u64);
+    uleb(out, values.len() as u64);
+    uleb(out, zigzag(values.first().copied().unwrap_or(0)));
+    let wrap = |d: i64| if bits32 { i64::from(d as i32) } else { d };
+    let deltas: Vec<i64> = values
+        .windows(2)
+        .map(|w| wrap(w[1].wrapping_sub(w[0])))
+        .collect();
+    let mut packed = [0u64; PER_MINIBLOCK];
+    for block in deltas.chunks(BLOCK) {
+        let min = block.iter().copied().min().unwrap_or(0);
+        uleb(out, zigzag(min));
+        let rel = |d: i64| {
+            let r = d.wrapping_sub(min) as u64;
+            if bits32 {
+                r & 0xffff_ffff
+            } else {
+                r
+            }
+        };
+        let minis: Vec<&[i64]> = block.chunks(PER_MINIBLOCK).collect();
+        let widths: Vec<u32> = (0..MINIBLOCKS)
+            .map(|m| {
+                minis.get(m).map_or(0, |mb| {
+                    width_of(mb.iter().map(|&d| rel(d)).max().unwrap_or(0))
+                })
+            })
+            .collect();
+        out.extend(widths.iter().map(|&w| w as u8));
+        for (m, mb) in minis.iter().enumerate() {
+            packed.fill(0);
+            for (k, &d) in mb.iter().enumerate() {
+                packed[k] = rel(d);
+            }
+            pack(out, &packed, widths[m]); // padded to a full miniblock
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delta::DeltaDecoder;
+    use crate::rle::RleDecoder;
+
+    fn xorshift(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    #[test]
+    fn rle_hybrid_round_trips() {
+        let mut seed = 7u64;
+        for case in 0..300 {
+            let n = (xorshift(&mut seed) % 300) as usize;
+            let width = (case % 20) as u32 + 1;
+            let mask = if width == 64 {
+                u64::MAX
+            } else {
+                (1 << width) - 1
+            };
+            let mut values = Vec::new();
+            while values.len() < n {
+                let v = xorshift(&mut seed) & mask;
+                let run = 1 + (xorshift(&mut seed) % 20) as usize;
+                values.extend(std::iter::repeat_n(v, run.min(n - values.len())));
+            }
+            let mut buf = Vec::new();
+            rle_hybrid(&mut buf, &values, width);
+            let mut d = RleDecoder::new(0, buf.len(), width).unwrap();
+            let mut back = Vec::new();
+            d.take(&buf, n, &mut back, |v| v).unwrap();
+            assert_eq!(back, values, "case {case}");
+        }
+    }
+
+    #[test]
+    fn delta_round_trips_in_both_widths() {
+        let mut seed = 11u64;
+        for case in 0..200 {
+            let n = (xorshift(&mut seed) % 700) as usize;
+            let bits32 = case % 2 == 0;
+            let values: Vec<i64> = (0..n)
+                .map(|i| {
+                    let v = match case % 4 {
+                        0 => i as i64 * 3,
+                        1 => xorshift(&mut seed) as i64,
+                        _ => (xorshift(&mut seed) % 1000) as i64 - 500,
+                    };
+                    if bits32 {
+                        i64::from(v as i32)
+                    } else {
+                        v
+                    }
+                })
+                .collect();
+            let mut buf = Vec::new();
+            delta(&mut buf, &values, bits32);
+            let mut d = DeltaDecoder::new(&buf, 0, buf.len(), bits32).unwrap();
+            let mut back = Vec::new();
+            d.take(&buf, n, &mut back).unwrap();
+            assert_eq!(back, values, "case {case}");
+        }
+    }
+}

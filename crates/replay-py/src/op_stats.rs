@@ -1,0 +1,113 @@
+//! Per op code: how many rows and the distribution of their simulated durations, as
+//! counts of distinct integer-ns values. Fed a chunk of replayed rows at a time, so a
+//! streamed replay summarises without keeping its per-op table; memory grows with the
+//! distinct durations, not the rows. In-memory and streamed replays summarise through
+//! this same code, so their summaries are identical.
+
+use std::collections::HashMap;
+
+use numpy::PyReadonlyArray1;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+#[derive(Default)]
+struct Durations {
+    counts: HashMap<i64, u64>,
+    rows: u64,
+    total_ns: i128,
+}
+
+impl Durations {
+    /// Percentile `q` (0..=100) with numpy's default (linear) interpolation between the
+    /// two order statistics around rank (n - 1) q / 100.
+    fn percentile(sorted: &[(i64, u64)], n: u64, q: f64) -> f64 {
+        let h = (n - 1) as f64 * q / 100.0;
+        let lo = h.floor() as u64;
+        let hi = (lo + 1).min(n - 1);
+        let (a, b) = (Self::nth(sorted, lo) as f64, Self::nth(sorted, hi) as f64);
+        let t = h - lo as f64;
+        let diff = b - a;
+        // numpy's _lerp: exact at both ends of the interval.
+        if t >= 0.5 {
+            b - diff * (1.0 - t)
+        } else {
+            a + diff * t
+        }
+    }
+
+    /// The k-th smallest duration (0-based) of the sorted (value, count) pairs.
+    fn nth(sorted: &[(i64, u64)], k: u64) -> i64 {
+        let mut seen = 0;
+        for &(v, c) in sorted {
+            seen += c;
+            if k < seen {
+                return v;
+            }
+        }
+        sorted.last().map_or(0, |p| p.0)
+    }
+}
+
+/// Summary statistics of replayed operations; see tailcast/_core.pyi.
+#[pyclass(module = "tailcast._core")]
+#[derive(Default)]
+pub struct OpStats {
+    ops: HashMap<u8, Durations>,
+}
+
+#[pymethods]
+impl OpStats {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds rows: their op codes and simulated start and end times (ns).
+    fn add(
+        &mut self,
+        op: PyReadonlyArray1<'_, u8>,
+        sim_start_ns: PyReadonlyArray1<'_, i64>,
+        sim_end_ns: PyReadonlyArray1<'_, i64>,
+    ) -> PyResult<()> {
+        let (op, start, end) = (
+            op.as_slice()?,
+            sim_start_ns.as_slice()?,
+            sim_end_ns.as_slice()?,
+        );
+        if op.len() != start.len() || op.len() != end.len() {
+            return Err(PyValueError::new_err(
+                "op, sim_start_ns, sim_end_ns differ in length",
+            ));
+        }
+        // Replays repeat the same (op, duration) for long stretches: count runs first.
+        let mut i = 0;
+        while i < op.len() {
+            let (code, d) = (op[i], end[i] - start[i]);
+            let mut j = i + 1;
+            while j < op.len() && op[j] == code && end[j] - start[j] == d {
+                j += 1;
+            }
+            let run = (j - i) as u64;
+            let entry = self.ops.entry(code).or_default();
+            *entry.counts.entry(d).or_default() += run;
+            entry.rows += run;
+            entry.total_ns += i128::from(d) * i128::from(run);
+            i = j;
+        }
+        Ok(())
+    }
+
+    /// op code → (rows, p50 µs, p99 µs, total µs) of sim_end_ns - sim_start_ns.
+    fn summary(&self) -> HashMap<u8, (u64, f64, f64, f64)> {
+        self.ops
+            .iter()
+            .map(|(&code, d)| {
+                let mut sorted: Vec<(i64, u64)> = d.counts.iter().map(|(&v, &c)| (v, c)).collect();
+                sorted.sort_unstable();
+                let p50 = Durations::percentile(&sorted, d.rows, 50.0) / 1000.0;
+                let p99 = Durations::percentile(&sorted, d.rows, 99.0) / 1000.0;
+                (code, (d.rows, p50, p99, d.total_ns as f64 / 1000.0))
+            })
+            .collect()
+    }
+}

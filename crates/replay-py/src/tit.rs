@@ -1,0 +1,202 @@
+//! `tailcast._core.TitReader`: SimGrid TiT files parsed natively (tit_parse.rs), a chunk of
+//! rows at a time, as numpy columns for the Parquet writer (tailcast.traces.tit_import).
+
+use std::collections::{BTreeSet, HashMap};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+
+use numpy::IntoPyArray;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::tit_parse::{
+    columns_of, count_ranks, LineError, Lists, Nullable, Rows, TitParser, OP_NAMES,
+};
+
+fn line_error(err: LineError) -> PyErr {
+    PyValueError::new_err((err.line, err.message))
+}
+
+fn read_error(line: u64, err: &std::io::Error) -> PyErr {
+    if err.kind() == std::io::ErrorKind::InvalidData {
+        PyValueError::new_err((line, "not a text TiT trace (invalid UTF-8)".to_string()))
+    } else {
+        PyValueError::new_err((line, err.to_string()))
+    }
+}
+
+struct OpenFile {
+    reader: BufReader<File>,
+    line: u64,
+    expect: Option<usize>,
+    text: String,
+}
+
+/// Parses TiT files; see tailcast/_core.pyi.
+#[pyclass(unsendable, module = "tailcast._core")]
+pub struct TitReader {
+    parser: TitParser,
+    file: Option<OpenFile>,
+}
+
+fn nullable<'py, T: numpy::Element + Copy>(
+    py: Python<'py>,
+    out: &Bound<'py, PyDict>,
+    name: &str,
+    col: Nullable<T>,
+) -> PyResult<()> {
+    out.set_item(name, col.values.into_pyarray(py))?;
+    out.set_item(format!("{name}_valid"), col.valid.into_pyarray(py))
+}
+
+fn lists<'py>(py: Python<'py>, out: &Bound<'py, PyDict>, name: &str, col: Lists) -> PyResult<()> {
+    let offsets: Vec<i32> = col
+        .offsets
+        .iter()
+        .map(|&o| i32::try_from(o).map_err(|_| PyValueError::new_err((0u64, "list too long"))))
+        .collect::<PyResult<_>>()?;
+    out.set_item(format!("{name}_offsets"), offsets.into_pyarray(py))?;
+    out.set_item(format!("{name}_values"), col.values.into_pyarray(py))?;
+    out.set_item(format!("{name}_valid"), col.valid.into_pyarray(py))
+}
+
+#[pymethods]
+impl TitReader {
+    #[new]
+    fn new(ranks: usize, flops_per_s: f64) -> PyResult<Self> {
+        if flops_per_s.is_nan() || flops_per_s <= 0.0 {
+            return Err(PyValueError::new_err("flops_per_s must be positive"));
+        }
+        Ok(Self {
+            parser: TitParser::new(ranks, flops_per_s),
+            file: None,
+        })
+    }
+
+    /// Starts reading `path` (`expect_rank`: the rank of a per-rank file).
+    #[pyo3(signature = (path, expect_rank = None))]
+    fn open(&mut self, path: PathBuf, expect_rank: Option<usize>) -> PyResult<()> {
+        let file = File::open(&path)?;
+        self.file = Some(OpenFile {
+            reader: BufReader::with_capacity(1 << 20, file),
+            line: 0,
+            expect: expect_rank,
+            text: String::new(),
+        });
+        Ok(())
+    }
+
+    /// Parses lines of the open file until `max_rows` rows are ready or it ends; returns
+    /// the rows' columns, or None when the file has ended and no rows are left.
+    /// ValueError((line, message)) for a line that cannot be read.
+    fn read<'py>(
+        &mut self,
+        py: Python<'py>,
+        max_rows: usize,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(None); // the file has ended (or none was opened)
+        };
+        while self.parser.rows.op.len() < max_rows {
+            file.text.clear();
+            file.line += 1;
+            let n = file
+                .reader
+                .read_line(&mut file.text)
+                .map_err(|err| read_error(file.line, &err))?;
+            if n == 0 {
+                self.file = None;
+                break;
+            }
+            self.parser
+                .line(&file.text, file.line, file.expect)
+                .map_err(line_error)?;
+        }
+        if self.parser.rows.op.is_empty() {
+            return Ok(None);
+        }
+        let rows = std::mem::take(&mut self.parser.rows);
+        Ok(Some(Self::rows_dict(py, rows)?))
+    }
+
+    /// Calls of actions the importer does not map, by name.
+    fn unsupported(&self) -> HashMap<String, u64> {
+        self.parser.unsupported.clone()
+    }
+
+    /// The op names the `op` codes of `read` index.
+    #[staticmethod]
+    fn op_names() -> Vec<&'static str> {
+        OP_NAMES.to_vec()
+    }
+
+    /// The ranks of a single-file trace (largest rank + 1; 0 for no actions).
+    /// ValueError((line, message)) for a line not starting with a rank.
+    #[staticmethod]
+    fn count_ranks(path: PathBuf) -> PyResult<usize> {
+        let mut reader = BufReader::with_capacity(1 << 20, File::open(&path)?);
+        let (mut top, mut line, mut text) = (-1i64, 0u64, String::new());
+        loop {
+            text.clear();
+            let n = reader
+                .read_line(&mut text)
+                .map_err(|err| read_error(line + 1, &err))?;
+            if n == 0 {
+                return Ok((top + 1) as usize);
+            }
+            line += 1;
+            count_ranks(&text, line, &mut top).map_err(line_error)?;
+        }
+    }
+
+    /// The optional columns the actions of `paths` can set (a quick scan of the second
+    /// token of every line).
+    #[staticmethod]
+    fn columns(paths: Vec<PathBuf>) -> PyResult<Vec<&'static str>> {
+        let mut found = BTreeSet::new();
+        let mut actions: BTreeSet<Vec<u8>> = BTreeSet::new();
+        let mut data = Vec::new();
+        for path in paths {
+            data.clear();
+            File::open(&path)?.read_to_end(&mut data)?;
+            for line in data.split(|&b| b == b'\n') {
+                let mut tokens = line
+                    .split(|b| b.is_ascii_whitespace())
+                    .filter(|t| !t.is_empty());
+                if let (Some(_), Some(action)) = (tokens.next(), tokens.next()) {
+                    if !actions.contains(action) {
+                        actions.insert(action.to_vec());
+                    }
+                }
+            }
+        }
+        for action in &actions {
+            if let Ok(name) = std::str::from_utf8(action) {
+                found.extend(columns_of(name).iter().copied());
+            }
+        }
+        Ok(found.into_iter().collect())
+    }
+}
+
+impl TitReader {
+    fn rows_dict(py: Python<'_>, rows: Rows) -> PyResult<Bound<'_, PyDict>> {
+        let out = PyDict::new(py);
+        out.set_item("rank", rows.rank.into_pyarray(py))?;
+        out.set_item("seq", rows.seq.into_pyarray(py))?;
+        out.set_item("op", rows.op.into_pyarray(py))?;
+        out.set_item("time_ns", rows.time_ns.into_pyarray(py))?;
+        nullable(py, &out, "peer", rows.peer)?;
+        nullable(py, &out, "root", rows.root)?;
+        nullable(py, &out, "tag", rows.tag)?;
+        nullable(py, &out, "send_bytes", rows.send_bytes)?;
+        nullable(py, &out, "recv_bytes", rows.recv_bytes)?;
+        nullable(py, &out, "request", rows.request)?;
+        lists(py, &out, "requests", rows.requests)?;
+        lists(py, &out, "send_counts", rows.send_counts)?;
+        lists(py, &out, "recv_counts", rows.recv_counts)?;
+        Ok(out)
+    }
+}

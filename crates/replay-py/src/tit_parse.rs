@@ -1,0 +1,756 @@
+//! SimGrid time-independent trace (TiT) lines → TRACE columns (the semantics of
+//! tailcast.traces.tit_import, which documents them; SimGrid 3.32 smpi_replay.cpp for the
+//! argument layouts). Lines are parsed a chunk at a time: per-rank state (clock, request
+//! ids, pending requests) carries over, so a file streams through in bounded memory.
+
+use std::collections::{HashMap, VecDeque};
+
+use replay_engine::hash::FastMap;
+
+/// SimGrid datatype ids → sizes in bytes (smpi_datatype.cpp, ids 0..24).
+const TYPE_SIZES: [i64; 25] = [
+    8, 4, 1, 2, 8, 4, 1, 8, 1, 1, 2, 4, 8, 8, 16, 4, 1, 1, 2, 4, 8, 1, 2, 4, 8,
+];
+
+/// The op names rows can hold (the `op` column is a dictionary over these).
+pub(crate) const OP_NAMES: [&str; 24] = [
+    "init",
+    "finalize",
+    "send",
+    "isend",
+    "recv",
+    "irecv",
+    "wait",
+    "test",
+    "waitall",
+    "barrier",
+    "bcast",
+    "reduce",
+    "allreduce",
+    "alltoall",
+    "allgather",
+    "gather",
+    "scatter",
+    "alltoallv",
+    "gatherv",
+    "allgatherv",
+    "scatterv",
+    "reduce_scatter",
+    "comm_split",
+    "comm_dup",
+];
+
+fn op_index(name: &str) -> u8 {
+    OP_NAMES.iter().position(|&n| n == name).expect("known op") as u8
+}
+
+/// The optional columns each action may set (beyond rank, seq, op, comm and times): a file
+/// whose actions set none of a column leaves it out.
+pub(crate) fn columns_of(action: &str) -> &'static [&'static str] {
+    match action {
+        "send" | "isend" | "recv" | "irecv" => {
+            &["peer", "tag", "request", "send_bytes", "recv_bytes"]
+        }
+        "wait" => &["request"],
+        "waitall" => &["requests"],
+        "bcast" | "reduce" => &["root", "send_bytes"],
+        "allreduce" => &["send_bytes"],
+        "alltoall" | "allgather" => &["send_bytes", "recv_bytes"],
+        "gather" | "scatter" => &["root", "send_bytes", "recv_bytes"],
+        "alltoallv" => &["send_counts", "recv_counts", "send_bytes", "recv_bytes"],
+        "gatherv" => &["root", "send_bytes", "recv_counts", "recv_bytes"],
+        "allgatherv" => &["send_bytes", "recv_counts", "recv_bytes"],
+        "scatterv" => &["root", "send_counts", "send_bytes", "recv_bytes"],
+        "reducescatter" => &["recv_counts", "send_bytes", "recv_bytes"],
+        _ => &[],
+    }
+}
+
+/// A nullable column being built.
+#[derive(Default)]
+pub(crate) struct Nullable<T> {
+    pub(crate) values: Vec<T>,
+    pub(crate) valid: Vec<bool>,
+}
+
+impl<T: Copy + Default> Nullable<T> {
+    fn push(&mut self, v: Option<T>) {
+        self.values.push(v.unwrap_or_default());
+        self.valid.push(v.is_some());
+    }
+
+    fn clear(&mut self) {
+        self.values.clear();
+        self.valid.clear();
+    }
+}
+
+/// A nullable list column being built (offsets start at 0).
+pub(crate) struct Lists {
+    pub(crate) offsets: Vec<i64>,
+    pub(crate) values: Vec<i64>,
+    pub(crate) valid: Vec<bool>,
+}
+
+impl Default for Lists {
+    fn default() -> Self {
+        Self {
+            offsets: vec![0],
+            values: Vec::new(),
+            valid: Vec::new(),
+        }
+    }
+}
+
+impl Lists {
+    fn clear(&mut self) {
+        self.offsets.truncate(1);
+        self.values.clear();
+        self.valid.clear();
+    }
+
+    fn push(&mut self, v: Option<&[i64]>) {
+        if let Some(items) = v {
+            self.values.extend_from_slice(items);
+        }
+        self.offsets.push(self.values.len() as i64);
+        self.valid.push(v.is_some());
+    }
+}
+
+/// Rows parsed since the last `take`.
+#[derive(Default)]
+pub(crate) struct Rows {
+    pub(crate) rank: Vec<i32>,
+    pub(crate) seq: Vec<i64>,
+    pub(crate) op: Vec<u8>,
+    pub(crate) time_ns: Vec<i64>, // t_start_ns = t_end_ns: TiT calls take no time
+    pub(crate) peer: Nullable<i32>,
+    pub(crate) root: Nullable<i32>,
+    pub(crate) tag: Nullable<i32>,
+    pub(crate) send_bytes: Nullable<i64>,
+    pub(crate) recv_bytes: Nullable<i64>,
+    pub(crate) request: Nullable<i64>,
+    pub(crate) requests: Lists,
+    pub(crate) send_counts: Lists,
+    pub(crate) recv_counts: Lists,
+}
+
+impl Rows {
+    /// Drops every row but keeps the buffers: the next rows reuse their memory.
+    pub(crate) fn clear(&mut self) {
+        self.rank.clear();
+        self.seq.clear();
+        self.op.clear();
+        self.time_ns.clear();
+        for n in [&mut self.peer, &mut self.root, &mut self.tag] {
+            n.clear();
+        }
+        for n in [
+            &mut self.send_bytes,
+            &mut self.recv_bytes,
+            &mut self.request,
+        ] {
+            n.clear();
+        }
+        for l in [
+            &mut self.requests,
+            &mut self.send_counts,
+            &mut self.recv_counts,
+        ] {
+            l.clear();
+        }
+    }
+}
+
+/// One row's optional values.
+#[derive(Default)]
+struct Call<'a> {
+    peer: Option<i32>,
+    root: Option<i32>,
+    tag: Option<i32>,
+    send_bytes: Option<i64>,
+    recv_bytes: Option<i64>,
+    request: Option<i64>,
+    requests: Option<&'a [i64]>,
+    send_counts: Option<&'a [i64]>,
+    recv_counts: Option<&'a [i64]>,
+}
+
+#[derive(Default)]
+struct RankState {
+    type_size: i64,
+    clock_ns: f64,
+    next_request: i64,
+    seq: i64,
+    /// Pending requests by (src, dst, tag); emptied queues stay, keeping their memory.
+    pending: FastMap<(i64, i64, i64), VecDeque<i64>>,
+    order: Vec<i64>, // pending requests in creation order
+}
+
+/// A line that cannot be read: its number and why.
+#[derive(Debug)]
+pub(crate) struct LineError {
+    pub(crate) line: u64,
+    pub(crate) message: String,
+}
+
+type Parsed<T> = Result<T, String>;
+
+fn int(s: &str) -> Parsed<i64> {
+    s.parse::<i64>()
+        .map_err(|_| format!("{s:?} is not an integer"))
+}
+
+/// Python's int(float(s)): a count written as a float (SimGrid writes 1e6).
+fn count(s: &str) -> Parsed<i64> {
+    if s.len() <= 15 {
+        // Integers of up to 15 digits are exact as floats: the same value, parsed faster.
+        if let Ok(v) = s.parse::<i64>() {
+            return Ok(v);
+        }
+    }
+    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if !v.is_finite() || v.abs() >= 9.2e18 {
+        return Err(format!("{s:?} is out of range"));
+    }
+    Ok(v.trunc() as i64)
+}
+
+fn arg<'a>(a: &[&'a str], i: usize) -> Parsed<&'a str> {
+    a.get(i)
+        .copied()
+        .ok_or_else(|| format!("argument {} is missing", i + 1))
+}
+
+fn mul(a: i64, b: i64) -> Parsed<i64> {
+    a.checked_mul(b)
+        .ok_or_else(|| "size out of range".to_string())
+}
+
+/// Parses TiT lines of `ranks` ranks into rows.
+pub(crate) struct TitParser {
+    ranks: usize,
+    ns_per_flop: f64,
+    states: Vec<RankState>,
+    pub(crate) rows: Rows,
+    pub(crate) unsupported: HashMap<String, u64>,
+    scratch: Vec<i64>,
+    scratch2: Vec<i64>,
+}
+
+impl TitParser {
+    pub(crate) fn new(ranks: usize, flops_per_s: f64) -> Self {
+        Self {
+            ranks,
+            ns_per_flop: 1e9 / flops_per_s,
+            states: (0..ranks)
+                .map(|_| RankState {
+                    type_size: 1,
+                    ..Default::default()
+                })
+                .collect(),
+            rows: Rows::default(),
+            unsupported: HashMap::new(),
+            scratch: Vec::new(),
+            scratch2: Vec::new(),
+        }
+    }
+
+    /// Parses one line (`number` for errors); `expect_rank`: the rank of a per-rank file.
+    pub(crate) fn line(
+        &mut self,
+        text: &str,
+        number: u64,
+        expect_rank: Option<usize>,
+    ) -> Result<(), LineError> {
+        let err = |message: String| LineError {
+            line: number,
+            message,
+        };
+        let mut tokens = text.split_ascii_whitespace();
+        let Some(first) = tokens.next() else {
+            return Ok(());
+        };
+        if first.starts_with('#') {
+            return Ok(());
+        }
+        let rank = first.parse::<i64>();
+        let Ok(rank) = rank else {
+            let line = text.trim();
+            return Err(err(format!("expected '<rank> <action> …', got {line:?}")));
+        };
+        let Some(action) = tokens.next() else {
+            return Err(err("missing action after rank".into()));
+        };
+        let belongs = rank >= 0
+            && (rank as usize) < self.ranks
+            && expect_rank.is_none_or(|e| e as i64 == rank);
+        if !belongs {
+            return Err(err(format!("rank {rank} does not belong here")));
+        }
+        // Most lines have a few arguments: no allocation for them.
+        let mut few: [&str; 8] = [""; 8];
+        let mut n = 0;
+        let mut more: Vec<&str> = Vec::new();
+        for t in tokens {
+            if n < few.len() {
+                few[n] = t;
+            } else {
+                if more.is_empty() {
+                    more.extend_from_slice(&few);
+                }
+                more.push(t);
+            }
+            n += 1;
+        }
+        let args: &[&str] = if more.is_empty() { &few[..n] } else { &more };
+        self.action(rank as usize, action, args)
+            .map_err(|why| err(format!("bad arguments for {action:?}: {why}")))
+    }
+
+    fn dt(&self, rank: usize, a: &[&str], index: usize) -> Parsed<i64> {
+        match a.get(index) {
+            Some(s) => {
+                let id = int(s)?;
+                usize::try_from(id)
+                    .ok()
+                    .and_then(|i| TYPE_SIZES.get(i).copied())
+                    .ok_or_else(|| format!("unknown SimGrid datatype id {id}"))
+            }
+            None => Ok(self.states[rank].type_size),
+        }
+    }
+
+    fn counts(
+        &mut self,
+        a: &[&str],
+        range: std::ops::Range<usize>,
+        dt: i64,
+        second: bool,
+    ) -> Parsed<()> {
+        let n = self.ranks;
+        let items = a.get(range.clone()).unwrap_or(&[]);
+        if items.len() != n {
+            return Err(format!("expected {n} per-rank counts, got {}", items.len()));
+        }
+        let out = if second {
+            &mut self.scratch2
+        } else {
+            &mut self.scratch
+        };
+        out.clear();
+        for s in items {
+            out.push(mul(int(s)?, dt)?);
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, rank: usize, op: &str, call: &Call<'_>) {
+        let st = &mut self.states[rank];
+        // Python's round(): half to even.
+        let now = st.clock_ns.round_ties_even() as i64;
+        let r = &mut self.rows;
+        r.rank.push(rank as i32);
+        r.seq.push(st.seq);
+        st.seq += 1;
+        r.op.push(op_index(op));
+        r.time_ns.push(now);
+        r.peer.push(call.peer);
+        r.root.push(call.root);
+        r.tag.push(call.tag);
+        r.send_bytes.push(call.send_bytes);
+        r.recv_bytes.push(call.recv_bytes);
+        r.request.push(call.request);
+        r.requests.push(call.requests);
+        r.send_counts.push(call.send_counts);
+        r.recv_counts.push(call.recv_counts);
+    }
+
+    fn action(&mut self, rank: usize, name: &str, a: &[&str]) -> Parsed<()> {
+        let n = self.ranks;
+        let sum = |v: &[i64]| v.iter().try_fold(0i64, |s, &x| s.checked_add(x));
+        match name {
+            "init" => {
+                self.states[rank].type_size = if a.is_empty() { 1 } else { 8 };
+                self.push(rank, "init", &Call::default());
+            }
+            "finalize" | "barrier" | "test" | "comm_split" | "comm_dup" => {
+                self.push(rank, name, &Call::default());
+            }
+            "compute" | "sleep" => {
+                let amount: f64 = arg(a, 0)?
+                    .parse()
+                    .map_err(|_| format!("{:?} is not a number", a[0]))?;
+                if amount < 0.0 {
+                    return Err("negative duration".into());
+                }
+                if !amount.is_finite() {
+                    return Err("not a finite duration".into());
+                }
+                let per = if name == "compute" {
+                    self.ns_per_flop
+                } else {
+                    1e9
+                };
+                self.states[rank].clock_ns += amount * per;
+            }
+            "send" | "isend" | "recv" | "irecv" => {
+                let peer = int(arg(a, 0)?)?;
+                let tag = int(arg(a, 1)?)?;
+                let size = mul(count(arg(a, 2)?)?, self.dt(rank, a, 3)?)?;
+                let (peer32, tag32) = (to_i32(peer)?, to_i32(tag)?);
+                let sending = name.ends_with("send");
+                let st = &mut self.states[rank];
+                let request = if name.starts_with('i') {
+                    let req = st.next_request;
+                    st.next_request += 1;
+                    let r = rank as i64;
+                    let key = if sending {
+                        (r, peer, tag)
+                    } else {
+                        (peer, r, tag)
+                    };
+                    st.pending.entry(key).or_default().push_back(req);
+                    st.order.push(req);
+                    Some(req)
+                } else {
+                    None
+                };
+                let call = Call {
+                    peer: Some(peer32),
+                    tag: Some(tag32),
+                    request,
+                    send_bytes: sending.then_some(size),
+                    recv_bytes: (!sending).then_some(size),
+                    ..Default::default()
+                };
+                self.push(rank, name, &call);
+            }
+            "wait" => {
+                let request = self.find(rank, a)?;
+                self.push(
+                    rank,
+                    "wait",
+                    &Call {
+                        request,
+                        ..Default::default()
+                    },
+                );
+            }
+            "waitall" => {
+                let st = &mut self.states[rank];
+                self.scratch.clear();
+                self.scratch.append(&mut st.order);
+                st.pending.values_mut().for_each(VecDeque::clear);
+                let done = std::mem::take(&mut self.scratch);
+                self.push(
+                    rank,
+                    "waitall",
+                    &Call {
+                        requests: Some(&done),
+                        ..Default::default()
+                    },
+                );
+                self.scratch = done;
+            }
+            "bcast" => {
+                let root = if a.len() > 1 {
+                    Some(to_i32(int(a[1])?)?)
+                } else {
+                    Some(0)
+                };
+                let bytes = mul(count(arg(a, 0)?)?, self.dt(rank, a, 2)?)?;
+                self.push(
+                    rank,
+                    "bcast",
+                    &Call {
+                        root,
+                        send_bytes: Some(bytes),
+                        ..Default::default()
+                    },
+                );
+            }
+            "reduce" => {
+                let root = if a.len() > 2 {
+                    Some(to_i32(int(a[2])?)?)
+                } else {
+                    Some(0)
+                };
+                let bytes = mul(count(arg(a, 0)?)?, self.dt(rank, a, 3)?)?;
+                self.push(
+                    rank,
+                    "reduce",
+                    &Call {
+                        root,
+                        send_bytes: Some(bytes),
+                        ..Default::default()
+                    },
+                );
+            }
+            "allreduce" => {
+                let bytes = mul(count(arg(a, 0)?)?, self.dt(rank, a, 2)?)?;
+                self.push(
+                    rank,
+                    "allreduce",
+                    &Call {
+                        send_bytes: Some(bytes),
+                        ..Default::default()
+                    },
+                );
+            }
+            "alltoall" | "allgather" => {
+                let s = mul(count(arg(a, 0)?)?, self.dt(rank, a, 2)?)?;
+                let r = mul(count(arg(a, 1)?)?, self.dt(rank, a, 3)?)?;
+                let call = Call {
+                    send_bytes: Some(s),
+                    recv_bytes: Some(r),
+                    ..Default::default()
+                };
+                self.push(rank, name, &call);
+            }
+            "gather" | "scatter" => {
+                let root = if a.len() > 2 { to_i32(int(a[2])?)? } else { 0 };
+                let s = mul(count(arg(a, 0)?)?, self.dt(rank, a, 3)?)?;
+                let r = mul(count(arg(a, 1)?)?, self.dt(rank, a, 4)?)?;
+                let call = Call {
+                    root: Some(root),
+                    send_bytes: Some(s),
+                    recv_bytes: Some(r),
+                    ..Default::default()
+                };
+                self.push(rank, name, &call);
+            }
+            "alltoallv" => {
+                let (dt1, dt2) = (self.dt(rank, a, 2 + 2 * n)?, self.dt(rank, a, 3 + 2 * n)?);
+                self.counts(a, 1..1 + n, dt1, false)?;
+                self.counts(a, 2 + n..2 + 2 * n, dt2, true)?;
+                let (sc, rc) = (
+                    std::mem::take(&mut self.scratch),
+                    std::mem::take(&mut self.scratch2),
+                );
+                let call = Call {
+                    send_counts: Some(&sc),
+                    recv_counts: Some(&rc),
+                    send_bytes: Some(sum(&sc).ok_or("size out of range")?),
+                    recv_bytes: Some(sum(&rc).ok_or("size out of range")?),
+                    ..Default::default()
+                };
+                self.push(rank, name, &call);
+                (self.scratch, self.scratch2) = (sc, rc);
+            }
+            "gatherv" | "allgatherv" => {
+                let gatherv = name == "gatherv";
+                let tail = a.get(1 + n..).unwrap_or(&[]);
+                let root = if gatherv && !tail.is_empty() {
+                    to_i32(int(tail[0])?)?
+                } else {
+                    0
+                };
+                let dt = self.dt(rank, tail, if gatherv { 1 } else { 0 })?;
+                self.counts(a, 1..1 + n, dt, false)?;
+                let rc = std::mem::take(&mut self.scratch);
+                let call = Call {
+                    root: gatherv.then_some(root),
+                    send_bytes: Some(mul(count(arg(a, 0)?)?, dt)?),
+                    recv_counts: Some(&rc),
+                    recv_bytes: Some(sum(&rc).ok_or("size out of range")?),
+                    ..Default::default()
+                };
+                self.push(rank, name, &call);
+                self.scratch = rc;
+            }
+            "scatterv" => {
+                let ts = self.states[rank].type_size;
+                self.counts(a, 0..n, ts, false)?;
+                let sc = std::mem::take(&mut self.scratch);
+                let root = if a.len() > n + 1 {
+                    to_i32(int(a[n + 1])?)?
+                } else {
+                    0
+                };
+                let call = Call {
+                    root: Some(root),
+                    send_counts: Some(&sc),
+                    send_bytes: Some(sum(&sc).ok_or("size out of range")?),
+                    recv_bytes: Some(mul(count(arg(a, n)?)?, ts)?),
+                    ..Default::default()
+                };
+                self.push(rank, "scatterv", &call);
+                self.scratch = sc;
+            }
+            "reducescatter" => {
+                let dt = self.dt(rank, a, n + 1)?;
+                self.counts(a, 0..n, dt, false)?;
+                let amount = arg(a, n)?; // the computation amount must be a number
+                amount
+                    .parse::<f64>()
+                    .map_err(|_| format!("{amount:?} is not a number"))?;
+                let rc = std::mem::take(&mut self.scratch);
+                let call = Call {
+                    recv_counts: Some(&rc),
+                    send_bytes: Some(sum(&rc).ok_or("size out of range")?),
+                    recv_bytes: Some(rc[rank]),
+                    ..Default::default()
+                };
+                self.push(rank, "reduce_scatter", &call);
+                self.scratch = rc;
+            }
+            other => *self.unsupported.entry(other.to_string()).or_default() += 1,
+        }
+        Ok(())
+    }
+
+    /// The pending request a wait names by (src, dst, tag), else the oldest.
+    fn find(&mut self, rank: usize, a: &[&str]) -> Parsed<Option<i64>> {
+        let st = &mut self.states[rank];
+        let req = if a.len() >= 3 {
+            let key = (int(a[0])?, int(a[1])?, int(a[2])?);
+            match st.pending.get_mut(&key).and_then(VecDeque::pop_front) {
+                Some(req) => req,
+                None => return Ok(None),
+            }
+        } else if let Some(&req) = st.order.first() {
+            for queue in st.pending.values_mut() {
+                if queue.front() == Some(&req) {
+                    queue.pop_front();
+                }
+            }
+            req
+        } else {
+            return Ok(None);
+        };
+        if let Some(i) = st.order.iter().position(|&r| r == req) {
+            st.order.remove(i);
+        }
+        Ok(Some(req))
+    }
+}
+
+fn to_i32(v: i64) -> Parsed<i32> {
+    i32::try_from(v).map_err(|_| format!("{v} does not fit a 32-bit rank or tag"))
+}
+
+/// The largest rank + 1 of a single-file trace's lines (its rank count); an error names
+/// the first line whose first token is not a non-negative integer.
+pub(crate) fn count_ranks(text: &str, first_line: u64, top: &mut i64) -> Result<(), LineError> {
+    for (i, line) in text.lines().enumerate() {
+        let Some(first) = line.split_ascii_whitespace().next() else {
+            continue;
+        };
+        if first.starts_with('#') {
+            continue;
+        }
+        match first.parse::<i64>() {
+            Ok(r) if r >= 0 => *top = (*top).max(r),
+            _ => {
+                return Err(LineError {
+                    line: first_line + i as u64,
+                    message: format!("expected a rank, got {first:?}"),
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(ranks: usize, text: &str) -> TitParser {
+        let mut p = TitParser::new(ranks, 1e9);
+        for (i, line) in text.lines().enumerate() {
+            p.line(line, i as u64 + 1, None).unwrap();
+        }
+        p
+    }
+
+    #[test]
+    fn halo_step_and_clock() {
+        let p = parse(
+            2,
+            "0 init\n0 compute 1.5\n0 irecv 1 1 8192\n0 isend 1 1 8192\n0 compute 1\n0 waitall\n",
+        );
+        let r = &p.rows;
+        assert_eq!(
+            r.op.iter()
+                .map(|&o| OP_NAMES[o as usize])
+                .collect::<Vec<_>>(),
+            ["init", "irecv", "isend", "waitall"]
+        );
+        assert_eq!(r.time_ns, [0, 2, 2, 2]); // 1.5 ns rounds half to even; 2.5 → 2
+        assert_eq!(r.request.values[1..3], [0, 1]);
+        assert_eq!(r.requests.offsets, [0, 0, 0, 0, 2]);
+        assert_eq!(r.requests.values, [0, 1]);
+        assert_eq!(r.recv_bytes.valid, [false, true, false, false]);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let mut p = TitParser::new(2, 1e9);
+        let e = p.line("0 send 1 zero 1e6", 7, None).unwrap_err();
+        assert_eq!(e.line, 7);
+        assert!(
+            e.message.starts_with("bad arguments for \"send\""),
+            "{}",
+            e.message
+        );
+        assert!(p.line("3 init", 1, None).is_err());
+        assert!(p.line("1 init", 1, Some(0)).is_err());
+        assert!(p.line("rank0 init", 1, None).is_err());
+        assert!(p.line("   ", 1, None).is_ok() && p.line("# c", 1, None).is_ok());
+    }
+
+    #[test]
+    fn every_action_sets_only_its_columns() {
+        let n = 2;
+        let lines = [
+            "init",
+            "finalize",
+            "barrier",
+            "test",
+            "comm_split",
+            "comm_dup",
+            "send 1 0 8",
+            "isend 1 0 8",
+            "recv 1 0 8",
+            "irecv 1 0 8",
+            "wait",
+            "waitall",
+            "bcast 8 1",
+            "reduce 8 0 1",
+            "allreduce 8 0",
+            "alltoall 8 8",
+            "allgather 8 8",
+            "gather 8 8 1",
+            "scatter 8 8 0",
+            "alltoallv 16 8 8 16 8 8",
+            "gatherv 8 4 4 1",
+            "allgatherv 8 4 4",
+            "scatterv 4 4 8 0",
+            "reducescatter 4 4 8",
+        ];
+        for line in lines {
+            let action = line.split(' ').next().unwrap();
+            let mut p = TitParser::new(n, 1e9);
+            p.line("0 isend 1 0 8", 1, None).unwrap(); // something pending for the waits
+            p.line(&format!("0 {line}"), 2, None).unwrap();
+            let r = &p.rows;
+            let allowed = columns_of(action);
+            let set = |name: &str, valid: bool| {
+                assert!(!valid || allowed.contains(&name), "{action} sets {name}");
+            };
+            let last = r.op.len() - 1;
+            set("peer", r.peer.valid[last]);
+            set("root", r.root.valid[last]);
+            set("tag", r.tag.valid[last]);
+            set("send_bytes", r.send_bytes.valid[last]);
+            set("recv_bytes", r.recv_bytes.valid[last]);
+            set("request", r.request.valid[last]);
+            set("requests", r.requests.valid[last]);
+            set("send_counts", r.send_counts.valid[last]);
+            set("recv_counts", r.recv_counts.valid[last]);
+        }
+    }
+}

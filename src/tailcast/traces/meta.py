@@ -1,0 +1,70 @@
+"""What a trace file says about itself (Parquet key-value metadata, prefixed `tailcast.`):
+ranks, application, source_format, clock, and `unsupported` (JSON {call name: count} of
+calls an importer could not map). Read from the footer alone, without pyarrow."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tailcast.errors import InputError
+from tailcast.store.footer import check_file
+
+TABLE = "traces"
+_PREFIX = "tailcast."
+
+
+@dataclass
+class TraceMeta:
+    """What a trace file says about itself."""
+
+    ranks: int
+    application: str = ""
+    source_format: str = "tailcast"
+    clock: str = "unknown"  # e.g. CLOCK_MONOTONIC ns, synthetic, otf2 ticks→ns
+    unsupported: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def to_kv(self) -> dict[str, str]:
+        kv = dict(self.extra)
+        kv.update(
+            ranks=str(self.ranks),
+            application=self.application,
+            source_format=self.source_format,
+            clock=self.clock,
+            unsupported=json.dumps(self.unsupported, sort_keys=True),
+        )
+        return kv
+
+    @classmethod
+    def from_kv(cls, path: Path, kv: dict[bytes, bytes]) -> TraceMeta:
+        text = {
+            k.decode()[len(_PREFIX) :]: v.decode()
+            for k, v in kv.items()
+            if k.startswith(_PREFIX.encode())
+        }
+        try:
+            ranks = int(text.pop("ranks"))
+            unsupported = json.loads(text.pop("unsupported", "{}"))
+        except (KeyError, ValueError) as exc:
+            raise InputError(
+                path, f"trace metadata lacks valid ranks/unsupported ({exc})"
+            ) from None
+        meta = cls(
+            ranks=ranks,
+            application=text.pop("application", ""),
+            source_format=text.pop("source_format", ""),
+            clock=text.pop("clock", "unknown"),
+            unsupported={str(k): int(v) for k, v in unsupported.items()},
+        )
+        for internal in ("table", "schema_version"):
+            text.pop(internal, None)
+        meta.extra = text
+        return meta
+
+
+def read_meta(path: Path) -> TraceMeta:
+    """The metadata of a trace file, after checking it is a tailcast trace."""
+    footer = check_file(Path(path), TABLE)
+    return TraceMeta.from_kv(Path(path), footer.metadata)

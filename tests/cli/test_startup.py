@@ -1,0 +1,86 @@
+"""Start-up budget of the CLI: help and version load no numerical or storage stack, and
+`tailcast --help` stays well under half a CPU-second (the bench records the real figure)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.cli.test_root import SUBCOMMANDS
+
+EXE = [sys.executable, "-m", "tailcast.cli.main"]
+# Seconds of start-up each, or hundreds of MB: loaded only by the commands that use them.
+HEAVY = ("numpy", "scipy", "sklearn", "matplotlib", "duckdb", "pyarrow", "pandas", "jinja2")
+HEAVY += ("mpi4py", "otf2", "diptest")
+
+
+def imported_modules(*args: str) -> set[str]:
+    """Every module `tailcast ARGS` imports (from `python -X importtime`)."""
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tailcast.cli.main", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    names = set()
+    for line in out.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    assert "tailcast.cli.replay" in names  # the parse found the listing (main is __main__)
+    return names
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--help",), ("--version",), *[(name, "--help") for name in SUBCOMMANDS]],
+    ids=lambda a: " ".join(a),
+)
+def test_help_and_version_import_no_heavy_stack(args: tuple[str, ...]) -> None:
+    heavy = sorted(m for m in imported_modules(*args) if m.split(".")[0] in HEAVY)
+    assert not heavy, f"`tailcast {' '.join(args)}` imports {heavy}"
+
+
+def test_replay_run_help_imports_no_heavy_stack() -> None:
+    heavy = sorted(
+        m for m in imported_modules("replay", "run", "--help") if m.split(".")[0] in HEAVY
+    )
+    assert not heavy
+
+
+def cpu_seconds(*args: str) -> float:
+    """User + system CPU of one `tailcast ARGS` process."""
+    proc = subprocess.Popen([*EXE, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return usage.ru_utime + usage.ru_stime
+
+
+def test_help_costs_under_half_a_cpu_second() -> None:
+    # Best of three: a shared CI machine can slow any single run; a regression to an eager
+    # scipy/matplotlib import costs 2 s and fails every run.
+    best = min(cpu_seconds("--help") for _ in range(3))
+    assert best < 0.5, f"tailcast --help took {best:.3f} CPU-s"
+
+
+def test_cli_constants_match_their_sources() -> None:
+    """Option defaults the CLI declares itself, so as not to import their modules."""
+    from tailcast.analysis.fitting import DEFAULT_TIME_LIMIT_S
+    from tailcast.cli import agent, analyze, collect
+    from tailcast.collectors.heuristic import DEFAULT_THRESHOLD
+    from tailcast.collectors.squeue import BACKENDS
+
+    assert analyze.DEFAULT_TIME_LIMIT_S == DEFAULT_TIME_LIMIT_S
+    assert collect.BACKENDS == BACKENDS
+    assert agent.DEFAULT_THRESHOLD == DEFAULT_THRESHOLD
+
+
+def test_version_is_the_installed_distributions() -> None:
+    from importlib.metadata import version
+
+    import tailcast
+
+    assert tailcast._installed_version() == version("tailcast")
