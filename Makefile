@@ -29,8 +29,8 @@ test: install sysdeps
 	scripts/run-tests
 
 lint: install
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src tests bench scripts/labnet
+	$(VENV)/bin/ruff format --check src tests bench scripts/labnet
 	$(VENV)/bin/mypy
 	$(PY) -m mypy.stubtest tailcast._core
 	cargo clippy --workspace --all-targets --quiet -- -D warnings

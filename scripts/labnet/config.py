@@ -1,0 +1,166 @@
+"""The lab's network description (network.toml): one rate, burst and queue limit per tree
+level, the qdisc that shapes them, MTU, TCP congestion control and the address pools.
+
+Every key is checked here, once; errors name the file, the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+LEVELS = ("node", "group", "island")
+QDISCS = ("htb", "tbf")
+CONGESTION_CONTROLS = ("cubic", "reno", "bbr")
+
+
+class LabConfigError(Exception):
+    """A network.toml that cannot be used; the message names file and key."""
+
+
+@dataclass(frozen=True)
+class LinkClass:
+    """How one level's links are shaped, in each direction."""
+
+    level: str
+    rate_mbit: float
+    burst_bytes: int
+    queue_bytes: int
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    path: Path
+    qdisc: str
+    mtu_bytes: int
+    tcp_congestion_control: str
+    mgmt_pool: ipaddress.IPv4Network
+    data_pool: ipaddress.IPv4Network
+    links: dict[str, LinkClass]
+
+    def as_record(self) -> dict[str, Any]:
+        """The values the running lab was built with (kept in the cluster record)."""
+        return {
+            "config": str(self.path),
+            "qdisc": self.qdisc,
+            "mtu_bytes": self.mtu_bytes,
+            "tcp_congestion_control": self.tcp_congestion_control,
+            "links": {
+                name: {
+                    "rate_mbit": lc.rate_mbit,
+                    "burst_bytes": lc.burst_bytes,
+                    "queue_bytes": lc.queue_bytes,
+                }
+                for name, lc in self.links.items()
+            },
+        }
+
+
+def default_config_path() -> Path:
+    return Path(__file__).resolve().parent / "network.toml"
+
+
+def _number(path: Path, key: str, value: object, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise LabConfigError(f"{path}: {key} must be a number, got {value!r}")
+    if not low <= value <= high:
+        raise LabConfigError(f"{path}: {key} = {value} is outside [{low:g}, {high:g}]")
+    return float(value)
+
+
+def _integer(path: Path, key: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise LabConfigError(f"{path}: {key} must be an integer, got {value!r}")
+    if not low <= value <= high:
+        raise LabConfigError(f"{path}: {key} = {value} is outside [{low}, {high}]")
+    return value
+
+
+def _choice(path: Path, key: str, value: object, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise LabConfigError(f"{path}: {key} = {value!r}; expected one of {', '.join(allowed)}")
+    return str(value)
+
+
+def _pool(path: Path, key: str, value: object) -> ipaddress.IPv4Network:
+    try:
+        net = ipaddress.IPv4Network(str(value))
+    except ValueError as exc:
+        raise LabConfigError(f"{path}: {key} = {value!r} is not an IPv4 network ({exc})") from exc
+    if net.prefixlen > 23 or not net.is_private:
+        raise LabConfigError(f"{path}: {key} = {value} must be a private network of /23 or wider")
+    return net
+
+
+def _table(path: Path, doc: dict[str, Any], key: str, allowed: set[str]) -> dict[str, Any]:
+    table = doc.get(key)
+    if not isinstance(table, dict):
+        raise LabConfigError(f"{path}: needs a [{key}] table")
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise LabConfigError(
+            f"{path}: unknown keys in [{key}]: {unknown}; known: {sorted(allowed)}"
+        )
+    missing = sorted(allowed - set(table))
+    if missing:
+        raise LabConfigError(f"{path}: [{key}] lacks {missing}")
+    return table
+
+
+def load_config(path: Path | None = None) -> LabConfig:
+    path = (path or default_config_path()).resolve()
+    try:
+        doc = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise LabConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"line (\d+)", str(exc))
+        where = f" line {found.group(1)}" if found else ""
+        raise LabConfigError(f"{path}{where}: invalid TOML ({exc})") from exc
+    unknown = sorted(set(doc) - {"lab", "links"})
+    if unknown:
+        raise LabConfigError(f"{path}: unknown tables {unknown}; expected [lab] and [links.*]")
+    lab = _table(
+        path, doc, "lab", {"qdisc", "mtu_bytes", "tcp_congestion_control", "mgmt_pool", "data_pool"}
+    )
+    links_doc = doc.get("links")
+    if not isinstance(links_doc, dict) or set(links_doc) != set(LEVELS):
+        found_levels = sorted(links_doc) if isinstance(links_doc, dict) else []
+        raise LabConfigError(
+            f"{path}: needs exactly [links.node], [links.group] and [links.island], "
+            f"found {found_levels}"
+        )
+    mtu = _integer(path, "lab.mtu_bytes", lab["mtu_bytes"], 1280, 65000)
+    links = {}
+    for level in LEVELS:
+        t = _table(path, links_doc, level, {"rate_mbit", "burst_bytes", "queue_bytes"})
+        links[level] = LinkClass(
+            level=level,
+            rate_mbit=_number(path, f"links.{level}.rate_mbit", t["rate_mbit"], 1, 100_000),
+            # A burst below one packet would stall htb/tbf on every full-size frame.
+            burst_bytes=_integer(
+                path, f"links.{level}.burst_bytes", t["burst_bytes"], mtu + 14, 1 << 26
+            ),
+            queue_bytes=_integer(
+                path, f"links.{level}.queue_bytes", t["queue_bytes"], 2 * (mtu + 14), 1 << 28
+            ),
+        )
+    mgmt = _pool(path, "lab.mgmt_pool", lab["mgmt_pool"])
+    data = _pool(path, "lab.data_pool", lab["data_pool"])
+    if mgmt.overlaps(data):
+        raise LabConfigError(f"{path}: lab.mgmt_pool {mgmt} overlaps lab.data_pool {data}")
+    return LabConfig(
+        path=path,
+        qdisc=_choice(path, "lab.qdisc", lab["qdisc"], QDISCS),
+        mtu_bytes=mtu,
+        tcp_congestion_control=_choice(
+            path, "lab.tcp_congestion_control", lab["tcp_congestion_control"], CONGESTION_CONTROLS
+        ),
+        mgmt_pool=mgmt,
+        data_pool=data,
+        links=links,
+    )
