@@ -33,6 +33,7 @@ from labnet.netops import (
     netns_names,
     processes_in,
     qdisc_stats,
+    shaped_rate_bit,
     tc,
 )
 from labnet.plan import HOST, Plan, Port, build_plan, subnet
@@ -101,68 +102,31 @@ def _new_tag() -> str:
 
 
 def _shape(port: Port, lc: LinkClass, qdisc: str, mtu: int) -> None:
-    rate = f"{round(lc.rate_mbit * 1e6)}bit"
-    dev = ("dev", port.ifname)
+    """Egress shaping of one veth end: tbf, or htb with one class and a bfifo leaf."""
+    rate, dev = f"{round(lc.rate_mbit * 1e6)}bit", f"dev {port.ifname}"
     if qdisc == "tbf":
         tc(
             port.netns,
-            "qdisc",
-            "replace",
-            *dev,
-            "root",
-            "tbf",
-            "rate",
-            rate,
-            "burst",
-            str(lc.burst_bytes),
-            "limit",
-            str(lc.queue_bytes),
+            f"qdisc replace {dev} root tbf rate {rate} burst {lc.burst_bytes} "
+            f"limit {lc.queue_bytes}",
         )
         return
-    tc(port.netns, "qdisc", "replace", *dev, "root", "handle", "1:", "htb", "default", "1")
+    tc(port.netns, f"qdisc replace {dev} root handle 1: htb default 1")
     tc(
         port.netns,
-        "class",
-        "add",
-        *dev,
-        "parent",
-        "1:",
-        "classid",
-        "1:1",
-        "htb",
-        "rate",
-        rate,
-        "ceil",
-        rate,
-        "burst",
-        str(lc.burst_bytes),
-        "cburst",
-        str(lc.burst_bytes),
-        "quantum",
-        str(mtu + 14),
+        f"class add {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} "
+        f"burst {lc.burst_bytes} cburst {lc.burst_bytes} quantum {mtu + 14}",
     )
-    tc(
-        port.netns,
-        "qdisc",
-        "add",
-        *dev,
-        "parent",
-        "1:1",
-        "handle",
-        "10:",
-        "bfifo",
-        "limit",
-        str(lc.queue_bytes),
-    )
+    tc(port.netns, f"qdisc add {dev} parent 1:1 handle 10: bfifo limit {lc.queue_bytes}")
 
 
 def _configure_port(port: Port, mtu: int) -> None:
-    ip(port.netns, "link", "set", port.ifname, "mtu", str(mtu))
+    ip(port.netns, f"link set {port.ifname} mtu {mtu}")
     if port.bridge:
-        ip(port.netns, "link", "set", port.ifname, "master", port.bridge)
+        ip(port.netns, f"link set {port.ifname} master {port.bridge}")
     if port.address:
-        ip(port.netns, "addr", "add", port.address, "dev", port.ifname)
-    ip(port.netns, "link", "set", port.ifname, "up")
+        ip(port.netns, f"addr add {port.address} dev {port.ifname}")
+    ip(port.netns, f"link set {port.ifname} up")
 
 
 def _check_congestion_control(config: LabConfig) -> None:
@@ -214,59 +178,29 @@ def _build(ledger: Ledger, plan: Plan, config: LabConfig, directory: Path) -> No
     for ns in plan.namespaces:
         ledger.data["namespaces"][ns] = None  # intent first: a crash here is still cleaned
         ledger.save()
-        ip(HOST, "netns", "add", ns)
+        ip(HOST, f"netns add {ns}")
         ledger.data["namespaces"][ns] = netns_inode(ns)
         ledger.save()
-        ip(ns, "link", "set", "lo", "up")
-        in_netns(
-            ns,
-            [
-                "sysctl",
-                "-qw",
-                "net.ipv6.conf.all.disable_ipv6=1",
-                "net.ipv6.conf.default.disable_ipv6=1",
-                f"net.ipv4.tcp_congestion_control={config.tcp_congestion_control}",
-            ],
-        )
+        ip(ns, "link set lo up")
+        sysctls = [
+            "net.ipv6.conf.all.disable_ipv6=1",
+            "net.ipv6.conf.default.disable_ipv6=1",
+            f"net.ipv4.tcp_congestion_control={config.tcp_congestion_control}",
+        ]
+        in_netns(ns, ["sysctl", "-qw", *sysctls])
     for bridge in plan.bridges:
-        ip(
-            plan.switch_ns,
-            "link",
-            "add",
-            bridge,
-            "type",
-            "bridge",
-            "stp_state",
-            "0",
-            "forward_delay",
-            "0",
-        )
-        ip(plan.switch_ns, "link", "set", bridge, "up")
+        ip(plan.switch_ns, f"link add {bridge} type bridge stp_state 0 forward_delay 0")
+        ip(plan.switch_ns, f"link set {bridge} up")
     for veth in plan.veths:
         a, b = veth.a, veth.b
         if a.netns == HOST:
-            ledger.data["host_link"] = {
-                "name": a.ifname,
-                "ifindex": None,
-                "alias": _alias(plan, directory),
-            }
+            alias = _alias(plan, directory)
+            ledger.data["host_link"] = {"name": a.ifname, "ifindex": None, "alias": alias}
             ledger.save()
-        ip(
-            HOST,
-            "link",
-            "add",
-            a.ifname,
-            *(["netns", a.netns] if a.netns else []),
-            "type",
-            "veth",
-            "peer",
-            "name",
-            b.ifname,
-            "netns",
-            b.netns,
-        )
+        where = f"netns {a.netns}" if a.netns else ""
+        ip(HOST, f"link add {a.ifname} {where} type veth peer name {b.ifname} netns {b.netns}")
         if a.netns == HOST:
-            ip(HOST, "link", "set", a.ifname, "alias", _alias(plan, directory))
+            ip(HOST, f"link set {a.ifname} alias", alias)
             ledger.data["host_link"]["ifindex"] = next(
                 link["ifindex"] for link in links() if link.get("ifname") == a.ifname
             )
@@ -301,7 +235,7 @@ def destroy(directory: Path) -> list[str]:
     if left:
         raise LabError(f"processes {left} in the lab's namespaces survived SIGKILL")
     for ns in owned:
-        ip(HOST, "netns", "del", ns)
+        ip(HOST, f"netns del {ns}")
     _remove_host_link(ledger, refused)
     ledger.data["state"] = "down" if not refused else "refused"
     ledger.data["refused"] = refused
@@ -327,7 +261,7 @@ def _remove_host_link(ledger: Ledger, refused: list[str]) -> None:
             refused.append(f"link {want['name']} (alias {link.get('ifalias')!r} is not ours)")
             return
         if time.monotonic() > deadline:
-            ip(HOST, "link", "del", want["name"])
+            ip(HOST, f"link del {want['name']}")
             return
         time.sleep(0.1)
 
@@ -367,6 +301,7 @@ def link_stats(directory: Path) -> list[dict[str, Any]]:
                     "netns": port.netns,
                     "ifname": port.ifname,
                     "qdisc": root["kind"],
+                    "rate_bit": shaped_rate_bit(port.netns, port.ifname),
                     "bytes": root.get("bytes", 0),
                     "packets": root.get("packets", 0),
                     "drops": root.get("drops", 0),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -32,13 +33,14 @@ def run(argv: list[str], timeout: float = 30) -> str:
     return res.stdout
 
 
-def ip(netns: str, *args: str) -> str:
-    """`ip` in a namespace ("" = the host's)."""
-    return run(["ip", *(["-n", netns] if netns else []), *args])
+def ip(netns: str, command: str, *verbatim: str) -> str:
+    """`ip` in a namespace ("" = the host's): `command` is split on blanks (names and numbers
+    only), `verbatim` arguments are passed as they are."""
+    return run(["ip", *(["-n", netns] if netns else []), *command.split(), *verbatim])
 
 
-def tc(netns: str, *args: str) -> str:
-    return run(["tc", *(["-n", netns] if netns else []), *args])
+def tc(netns: str, command: str) -> str:
+    return run(["tc", *(["-n", netns] if netns else []), *command.split()])
 
 
 def in_netns(netns: str, argv: list[str], timeout: float = 30) -> str:
@@ -106,26 +108,38 @@ def kill_all(pids: list[int], grace_s: float = 5.0) -> list[int]:
 
 def links(netns: str = "") -> list[dict[str, Any]]:
     """`ip -j -d link show` of a namespace: ifname, ifindex, ifalias, mtu, ..."""
-    out: list[dict[str, Any]] = json.loads(ip(netns, "-j", "-d", "link", "show") or "[]")
+    out: list[dict[str, Any]] = json.loads(ip(netns, "-j -d link show") or "[]")
     return out
 
 
 def host_networks() -> list[str]:
     """Every IPv4 prefix the host namespace has an address or a route in."""
     nets = []
-    for entry in json.loads(ip("", "-j", "-4", "addr", "show") or "[]"):
+    for entry in json.loads(ip("", "-j -4 addr show") or "[]"):
         for a in entry.get("addr_info", []):
             nets.append(f"{a['local']}/{a['prefixlen']}")
-    for r in json.loads(ip("", "-j", "-4", "route", "show", "table", "all") or "[]"):
+    for r in json.loads(ip("", "-j -4 route show table all") or "[]"):
         dst = r.get("dst", "")
         if dst and dst != "default":
             nets.append(dst if "/" in dst else f"{dst}/32")
     return nets
 
 
+_UNITS = {"bit": 1, "Kbit": 10**3, "Mbit": 10**6, "Gbit": 10**9, "Tbit": 10**12}
+
+
+def shaped_rate_bit(netns: str, ifname: str) -> float | None:
+    """The rate the kernel enforces on an interface's egress, read back from `tc` (the htb
+    class, or the tbf root qdisc); None when neither shapes it."""
+    for what in ("class", "qdisc"):
+        text = tc(netns, f"{what} show dev {ifname}")
+        found = re.search(r"\b(?:htb|tbf)\b.*?\brate (\d+(?:\.\d+)?)([KMGT]?bit)\b", text)
+        if found:
+            return float(found.group(1)) * _UNITS[found.group(2)]
+    return None
+
+
 def qdisc_stats(netns: str, ifname: str) -> list[dict[str, Any]]:
     """`tc -s -j qdisc show dev IF`: kind, bytes, packets, drops, overlimits per qdisc."""
-    out: list[dict[str, Any]] = json.loads(
-        tc(netns, "-s", "-j", "qdisc", "show", "dev", ifname) or "[]"
-    )
+    out: list[dict[str, Any]] = json.loads(tc(netns, f"-s -j qdisc show dev {ifname}") or "[]")
     return out
