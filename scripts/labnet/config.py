@@ -38,6 +38,7 @@ class LabConfig:
     qdisc: str
     mtu_bytes: int
     tcp_congestion_control: str
+    tcp_slow_start_after_idle: bool
     mgmt_pool: ipaddress.IPv4Network
     data_pool: ipaddress.IPv4Network
     links: dict[str, LinkClass]
@@ -49,6 +50,7 @@ class LabConfig:
             "qdisc": self.qdisc,
             "mtu_bytes": self.mtu_bytes,
             "tcp_congestion_control": self.tcp_congestion_control,
+            "tcp_slow_start_after_idle": self.tcp_slow_start_after_idle,
             "links": {
                 name: {
                     "rate_mbit": lc.rate_mbit,
@@ -125,8 +127,20 @@ def load_config(path: Path | None = None) -> LabConfig:
     if unknown:
         raise LabConfigError(f"{path}: unknown tables {unknown}; expected [lab] and [links.*]")
     lab = _table(
-        path, doc, "lab", {"qdisc", "mtu_bytes", "tcp_congestion_control", "mgmt_pool", "data_pool"}
+        path,
+        doc,
+        "lab",
+        {
+            "qdisc",
+            "mtu_bytes",
+            "tcp_congestion_control",
+            "tcp_slow_start_after_idle",
+            "mgmt_pool",
+            "data_pool",
+        },
     )
+    if not isinstance(lab["tcp_slow_start_after_idle"], bool):
+        raise LabConfigError(f"{path}: lab.tcp_slow_start_after_idle must be true or false")
     links_doc = doc.get("links")
     if not isinstance(links_doc, dict) or set(links_doc) != set(LEVELS):
         found_levels = sorted(links_doc) if isinstance(links_doc, dict) else []
@@ -160,6 +174,7 @@ def load_config(path: Path | None = None) -> LabConfig:
         tcp_congestion_control=_choice(
             path, "lab.tcp_congestion_control", lab["tcp_congestion_control"], CONGESTION_CONTROLS
         ),
+        tcp_slow_start_after_idle=lab["tcp_slow_start_after_idle"],
         mgmt_pool=mgmt,
         data_pool=data,
         links=links,

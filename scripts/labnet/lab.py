@@ -186,6 +186,7 @@ def _build(ledger: Ledger, plan: Plan, config: LabConfig, directory: Path) -> No
             "net.ipv6.conf.all.disable_ipv6=1",
             "net.ipv6.conf.default.disable_ipv6=1",
             f"net.ipv4.tcp_congestion_control={config.tcp_congestion_control}",
+            f"net.ipv4.tcp_slow_start_after_idle={int(config.tcp_slow_start_after_idle)}",
         ]
         in_netns(ns, ["sysctl", "-qw", *sysctls])
     for bridge in plan.bridges:

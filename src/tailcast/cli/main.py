@@ -11,7 +11,18 @@ from typing import Annotated
 import typer
 
 from tailcast import __version__
-from tailcast.cli import agent, analyze, collect, db, predict, quickstart, replay, report, trace
+from tailcast.cli import (
+    agent,
+    analyze,
+    collect,
+    db,
+    lab,
+    predict,
+    quickstart,
+    replay,
+    report,
+    trace,
+)
 from tailcast.errors import EXIT_FAILURE, TailcastError
 
 app = typer.Typer(
@@ -80,6 +91,7 @@ SUBCOMMANDS = [
         "Tails, fits, bimodality, b correlation, measured vs sim.",
     ),
     (report.app, "report", "Write a static HTML report of everything in the store."),
+    (lab.app, "lab", "Calibrate a tree cluster's link classes; lab campaigns."),
     (predict.app, "predict", "Predict a collective's latency tail from the live queue's b."),
     (db.app, "db", "Query the results store with SQL (DuckDB over Parquet)."),
 ]

@@ -1,0 +1,61 @@
+"""`tailcast lab`: measurements that characterise a tree-topology cluster such as the local
+network lab (`scripts/slurm-local up --network lab`): calibration of its link classes and
+the lab campaign with placed background jobs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tailcast.cli._common import echo, emit_json, new_app, note
+from tailcast.collectors.topology import load_topology_toml, read_scontrol_topology
+from tailcast.lab.calibrate import CalibrationSettings, run_calibration
+
+app = new_app(
+    "Characterise a tree-topology cluster (the local network lab): per-link-class rates and "
+    "per-message costs, and measured tails under placed background jobs."
+)
+
+
+@app.command("calibrate")
+def calibrate(
+    workdir: Annotated[
+        Path, typer.Option("--workdir", help="Job scripts, outputs and raw results go here.")
+    ] = Path("lab-calibration"),
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write the calibration as JSON to this file.")
+    ] = None,
+    topology: Annotated[
+        Path | None, typer.Option("--topology", help="TOML topology; default scontrol.")
+    ] = None,
+    ping_iterations: Annotated[int, typer.Option("--ping-iterations")] = 1000,
+    bw_window: Annotated[int, typer.Option("--bw-window", help="Messages in flight.")] = 16,
+    bw_iterations: Annotated[int, typer.Option("--bw-iterations")] = 8,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the calibration as JSON.")] = False,
+) -> None:
+    """One 2-node job per link class (same group, same island, different islands): 1-byte
+    ping-pong and 1 MiB streaming bandwidth; derives per-class rates, per-link latency and
+    per-message overhead."""
+    topo = load_topology_toml(topology) if topology else read_scontrol_topology()
+    settings = CalibrationSettings(
+        ping_iterations=ping_iterations, bw_window=bw_window, bw_iterations=bw_iterations
+    )
+    note(f"calibrating in {workdir.resolve()} (three jobs, one after the other)")
+    result = run_calibration(topo, workdir.resolve(), settings).as_dict()
+    if out is not None:
+        out.write_text(json.dumps(result, indent=2) + "\n")
+    if as_json:
+        emit_json(result)
+        return
+    for name, c in result["classes"].items():
+        echo(
+            f"{name:18s} {'-'.join(c['nodes']):14s} one-way p50 {c['one_way_us_p50']:8.1f} us "
+            f"p99 {c['one_way_us_p99']:8.1f} us  rate {c['rate_bit_s'] / 1e6:8.1f} Mbit/s"
+        )
+    echo(
+        f"per-message overhead {result['overhead_us']:.1f} us, per-link latency "
+        f"{result['link_latency_us']:.2f} us"
+    )
