@@ -101,23 +101,45 @@ def _new_tag() -> str:
             return tag
 
 
-def _shape(port: Port, lc: LinkClass, qdisc: str, mtu: int) -> None:
-    """Egress shaping of one veth end: tbf, or htb with one class and a bfifo leaf."""
+def _shape(port: Port, lc: LinkClass, config: LabConfig, mtu: int) -> None:
+    """Egress shaping of one veth end: tbf; or htb, one class at the link's rate with a bfifo
+    leaf, or — with a control band — two leaves under it, the first (prio 0) for IP packets
+    shorter than control_priority_bytes (TCP ACKs, header-only segments), so they do not wait
+    behind the bulk data queued in the other direction's flows."""
     rate, dev = f"{round(lc.rate_mbit * 1e6)}bit", f"dev {port.ifname}"
-    if qdisc == "tbf":
+    shape = f"burst {lc.burst_bytes} cburst {lc.burst_bytes} quantum {mtu + 14}"
+    if config.qdisc == "tbf":
         tc(
             port.netns,
             f"qdisc replace {dev} root tbf rate {rate} burst {lc.burst_bytes} "
             f"limit {lc.queue_bytes}",
         )
         return
-    tc(port.netns, f"qdisc replace {dev} root handle 1: htb default 1")
+    band = config.control_priority_bytes
+    tc(port.netns, f"qdisc replace {dev} root handle 1: htb default {20 if band else 1}")
+    tc(port.netns, f"class add {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} {shape}")
+    if not band:
+        tc(port.netns, f"qdisc add {dev} parent 1:1 handle 10: bfifo limit {lc.queue_bytes}")
+        return
+    tenth = f"{round(lc.rate_mbit * 1e5)}bit"
+    rest = f"{round(lc.rate_mbit * 9e5)}bit"
+    for leaf, share, prio in ((10, tenth, 0), (20, rest, 1)):
+        tc(
+            port.netns,
+            f"class add {dev} parent 1:1 classid 1:{leaf} htb rate {share} "
+            f"ceil {rate} {shape} prio {prio}",
+        )
+        tc(
+            port.netns,
+            f"qdisc add {dev} parent 1:{leaf} handle {leaf}: bfifo limit {lc.queue_bytes}",
+        )
+    # IPv4 total length (offset 2) below a power of two: its high bits are all zero
+    mask = 0xFFFF & ~(band - 1)
     tc(
         port.netns,
-        f"class add {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} "
-        f"burst {lc.burst_bytes} cburst {lc.burst_bytes} quantum {mtu + 14}",
+        f"filter add {dev} parent 1: protocol ip prio 1 u32 "
+        f"match u16 0x0000 {mask:#06x} at 2 flowid 1:10",
     )
-    tc(port.netns, f"qdisc add {dev} parent 1:1 handle 10: bfifo limit {lc.queue_bytes}")
 
 
 def _configure_port(port: Port, mtu: int) -> None:
@@ -209,7 +231,7 @@ def _build(ledger: Ledger, plan: Plan, config: LabConfig, directory: Path) -> No
         for port in (a, b):
             _configure_port(port, veth.mtu)
             if veth.level is not None:
-                _shape(port, config.links[veth.level], config.qdisc, veth.mtu)
+                _shape(port, config.links[veth.level], config, veth.mtu)
     ledger.data["state"] = "up"
     ledger.save()
 

@@ -130,10 +130,10 @@ _UNITS = {"bit": 1, "Kbit": 10**3, "Mbit": 10**6, "Gbit": 10**9, "Tbit": 10**12}
 
 def shaped_rate_bit(netns: str, ifname: str) -> float | None:
     """The rate the kernel enforces on an interface's egress, read back from `tc` (the htb
-    class, or the tbf root qdisc); None when neither shapes it."""
-    for what in ("class", "qdisc"):
+    root class 1:1, or the tbf root qdisc); None when neither shapes it."""
+    for what, pattern in (("class", r"class htb 1:1 root\b"), ("qdisc", r"qdisc tbf \S+ root\b")):
         text = tc(netns, f"{what} show dev {ifname}")
-        found = re.search(r"\b(?:htb|tbf)\b.*?\brate (\d+(?:\.\d+)?)([KMGT]?bit)\b", text)
+        found = re.search(pattern + r".*?\brate (\d+(?:\.\d+)?)([KMGT]?bit)\b", text)
         if found:
             return float(found.group(1)) * _UNITS[found.group(2)]
     return None

@@ -13,6 +13,9 @@ import typer
 from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.collectors.topology import load_topology_toml, read_scontrol_topology
 from tailcast.lab.calibrate import CalibrationSettings, run_calibration
+from tailcast.lab.campaign import CampaignRunner, plan
+from tailcast.lab.spec import load_lab_campaign
+from tailcast.store import ResultsDir
 
 app = new_app(
     "Characterise a tree-topology cluster (the local network lab): per-link-class rates and "
@@ -59,3 +62,54 @@ def calibrate(
         f"per-message overhead {result['overhead_us']:.1f} us, per-link latency "
         f"{result['link_latency_us']:.2f} us"
     )
+
+
+@app.command("campaign")
+def campaign(
+    spec: Annotated[Path, typer.Argument(help="LAB.toml (see slurm_jobs/lab-campaign.toml).")],
+    workdir: Annotated[
+        Path, typer.Option("--workdir", help="Job scripts, logs and background status files.")
+    ] = Path("lab-campaign"),
+    only: Annotated[
+        str, typer.Option("--only", help="Comma list of phase names to run (default all).")
+    ] = "",
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the phases and placements only.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the rows written as JSON.")
+    ] = False,
+) -> None:
+    """Phase by phase: start the placed background jobs, measure every foreground placement
+    that shares no node with them (one agent job each), stop them; one `lab_runs` row per
+    measured run. Phases already in the store are skipped."""
+    camp = load_lab_campaign(spec)
+    topo = read_scontrol_topology()
+    if dry_run:
+        planned = plan(camp, topo)
+        if as_json:
+            emit_json(
+                [
+                    {
+                        "phase": r.phase.name,
+                        "placement": r.placement,
+                        "nodes": r.nodes,
+                        "background": r.phase.jobs,
+                        "shares_links": r.shares_links,
+                    }
+                    for r in planned
+                ]
+            )
+            return
+        for r in planned:
+            echo(
+                f"{r.phase.name:24s} {r.placement:18s} beside {len(r.phase.jobs)} jobs "
+                f"{r.phase.jobs} shares links: {r.shares_links}"
+            )
+        return
+    runner = CampaignRunner(camp, topo, workdir.resolve(), ResultsDir(), note)
+    written = runner.run({p for p in only.split(",") if p} or None)
+    if as_json:
+        emit_json(written)
+    else:
+        echo(f"{len(written)} runs measured and recorded in lab_runs")

@@ -163,6 +163,28 @@ REPLAY_ITERATIONS = pa.schema(
     ]
 )
 
+# One row per run measured by a lab campaign (tailcast lab campaign): its phase and
+# placement, the background jobs that ran beside it, whether they share a data link with it
+# (from the topology), what they achieved, and the host's load as a noise record.
+LAB_RUNS = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("campaign", pa.string()),
+        pa.field("phase", pa.string()),
+        pa.field("placement", pa.string()),
+        pa.field("shares_links", pa.bool_()),  # any directed data link used by both
+        pa.field("bg_job_ids", pa.list_(pa.string())),
+        pa.field("bg_nodes", pa.list_(pa.list_(pa.string()))),  # one node list per job
+        pa.field("bg_pattern", pa.string()),
+        pa.field("bg_msg_size_bytes", pa.int64()),
+        pa.field("bg_period_ms", pa.float64()),
+        pa.field("bg_calls", pa.list_(pa.int64())),  # calls each job completed so far
+        pa.field("bg_seconds", pa.list_(pa.float64())),  # over this many seconds
+        pa.field("host_load_1m_before", pa.float64()),
+        pa.field("host_load_1m_after", pa.float64()),
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "snapshots": SNAPSHOTS,
     "utilisation": UTILISATION,
@@ -173,6 +195,7 @@ TABLES: dict[str, pa.Schema] = {
     "replays": REPLAYS,
     "replay_ops": REPLAY_OPS,
     "replay_iterations": REPLAY_ITERATIONS,
+    "lab_runs": LAB_RUNS,
 }
 
 
