@@ -104,6 +104,17 @@ def test_campaign_phase_runs_beside_real_background_jobs(
     after = _links(lab_cluster)
     moved = after["island1->island2"] - before["island1->island2"]
     assert moved >= 4 * 64 * 1024 * cross[0]["bg_calls"][0]
+    tails = json.loads(_tailcast(lab_cluster, home, "lab", "tails", "--campaign", "t", "--json"))
+    by = {(t["phase"], t["placement"]): t for t in tails}
+    assert set(by) == set(shares)
+    for (phase, _), t in by.items():
+        assert t["iterations"] == 10 and t["p99_us"] >= t["p50_us"] > 0
+        if phase == "none":
+            assert t["p50_ratio"] == 1.0 and t["b"] == 0.0
+        else:
+            assert t["p99_ratio"] == pytest.approx(
+                t["p99_us"] / by[("none", t["placement"])]["p99_us"]
+            )
     # done phases are skipped when the campaign runs again
     again = _tailcast(
         lab_cluster, home, "lab", "campaign", str(spec), "--workdir", str(work), "--json"

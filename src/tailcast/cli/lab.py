@@ -15,7 +15,8 @@ from tailcast.collectors.topology import load_topology_toml, read_scontrol_topol
 from tailcast.lab.calibrate import CalibrationSettings, run_calibration
 from tailcast.lab.campaign import CampaignRunner, plan
 from tailcast.lab.spec import load_lab_campaign
-from tailcast.store import ResultsDir
+from tailcast.lab.tails import phase_tails
+from tailcast.store import Catalog, ResultsDir
 
 app = new_app(
     "Characterise a tree-topology cluster (the local network lab): per-link-class rates and "
@@ -113,3 +114,31 @@ def campaign(
         emit_json(written)
     else:
         echo(f"{len(written)} runs measured and recorded in lab_runs")
+
+
+@app.command("tails")
+def tails(
+    campaign_name: Annotated[
+        str | None, typer.Option("--campaign", help="Only this campaign (default: all).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
+) -> None:
+    """Median and p99 of every lab campaign run by phase, with b, whether the background
+    shared a link, and ratios to the same placement's run without background."""
+    with Catalog(ResultsDir()) as cat:
+        rows = phase_tails(cat, campaign_name)
+    if as_json:
+        emit_json([r.as_dict() for r in rows])
+        return
+    echo(
+        f"{'placement':18s} {'benchmark':9s} {'bytes':>8s} {'phase':10s} {'b':>5s} shared "
+        f"{'p50 ms':>9s} {'p99 ms':>9s} {'p50 x':>6s} {'p99 x':>6s} {'load':>5s}"
+    )
+    for r in rows:
+        ratio50 = f"{r.p50_ratio:6.2f}" if r.p50_ratio is not None else "     -"
+        ratio99 = f"{r.p99_ratio:6.2f}" if r.p99_ratio is not None else "     -"
+        echo(
+            f"{r.placement:18s} {r.benchmark:9s} {r.msg_size_bytes:8d} {r.phase:10s} "
+            f"{r.b:5.2f} {'yes' if r.shares_links else 'no ':6s} {r.p50_us / 1e3:9.2f} "
+            f"{r.p99_us / 1e3:9.2f} {ratio50} {ratio99} {r.host_load_1m:5.1f}"
+        )
