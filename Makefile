@@ -33,7 +33,7 @@ lint: install
 	$(VENV)/bin/ruff format --check src tests bench scripts/labnet
 	$(VENV)/bin/mypy
 	$(PY) -m mypy.stubtest tailcast._core
-	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cargo clippy --workspace --all-targets --features replay-engine/fixture-fabrics --quiet -- -D warnings
 	cargo fmt --all --check
 
 bench: install sysdeps

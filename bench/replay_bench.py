@@ -63,11 +63,12 @@ def halo_allreduce(ranks: int, iterations: int, halo_bytes: int) -> dict[str, An
 
 def measure(trace: dict[str, Any], fabric: str, repeats: int = 3) -> dict[str, Any]:
     """Best of `repeats` replays (this VM's neighbours add up to 15 % to a single run)."""
-    engine = load_fabric(fabric).engine
+    table = load_fabric(fabric).table
     runs = []
     for _ in range(repeats):
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        (job,), stats = _core.replay([trace], ["linear"], engine, compute_scale=0.0)
+        result = _core.replay([trace], ["linear"], table, compute_scale=0.0)
+        stats, job = result.stats, result.jobs[0]
         runs.append((time.process_time() - cpu0, time.perf_counter() - wall0))
     cpu, wall = min(runs)
     return {

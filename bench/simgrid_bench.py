@@ -98,7 +98,7 @@ def tailcast_child(trace: Path, ranks: int) -> dict[str, Any]:
     arrays = load_columns(trace).arrays()
     load_cpu = time.process_time() - t_load
     t1 = time.process_time()
-    _core.replay([arrays], ["linear"], fabric.engine, coll=TAILCAST_COLL, compute_scale=0.0)
+    _core.replay([arrays], ["linear"], fabric.table, coll=TAILCAST_COLL, compute_scale=0.0)
     engine_cpu = time.process_time() - t1
     assert streamed.total_time_ns == outcome.total_time_ns
     return {

@@ -7,11 +7,17 @@ from numpy.typing import NDArray
 
 __all__ = [
     "ColumnBuilder",
+    "FabricConfigError",
     "JobReplay",
+    "ReplayError",
+    "ReplayResult",
     "ReplayStream",
     "TraceScan",
     "engine_version",
+    "fabric_layout",
+    "fabric_models",
     "op_codes",
+    "place",
     "replay",
     "replay_local",
     "squeue_columns",
@@ -48,28 +54,85 @@ class JobReplay:
     def endpoints(self) -> NDArray[np.uint32]: ...
     @property
     def total_time_ns(self) -> float: ...
+    @property
+    def unfinished_ranks(self) -> int:
+        """Ranks cut off unfinished (background traces)."""
+
+@final
+class ReplayResult:
+    """A whole replay: per-trace results, counters, fabric statistics, message rows."""
+
+    @property
+    def jobs(self) -> list[JobReplay]: ...
+    @property
+    def stats(self) -> dict[str, int]:
+        """actions, messages, events, background_messages, background_delivered,
+        background_bytes, background_delivered_bytes."""
+    @property
+    def fabric_stats(self) -> list[tuple[str, float]]:
+        """The fabric's named counters and background_offered_load / _delivered_load."""
+    @property
+    def messages(self) -> dict[str, NDArray[np.generic]] | None:
+        """One row per delivered message: job, src_rank, send_seq, dst_rank, bytes, kind
+        (0 eager, 1 rendezvous), collective, tag, posted_ns, delivered_ns, setup_ns,
+        wait_ns, blocked, hops, path (index into `path_classes`); None if not recorded."""
+    @property
+    def path_classes(self) -> list[str]: ...
+
+class ReplayError(ValueError):
+    """A trace that cannot be replayed."""
+
+    kind: str  # bad_trace | bad_config | deadlock | collective
+    trace: int | None
+    row: int | None
+    blocked: list[dict[str, Any]]  # trace, rank, row, waiting_for
+    total_blocked: int
+    unmatched: list[str]
+
+class FabricConfigError(ValueError):
+    """A fabric table that does not fit its model's parameters."""
+
+    key: str
+    reason: str
 
 def replay(
     traces: list[dict[str, NDArray[np.generic]]],
     placements: list[str],
-    fabric: dict[str, int | float | str],
+    fabric: dict[str, Any],
     *,
     seed: int = 0,
     eager_threshold_bytes: int = 8192,
     compute_scale: float = 1.0,
     coll: str = "",
-) -> tuple[list[JobReplay], dict[str, int]]:
+    foreground: list[bool] | None = None,
+    background: list[dict[str, Any]] | None = None,
+    record_messages: bool | None = None,
+) -> ReplayResult:
     """Replays `traces` together on one fabric; releases the GIL while running.
 
     Each trace is a dict of contiguous 1-D arrays: rank u32, seq i64, op u8 (`op_codes()`),
     peer i32, root i32, send_bytes i64, recv_bytes i64, tag i32, comm i32, request i64,
     t_start_ns i64, t_end_ns i64, iteration i32 (nulls: see tailcast.replay.columns).
-    `placements[i]`: "linear[:OFFSET]", "random[:SEED]" or "explicit:E0,E1,...".
-    `fabric` keys: model = alpha_beta (alpha_ns, beta_ns_per_byte) | loggp (latency_ns,
-    gap_ns, gap_ns_per_byte) | flow (topology = crossbar (endpoints) | fat_tree (k, n) |
-    torus3d (x, y, z), link_bandwidth_gbps, hop_latency_ns, duplex, routing); host costs
-    overhead_ns, overhead_ns_per_byte, gamma_ns_per_byte. Returns per-trace results and
-    counters (actions, messages, events). Raises ValueError on bad input or deadlock."""
+    `placements[i]`: "linear[:OFFSET]", "random[:SEED]", "explicit:E0,E1,..." or
+    "locality:same_group|same_island|different_islands:NODES[:SEED]".
+    `fabric`: the fabric's TOML table (validated against its model; `fabric_models()`).
+    `foreground[i]`: the replay ends when every foreground trace ended (default: all).
+    `background`: generators, dicts of pattern (uniform | nearest_neighbour | all_to_all |
+    permutation | hot_spot), endpoints (list), bytes, load (fraction of injection
+    bandwidth), arrivals (poisson | periodic), hot_fraction. `record_messages`: one row per
+    delivered message (default: when the fabric reports per-message details).
+    Raises ReplayError on a trace that cannot be replayed, FabricConfigError on a bad
+    fabric table, ValueError on bad arguments."""
+
+def fabric_models() -> list[dict[str, Any]]:
+    """Every fabric model: name, doc, params (key, expected, default, required, doc)."""
+
+def fabric_layout(fabric: dict[str, Any]) -> dict[str, Any]:
+    """A validated fabric's model, endpoints (None: unbounded), group and island of every
+    endpoint (None where the model has none) and path_classes. FabricConfigError if bad."""
+
+def place(ranks: int, fabric: dict[str, Any], placement: str) -> list[int]:
+    """The endpoint of every rank under `placement` (as `replay` takes it)."""
 
 def squeue_columns(data: bytes) -> dict[str, list[Any]]:
     """Scans `squeue --json` output (Slurm 22.05 and newer shapes) in one pass without the
@@ -92,7 +155,7 @@ class ReplayStream:
     that needs rows (feed them with `feed`, or `close` the rank when it has no more) or
     None when the replay is done; then `finish()`. Results do not depend on chunk sizes.
     A batch given to `feed_arrow` reaches the engine `piece_rows` rows at a time (default:
-    about 8 K rows over all ranks), fed inside `run()`.
+    about 16 K rows over all ranks), fed inside `run()`.
     Keeps the GIL (the engine is not shared across threads)."""
 
     def __new__(
@@ -100,7 +163,7 @@ class ReplayStream:
         ranks: int,
         comms: dict[int, list[int]],
         placement: str,
-        fabric: dict[str, int | float | str],
+        fabric: dict[str, Any],
         *,
         seed: int = 0,
         eager_threshold_bytes: int = 8192,
@@ -108,6 +171,8 @@ class ReplayStream:
         coll: str = "",
         keep_ops: bool = True,
         piece_rows: int | None = None,
+        background: list[dict[str, Any]] | None = None,
+        record_messages: bool | None = None,
     ) -> ReplayStream: ...
     def feed(self, rank: int, columns: dict[str, NDArray[np.generic]], first_row: int) -> None:
         """Appends rows of `rank` in seq order (columns as `replay` takes)."""
@@ -126,7 +191,7 @@ class ReplayStream:
     def run(self) -> int | None: ...
     def take_ops(self) -> dict[str, NDArray[np.generic]]:
         """Rows executed since the last call: rank, seq, op, sim_start_ns, sim_end_ns."""
-    def finish(self) -> tuple[JobReplay, dict[str, int]]: ...
+    def finish(self) -> ReplayResult: ...
 
 @final
 class ColumnBuilder:

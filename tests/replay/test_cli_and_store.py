@@ -67,13 +67,14 @@ def test_two_traces_share_one_fabric(tmp_path: Path) -> None:
     cols = EngineColumns()
     cols.add(table)
     arrays = cols.arrays()
-    fabric = load_fabric("crossbar").engine
-    (alone,), _ = _core.replay([arrays], ["linear"], fabric)
+    fabric = load_fabric("crossbar").table
+    (alone,) = _core.replay([arrays], ["linear"], fabric).jobs
     # The second copy sits on the same endpoints: every link carries twice the traffic.
-    shared, stats = _core.replay([arrays, arrays], ["linear", "linear"], fabric)
+    result = _core.replay([arrays, arrays], ["linear", "linear"], fabric)
+    shared, stats = result.jobs, result.stats
     assert stats["actions"] == 2 * len(arrays["rank"])
     assert shared[0].total_time_ns > 1.5 * alone.total_time_ns
     # Placed apart (endpoints 8..15), the copies do not interfere.
-    apart, _ = _core.replay([arrays, arrays], ["linear", "linear:8"], fabric)
+    apart = _core.replay([arrays, arrays], ["linear", "linear:8"], fabric).jobs
     assert apart[1].total_time_ns == pytest.approx(alone.total_time_ns)
     assert np.array_equal(apart[1].endpoints, np.arange(8, 16, dtype=np.uint32))

@@ -1,5 +1,5 @@
 """End-to-end check of the α-β-γ model against Thakur, Rabenseifner & Gropp (IJHPCA 19(1),
-2005): OSU-pattern traces replayed on `loggp` with forced algorithms match the closed forms
+2005): OSU-pattern traces replayed on `alpha_beta` with forced algorithms match the closed forms
 within 1 % (issue 5, "Done when")."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ ALPHA, BETA, GAMMA = 1000.0, 1.0, 0.5  # ns, ns/B, ns/B
 P = 16
 LG = math.log2(P)
 FABRIC = parse_fabric(
-    f"model = 'loggp'\nalpha_us = {ALPHA / 1000}\nbeta_ns_per_byte = {BETA}\n"
+    f"model = 'alpha_beta'\nalpha_us = {ALPHA / 1000}\nbeta_ns_per_byte = {BETA}\n"
     f"gamma_ns_per_byte = {GAMMA}\n",
     "<test>",
 )

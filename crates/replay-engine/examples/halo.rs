@@ -9,20 +9,26 @@
 
 use std::time::Instant;
 
-use replay_engine::config::{Duplex, FabricConfig, FlowParams, LogGpParams, Routing, Topology};
+use replay_engine::fabric::schema::Value;
 use replay_engine::TraceColumns;
-use replay_engine::{replay, FabricSpec, HostParams, JobInput, Placement, ReplayOptions};
+use replay_engine::{replay, FabricSpec, JobInput, Placement, ReplayOptions};
 
 const PER_ITERATION: usize = 6;
 
-fn topology(name: &str, ranks: u32) -> Topology {
+/// The `[topology]` table of a flow fabric for `ranks` endpoints.
+fn topology(name: &str, ranks: u32) -> Value {
+    let kind = |k: &str| ("kind", Value::from(k));
     match name {
-        "crossbar" => Topology::Crossbar { endpoints: ranks },
+        "crossbar" => Value::table([kind("crossbar"), ("endpoints", Value::from(ranks))]),
         "fattree" => {
             let n = (1..)
                 .find(|&n| 4u64.pow(n) >= u64::from(ranks))
                 .expect("levels");
-            Topology::FatTree { k: 4, n }
+            Value::table([
+                kind("fat_tree"),
+                ("k", Value::Int(4)),
+                ("n", Value::from(n)),
+            ])
         }
         "torus" => {
             // x >= y >= z, as close to a cube as possible, x * y * z >= ranks.
@@ -30,7 +36,8 @@ fn topology(name: &str, ranks: u32) -> Topology {
             let z = side(ranks, 3).expect("z");
             let y = side(ranks.div_ceil(z), 2).expect("y");
             let x = ranks.div_ceil(z * y);
-            Topology::Torus3d { x, y, z }
+            let dims = Value::from(vec![x, y, z]);
+            Value::table([kind("torus3d"), ("dims", dims)])
         }
         other => panic!("unknown fabric {other}: ideal|crossbar|fattree|torus"),
     }
@@ -86,30 +93,22 @@ fn main() {
         iteration: &iteration,
         ..TraceColumns::default()
     };
-    let spec = match fabric {
-        "ideal" => FabricSpec {
-            fabric: FabricConfig::LogGp(LogGpParams::AlphaBeta {
-                alpha_ns: 1000.0,
-                beta_ns_per_byte: 0.1,
-            }),
-            host: HostParams::default(),
-        },
-        _ => FabricSpec {
-            fabric: FabricConfig::Flow(FlowParams {
-                topology: topology(fabric, ranks as u32),
-                link_bandwidth_gbps: 100.0,
-                hop_latency_ns: 100.0,
-                duplex: Duplex::Full,
-                routing: Routing::DModK,
-            }),
-            host: HostParams {
-                overhead_ns: overhead,
-                overhead_ns_per_byte: 0.0,
-                gamma_ns_per_byte: 0.05,
-                handshake: true,
-            },
-        },
+    let pairs = match fabric {
+        "ideal" => vec![
+            ("model", Value::from("alpha_beta")),
+            ("alpha_us", Value::from(1.0)),
+            ("beta_ns_per_byte", Value::from(0.1)),
+        ],
+        _ => vec![
+            ("model", Value::from("flow")),
+            ("topology", topology(fabric, ranks as u32)),
+            ("link_bandwidth_gbps", Value::from(100.0)),
+            ("hop_latency_ns", Value::from(100.0)),
+            ("overhead_ns", Value::from(overhead)),
+            ("gamma_ns_per_byte", Value::from(0.05)),
+        ],
     };
+    let spec = FabricSpec::from_pairs(pairs).expect("fabric");
     let options = ReplayOptions {
         compute_scale: 0.0,
         ..ReplayOptions::default()
@@ -117,19 +116,21 @@ fn main() {
     let jobs = [JobInput {
         columns,
         placement: Placement::Linear { offset: 0 },
+        foreground: true,
     }];
     // Best of REPEATS replays in one process: the first one's output arrays are fresh
     // memory, whose page faults and zeroing vary widely on a VM.
     let mut best = None::<(f64, _)>;
     for _ in 0..repeats {
         let t0 = Instant::now();
-        let out = replay(&jobs, &spec, &options).expect("replay");
+        let out = replay(&jobs, Vec::new(), &spec, &options).expect("replay");
         let secs = t0.elapsed().as_secs_f64();
         if best.as_ref().is_none_or(|(b, _)| secs < *b) {
             best = Some((secs, out));
         }
     }
-    let (secs, (results, stats)) = best.expect("at least one replay");
+    let (secs, out) = best.expect("at least one replay");
+    let (results, stats) = (out.jobs, out.stats);
     let mut sum = 0u64;
     for (i, (s, e)) in results[0]
         .sim_start_ns

@@ -1,5 +1,8 @@
-//! Typed configuration of a replay: the fabric (already parsed and validated from TOML on the
-//! Python side — the engine never reads files), host costs and replay options.
+//! Typed configuration of a replay besides the fabric model (fabric/registry.rs): the host
+//! costs a fabric file declares, where ranks sit, and replay options. The engine never
+//! reads files; the binding converts what Python parsed.
+
+use crate::fabric::schema::{Config, DefaultValue, Param, Type};
 
 /// Host-side costs (LogGP's o and O, and the reduction cost γ of Thakur et al. 2005).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -15,69 +18,46 @@ pub struct HostParams {
     pub handshake: bool,
 }
 
-/// Contention-free cost models.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum LogGpParams {
-    /// α-β-γ (Hockney with reduction cost): a message of n bytes costs α + nβ.
-    AlphaBeta {
-        alpha_ns: f64,
-        beta_ns_per_byte: f64,
+const NON_NEGATIVE: Type = Type::Float {
+    min: 0.0,
+    max: f64::INFINITY,
+};
+
+const GAMMA_PARAM: Param = Param {
+    key: "gamma_ns_per_byte",
+    ty: NON_NEGATIVE,
+    default: DefaultValue::Float(0.0),
+    doc: "reduction cost gamma per byte combined (host)",
+};
+
+/// The reduction cost alone (models with their own spelling of the overheads).
+pub const GAMMA: &[Param] = &[GAMMA_PARAM];
+
+/// Host costs of the network models: per-message and per-byte CPU overhead, reduction cost.
+pub const HOST: &[Param] = &[
+    Param {
+        key: "overhead_ns",
+        ty: NON_NEGATIVE,
+        default: DefaultValue::Float(0.0),
+        doc: "CPU overhead o per message at sender and receiver (host)",
     },
-    /// LogGP (Alexandrov et al. 1995): latency L, gap g between messages and G per byte at
-    /// the sender's NIC.
-    LogGp {
-        l_ns: f64,
-        g_ns: f64,
-        g_ns_per_byte: f64,
+    Param {
+        key: "overhead_ns_per_byte",
+        ty: NON_NEGATIVE,
+        default: DefaultValue::Float(0.0),
+        doc: "CPU overhead per byte O at sender and receiver (host)",
     },
-}
+    GAMMA_PARAM,
+];
 
-/// Link sharing of a cable: two independent directions, or one shared by both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Duplex {
-    Full,
-    Half,
-}
-
-/// Topology graph of the flow model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Topology {
-    /// One switch, every endpoint on its own up/down link.
-    Crossbar { endpoints: u32 },
-    /// k-ary n-tree (Petrini & Vanneschi 1997): k^n endpoints, n levels of k^(n-1) switches.
-    FatTree { k: u32, n: u32 },
-    /// 3-D torus, one endpoint per router, dimension-order routing.
-    Torus3d { x: u32, y: u32, z: u32 },
-}
-
-/// How a route is picked among equal-cost paths (fat tree up-ports).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Routing {
-    /// Deterministic destination-mod-k (d-mod-k, Zahavi 2010).
-    DModK,
-    /// A seeded random up-port per flow (ECMP-like).
-    Random,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FlowParams {
-    pub topology: Topology,
-    pub link_bandwidth_gbps: f64,
-    pub hop_latency_ns: f64,
-    pub duplex: Duplex,
-    pub routing: Routing,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum FabricConfig {
-    LogGp(LogGpParams),
-    Flow(FlowParams),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FabricSpec {
-    pub fabric: FabricConfig,
-    pub host: HostParams,
+/// The host costs of a configuration that declares the `HOST` group (with handshake).
+pub fn host_params(c: &Config) -> HostParams {
+    HostParams {
+        overhead_ns: c.f64("overhead_ns"),
+        overhead_ns_per_byte: c.f64("overhead_ns_per_byte"),
+        gamma_ns_per_byte: c.f64("gamma_ns_per_byte"),
+        handshake: true,
+    }
 }
 
 /// Where the ranks of one trace sit on the fabric's endpoints.
@@ -89,6 +69,33 @@ pub enum Placement {
     Random { seed: u64 },
     /// Endpoint of every rank.
     Explicit(Vec<u32>),
+    /// `nodes` endpoints of one locality class (fabrics with groups and islands), chosen
+    /// with `seed`; ranks in blocks over them.
+    Locality {
+        class: LocalityClass,
+        nodes: u32,
+        seed: u64,
+    },
+}
+
+/// Seed 001's placement classes: all nodes in one group; in one island over several
+/// groups; over several islands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalityClass {
+    SameGroup,
+    SameIsland,
+    DifferentIslands,
+}
+
+impl LocalityClass {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "same_group" => Some(Self::SameGroup),
+            "same_island" => Some(Self::SameIsland),
+            "different_islands" => Some(Self::DifferentIslands),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -97,13 +104,16 @@ pub struct ReplayOptions {
     pub eager_threshold_bytes: u64,
     /// Factor on captured compute gaps (0 = communication only).
     pub compute_scale: f64,
-    /// Seed of every random choice (placement, routing).
+    /// Seed of every random choice (placement, routing, background traffic).
     pub seed: u64,
     /// `--coll` override text, e.g. "allreduce=ring,bcast=binomial".
     pub coll_overrides: String,
     /// Evaluate collectives in closed form where the fabric allows it (stateless α-β);
     /// the results are identical either way, this only exists to test that.
     pub closed_form_collectives: bool,
+    /// Record one row per delivered message (None: when the fabric reports per-transfer
+    /// information).
+    pub record_messages: Option<bool>,
 }
 
 impl Default for ReplayOptions {
@@ -114,6 +124,7 @@ impl Default for ReplayOptions {
             seed: 0,
             coll_overrides: String::new(),
             closed_form_collectives: true,
+            record_messages: None,
         }
     }
 }

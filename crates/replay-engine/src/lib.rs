@@ -16,12 +16,13 @@ pub mod prng;
 pub mod timeline;
 pub mod trace;
 
-pub use config::{FabricSpec, HostParams, Placement, ReplayOptions};
+pub use config::{HostParams, LocalityClass, Placement, ReplayOptions};
 pub use engine::{
-    engine_chunk_rows, replay, JobInput, JobResult, OpsOut, Progress, ReplayStats, ReplayStream,
-    StreamJob,
+    engine_chunk_rows, replay, Arrivals, Generator, JobInput, JobResult, MessagesOut, OpsOut,
+    Pattern, Progress, ReplayOutput, ReplayStats, ReplayStream, StreamJob,
 };
 pub use error::ReplayError;
+pub use fabric::registry::FabricSpec;
 pub use trace::TraceColumns;
 
 /// Version of the engine crate, reported by `tailcast --version`.

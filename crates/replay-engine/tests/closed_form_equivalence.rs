@@ -2,11 +2,11 @@
 //! path: random collective sequences with skewed entry times, several algorithms, eager
 //! and rendezvous sizes, host overheads and reduction costs, on the α-β fabric.
 
-use replay_engine::config::{FabricConfig, LogGpParams};
+use replay_engine::fabric::schema::Value;
 use replay_engine::ops::Op;
 use replay_engine::prng::SplitMix64;
 use replay_engine::TraceColumns;
-use replay_engine::{replay, FabricSpec, HostParams, JobInput, Placement, ReplayOptions};
+use replay_engine::{replay, FabricSpec, JobInput, Placement, ReplayOptions};
 
 struct Trace {
     rank: Vec<u32>,
@@ -62,7 +62,10 @@ fn trace(p: u32, calls: &[(Op, i64)], seed: u64) -> Trace {
     t
 }
 
-fn run(t: &Trace, coll: &str, closed: bool, host: HostParams) -> (Vec<f64>, Vec<f64>, u64) {
+/// Host costs as (o ns, O ns/B, γ ns/B).
+type Host = (f64, f64, f64);
+
+fn run(t: &Trace, coll: &str, closed: bool, host: Host) -> (Vec<f64>, Vec<f64>, u64) {
     let columns = TraceColumns {
         rank: &t.rank,
         seq: &t.seq,
@@ -79,13 +82,15 @@ fn run(t: &Trace, coll: &str, closed: bool, host: HostParams) -> (Vec<f64>, Vec<
         iteration: &t.iteration,
         ..TraceColumns::default()
     };
-    let spec = FabricSpec {
-        fabric: FabricConfig::LogGp(LogGpParams::AlphaBeta {
-            alpha_ns: 1000.0,
-            beta_ns_per_byte: 0.1,
-        }),
-        host,
-    };
+    let spec = FabricSpec::from_pairs([
+        ("model", Value::from("alpha_beta")),
+        ("alpha_us", Value::from(1.0)),
+        ("beta_ns_per_byte", Value::from(0.1)),
+        ("overhead_ns", Value::from(host.0)),
+        ("overhead_ns_per_byte", Value::from(host.1)),
+        ("gamma_ns_per_byte", Value::from(host.2)),
+    ])
+    .expect("spec");
     let options = ReplayOptions {
         coll_overrides: coll.into(),
         closed_form_collectives: closed,
@@ -94,10 +99,11 @@ fn run(t: &Trace, coll: &str, closed: bool, host: HostParams) -> (Vec<f64>, Vec<
     let jobs = [JobInput {
         columns,
         placement: Placement::Linear { offset: 0 },
+        foreground: true,
     }];
-    let (results, stats) = replay(&jobs, &spec, &options).expect("replay");
-    let r = results.into_iter().next().unwrap();
-    (r.sim_start_ns, r.sim_end_ns, stats.messages)
+    let out = replay(&jobs, Vec::new(), &spec, &options).expect("replay");
+    let r = out.jobs.into_iter().next().unwrap();
+    (r.sim_start_ns, r.sim_end_ns, out.stats.messages)
 }
 
 #[test]
@@ -114,15 +120,7 @@ fn closed_form_collectives_are_bit_identical_to_the_event_driven_path() {
         (Op::ReduceScatterBlock, 4096),
         (Op::Allgather, 20_000),
     ];
-    let hosts = [
-        HostParams::default(),
-        HostParams {
-            overhead_ns: 300.0,
-            overhead_ns_per_byte: 0.01,
-            gamma_ns_per_byte: 0.05,
-            handshake: false,
-        },
-    ];
+    let hosts = [(0.0, 0.0, 0.0), (300.0, 0.01, 0.05)];
     let overrides = [
         "",
         "allreduce=ring,allgather=bruck,alltoall=pairwise",

@@ -250,9 +250,9 @@ fn what_open_mpi_picks_at_p16() {
 /// trace, the algorithm forced with `--coll`-style overrides.
 mod through_engine {
     use super::*;
-    use replay_engine::config::{FabricConfig, LogGpParams};
+    use replay_engine::fabric::schema::Value;
     use replay_engine::TraceColumns;
-    use replay_engine::{replay, FabricSpec, HostParams, JobInput, Placement, ReplayOptions};
+    use replay_engine::{replay, FabricSpec, JobInput, Placement, ReplayOptions};
 
     /// Simulated time of one collective (op code, send/recv bytes per the trace schema's
     /// convention: alltoall/allgather carry the per-peer block) with `coll` overrides.
@@ -279,16 +279,13 @@ mod through_engine {
             iteration: &iter,
             ..TraceColumns::default()
         };
-        let spec = FabricSpec {
-            fabric: FabricConfig::LogGp(LogGpParams::AlphaBeta {
-                alpha_ns: ALPHA,
-                beta_ns_per_byte: BETA,
-            }),
-            host: HostParams {
-                gamma_ns_per_byte: GAMMA,
-                ..HostParams::default()
-            },
-        };
+        let spec = FabricSpec::from_pairs([
+            ("model", Value::from("alpha_beta")),
+            ("alpha_us", Value::from(ALPHA / 1000.0)),
+            ("beta_ns_per_byte", Value::from(BETA)),
+            ("gamma_ns_per_byte", Value::from(GAMMA)),
+        ])
+        .expect("spec");
         let options = ReplayOptions {
             compute_scale: 0.0,
             coll_overrides: coll.to_string(),
@@ -297,9 +294,10 @@ mod through_engine {
         let job = JobInput {
             columns,
             placement: Placement::Linear { offset: 0 },
+            foreground: true,
         };
-        let (results, _) = replay(&[job], &spec, &options).expect("replay");
-        results[0].total_time_ns
+        let out = replay(&[job], Vec::new(), &spec, &options).expect("replay");
+        out.jobs[0].total_time_ns
     }
 
     const BCAST: u8 = 33;

@@ -1,149 +1,90 @@
-//! Conversion of the flat, typed configuration Python builds (from fabric TOML, already
-//! validated there with file/key names) into engine structs. Unknown keys are errors too.
+//! Replay configuration from Python: the fabric table as Python's tomllib parsed it
+//! (validated by the engine's schema, errors raised as `FabricConfigError` with the key),
+//! placements, and background generators.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-use replay_engine::config::{
-    Duplex, FabricConfig, FabricSpec, FlowParams, HostParams, LogGpParams, Placement, Routing,
-    Topology,
-};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use replay_engine::fabric::registry::{self, FabricSpec};
+use replay_engine::fabric::schema::{ConfigError, Value};
+use replay_engine::{Arrivals, Generator, LocalityClass, Pattern, Placement};
 
-#[derive(Debug, Clone, FromPyObject)]
-enum Value {
-    Int(i64),
-    Float(f64),
-    Str(String),
+pyo3::create_exception!(
+    _core,
+    FabricConfigError,
+    PyValueError,
+    "A fabric configuration that does not fit its model's parameters (`key`, `reason`)."
+);
+
+/// The exception for a configuration error, carrying the dotted key and the reason.
+pub fn config_error(py: Python<'_>, e: &ConfigError) -> PyErr {
+    let err = FabricConfigError::new_err(e.to_string());
+    let value = err.value(py);
+    let _ = value.setattr("key", e.key.clone());
+    let _ = value.setattr("reason", e.message.clone());
+    err
 }
 
-struct Flat(HashMap<String, Value>);
-
-impl Flat {
-    fn take_f64(&mut self, key: &str) -> PyResult<Option<f64>> {
-        match self.0.remove(key) {
-            None => Ok(None),
-            Some(Value::Int(i)) => Ok(Some(i as f64)),
-            Some(Value::Float(f)) => Ok(Some(f)),
-            Some(Value::Str(_)) => Err(PyValueError::new_err(format!(
-                "fabric key {key}: expected a number"
-            ))),
+/// A Python value (from tomllib) as a configuration value; `path` names it in errors.
+fn to_value(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<Value> {
+    // bool before int: Python's bool is an int.
+    if let Ok(b) = obj.downcast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return obj
+            .extract::<i64>()
+            .map(Value::Int)
+            .map_err(|_| PyValueError::new_err(format!("key {path}: integer out of range")));
+    }
+    if let Ok(f) = obj.downcast::<PyFloat>() {
+        return Ok(Value::Float(f.value()));
+    }
+    if let Ok(s) = obj.downcast::<PyString>() {
+        return Ok(Value::Str(s.to_str()?.to_string()));
+    }
+    if let Ok(d) = obj.downcast::<PyDict>() {
+        return to_table(d, path).map(Value::Table);
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let mut items = Vec::new();
+        for (i, item) in obj.try_iter()?.enumerate() {
+            items.push(to_value(&item?, &format!("{path}[{i}]"))?);
         }
+        return Ok(Value::List(items));
     }
-
-    fn need_f64(&mut self, key: &str) -> PyResult<f64> {
-        self.take_f64(key)?
-            .ok_or_else(|| PyValueError::new_err(format!("fabric key {key} is required")))
-    }
-
-    fn need_u32(&mut self, key: &str) -> PyResult<u32> {
-        match self.0.remove(key) {
-            Some(Value::Int(i)) if (0..=i64::from(u32::MAX)).contains(&i) => Ok(i as u32),
-            Some(_) => Err(PyValueError::new_err(format!(
-                "fabric key {key}: expected an integer >= 0"
-            ))),
-            None => Err(PyValueError::new_err(format!(
-                "fabric key {key} is required"
-            ))),
-        }
-    }
-
-    fn take_str(&mut self, key: &str, default: &str) -> PyResult<String> {
-        match self.0.remove(key) {
-            None => Ok(default.to_string()),
-            Some(Value::Str(s)) => Ok(s),
-            Some(_) => Err(PyValueError::new_err(format!(
-                "fabric key {key}: expected a string"
-            ))),
-        }
-    }
+    let kind = obj.get_type().name()?.to_string();
+    Err(PyValueError::new_err(format!(
+        "key {path}: a {kind} is not a fabric parameter value"
+    )))
 }
 
-fn bad(key: &str, value: &str, allowed: &str) -> PyErr {
-    PyValueError::new_err(format!(
-        "fabric key {key}: {value:?} is not one of {allowed}"
-    ))
-}
-
-/// Builds a FabricSpec from the flat dict (see tailcast/_core.pyi `replay` for the keys).
-pub fn fabric_spec(dict: &Bound<'_, PyDict>) -> PyResult<FabricSpec> {
-    let mut flat = Flat(dict.extract()?);
-    let host = HostParams {
-        overhead_ns: flat.take_f64("overhead_ns")?.unwrap_or(0.0),
-        overhead_ns_per_byte: flat.take_f64("overhead_ns_per_byte")?.unwrap_or(0.0),
-        gamma_ns_per_byte: flat.take_f64("gamma_ns_per_byte")?.unwrap_or(0.0),
-        handshake: true,
-    };
-    let model = flat.take_str("model", "")?;
-    let spec = match model.as_str() {
-        "alpha_beta" => FabricSpec {
-            fabric: FabricConfig::LogGp(LogGpParams::AlphaBeta {
-                alpha_ns: flat.need_f64("alpha_ns")?,
-                beta_ns_per_byte: flat.need_f64("beta_ns_per_byte")?,
-            }),
-            host: HostParams {
-                handshake: false,
-                ..host
-            },
-        },
-        "loggp" => FabricSpec {
-            fabric: FabricConfig::LogGp(LogGpParams::LogGp {
-                l_ns: flat.need_f64("latency_ns")?,
-                g_ns: flat.take_f64("gap_ns")?.unwrap_or(0.0),
-                g_ns_per_byte: flat.take_f64("gap_ns_per_byte")?.unwrap_or(0.0),
-            }),
-            host,
-        },
-        "flow" => {
-            let kind = flat.take_str("topology", "")?;
-            let topology = match kind.as_str() {
-                "crossbar" => Topology::Crossbar {
-                    endpoints: flat.need_u32("endpoints")?,
-                },
-                "fat_tree" => Topology::FatTree {
-                    k: flat.need_u32("k")?,
-                    n: flat.need_u32("n")?,
-                },
-                "torus3d" => Topology::Torus3d {
-                    x: flat.need_u32("x")?,
-                    y: flat.need_u32("y")?,
-                    z: flat.need_u32("z")?,
-                },
-                other => return Err(bad("topology", other, "crossbar, fat_tree, torus3d")),
-            };
-            let duplex = match flat.take_str("duplex", "full")?.as_str() {
-                "full" => Duplex::Full,
-                "half" => Duplex::Half,
-                other => return Err(bad("duplex", other, "full, half")),
-            };
-            let routing = match flat.take_str("routing", "dmodk")?.as_str() {
-                "dmodk" => Routing::DModK,
-                "random" => Routing::Random,
-                other => return Err(bad("routing", other, "dmodk, random")),
-            };
-            FabricSpec {
-                fabric: FabricConfig::Flow(FlowParams {
-                    topology,
-                    link_bandwidth_gbps: flat.need_f64("link_bandwidth_gbps")?,
-                    hop_latency_ns: flat.take_f64("hop_latency_ns")?.unwrap_or(0.0),
-                    duplex,
-                    routing,
-                }),
-                host,
-            }
-        }
-        other => return Err(bad("model", other, "alpha_beta, loggp, flow")),
-    };
-    if let Some(key) = flat.0.keys().min() {
-        return Err(PyValueError::new_err(format!(
-            "fabric key {key} is not used by model {model}"
-        )));
+fn to_table(d: &Bound<'_, PyDict>, prefix: &str) -> PyResult<BTreeMap<String, Value>> {
+    let mut out = BTreeMap::new();
+    for (k, v) in d.iter() {
+        let key: String = k
+            .extract()
+            .map_err(|_| PyTypeError::new_err("fabric table keys must be strings"))?;
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        out.insert(key, to_value(&v, &path)?);
     }
-    Ok(spec)
+    Ok(out)
 }
 
-/// "linear", "linear:OFFSET", "random:SEED", "explicit:E0,E1,…".
+/// Validates a fabric table (a dict as tomllib returns it).
+pub fn fabric_spec(py: Python<'_>, table: &Bound<'_, PyDict>) -> PyResult<FabricSpec> {
+    let value = Value::Table(to_table(table, "")?);
+    FabricSpec::parse(&value).map_err(|e| config_error(py, &e))
+}
+
+/// "linear", "linear:OFFSET", "random:SEED", "explicit:E0,E1,…",
+/// "locality:CLASS:NODES[:SEED]" (CLASS = same_group | same_island | different_islands).
 pub fn placement(text: &str) -> PyResult<Placement> {
     let (kind, arg) = text.split_once(':').unwrap_or((text, ""));
     let num = |s: &str| {
@@ -163,8 +104,150 @@ pub fn placement(text: &str) -> PyResult<Placement> {
                 arg.split(',').map(|s| num(s).map(|v| v as u32)).collect();
             Ok(Placement::Explicit(list?))
         }
+        "locality" => {
+            let parts: Vec<&str> = arg.split(':').collect();
+            let class = parts.first().and_then(|c| LocalityClass::parse(c));
+            match (class, parts.len()) {
+                (Some(class), 2 | 3) => Ok(Placement::Locality {
+                    class,
+                    nodes: num(parts[1])? as u32,
+                    seed: parts.get(2).map(|s| num(s)).transpose()?.unwrap_or(0),
+                }),
+                _ => Err(PyValueError::new_err(format!(
+                    "placement {text:?}: expected locality:same_group|same_island|different_islands:NODES[:SEED]"
+                ))),
+            }
+        }
         _ => Err(PyValueError::new_err(format!(
-            "placement {text:?}: expected linear[:OFFSET], random[:SEED] or explicit:E0,E1,…"
+            "placement {text:?}: expected linear[:OFFSET], random[:SEED], explicit:E0,E1,… or \
+             locality:CLASS:NODES[:SEED]"
         ))),
     }
+}
+
+/// A background job as Python describes it (see tailcast/_core.pyi).
+#[derive(FromPyObject)]
+pub struct GeneratorArg {
+    #[pyo3(item)]
+    pattern: String,
+    #[pyo3(item)]
+    endpoints: Vec<u32>,
+    #[pyo3(item)]
+    bytes: u64,
+    #[pyo3(item)]
+    load: f64,
+    #[pyo3(item)]
+    arrivals: String,
+    #[pyo3(item)]
+    hot_fraction: f64,
+}
+
+impl GeneratorArg {
+    pub fn build(self) -> PyResult<Generator> {
+        let pattern = match self.pattern.as_str() {
+            "uniform" => Pattern::Uniform,
+            "nearest_neighbour" => Pattern::NearestNeighbour,
+            "all_to_all" => Pattern::AllToAll,
+            "permutation" => Pattern::Permutation,
+            "hot_spot" => Pattern::HotSpot {
+                fraction: self.hot_fraction,
+            },
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "background pattern {other:?}: expected uniform, nearest_neighbour, \
+                     all_to_all, permutation or hot_spot"
+                )))
+            }
+        };
+        let arrivals = match self.arrivals.as_str() {
+            "poisson" => Arrivals::Poisson,
+            "periodic" => Arrivals::Periodic,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "background arrivals {other:?}: expected poisson or periodic"
+                )))
+            }
+        };
+        Ok(Generator {
+            pattern,
+            endpoints: self.endpoints,
+            bytes: self.bytes,
+            load: self.load,
+            arrivals,
+        })
+    }
+}
+
+/// Every model's parameters, as `tailcast replay fabrics --describe` prints them.
+#[pyfunction]
+pub fn fabric_models(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    let mut out = Vec::new();
+    for model in registry::models() {
+        let d = PyDict::new(py);
+        d.set_item("name", model.name)?;
+        d.set_item("doc", model.doc)?;
+        let mut params = Vec::new();
+        for p in registry::describe(model) {
+            let pd = PyDict::new(py);
+            pd.set_item("key", p.key)?;
+            pd.set_item("expected", p.expected)?;
+            pd.set_item("default", p.default)?;
+            pd.set_item("required", p.required)?;
+            pd.set_item("doc", p.doc)?;
+            params.push(pd);
+        }
+        d.set_item("params", params)?;
+        out.push(d);
+    }
+    Ok(out)
+}
+
+/// A validated fabric's layout: endpoint count (None: unbounded), each endpoint's group
+/// and island (None where the model has none), and its path class names.
+#[pyfunction]
+pub fn fabric_layout<'py>(
+    py: Python<'py>,
+    fabric: Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let spec = fabric_spec(py, &fabric)?;
+    let built = spec.build(0).map_err(|e| config_error(py, &e))?;
+    let f = built.fabric;
+    let out = PyDict::new(py);
+    let endpoints = f.endpoints();
+    out.set_item("endpoints", endpoints)?;
+    out.set_item("model", spec.model.name)?;
+    out.set_item("path_classes", f.path_classes().to_vec())?;
+    let located: Option<Vec<(u32, u32)>> = endpoints.and_then(|n| {
+        (0..n)
+            .map(|e| f.locality(e).map(|l| (l.group, l.island)))
+            .collect()
+    });
+    match located {
+        Some(v) => {
+            out.set_item("group", v.iter().map(|x| x.0).collect::<Vec<_>>())?;
+            out.set_item("island", v.iter().map(|x| x.1).collect::<Vec<_>>())?;
+        }
+        None => {
+            out.set_item("group", py.None())?;
+            out.set_item("island", py.None())?;
+        }
+    }
+    Ok(out)
+}
+
+/// The endpoint of every rank under a placement (the engine's own rules), so Python can
+/// place background jobs around a foreground trace.
+#[pyfunction]
+pub fn place(
+    py: Python<'_>,
+    ranks: u32,
+    fabric: Bound<'_, PyDict>,
+    placement: &str,
+) -> PyResult<Vec<u32>> {
+    let spec = fabric_spec(py, &fabric)?;
+    let built = spec.build(0).map_err(|e| config_error(py, &e))?;
+    let f = built.fabric;
+    let how = self::placement(placement)?;
+    replay_engine::placement::place(ranks, f.endpoints(), &|e| f.locality(e), &how)
+        .map_err(PyValueError::new_err)
 }

@@ -3,10 +3,12 @@
 
 mod arrow;
 mod config;
+mod errors;
 mod ingest;
 mod lists;
 mod op_names;
 mod queue;
+mod result;
 mod stream;
 mod trace_io;
 
@@ -16,6 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use replay_engine::trace::Lists;
 use replay_engine::{JobInput, ReplayOptions, TraceColumns};
+use result::{JobReplay, ReplayResult};
 
 /// Version of the Rust replay engine.
 #[pyfunction]
@@ -52,23 +55,6 @@ fn op_codes() -> std::collections::HashMap<&'static str, u8> {
         .iter()
         .map(|&(name, op)| (name, op as u8))
         .collect()
-}
-
-/// Replay results of one trace (times in ns from the start of the replay).
-#[pyclass(frozen, module = "tailcast._core")]
-pub(crate) struct JobReplay {
-    #[pyo3(get)]
-    pub(crate) sim_start_ns: Py<PyArray1<i64>>,
-    #[pyo3(get)]
-    pub(crate) sim_end_ns: Py<PyArray1<i64>>,
-    #[pyo3(get)]
-    pub(crate) iterations: Py<PyArray1<i32>>,
-    #[pyo3(get)]
-    pub(crate) iteration_latency_ns: Py<PyArray1<f64>>,
-    #[pyo3(get)]
-    pub(crate) endpoints: Py<PyArray1<u32>>,
-    #[pyo3(get)]
-    pub(crate) total_time_ns: f64,
 }
 
 /// Borrowed numpy columns of one trace.
@@ -253,7 +239,8 @@ mod tests {
 /// Replays traces together on one fabric; see tailcast/_core.pyi for the contract.
 #[pyfunction]
 #[pyo3(signature = (traces, placements, fabric, *, seed = 0, eager_threshold_bytes = 8192,
-                    compute_scale = 1.0, coll = ""))]
+                    compute_scale = 1.0, coll = "", foreground = None, background = None,
+                    record_messages = None))]
 #[allow(clippy::too_many_arguments)]
 fn replay<'py>(
     py: Python<'py>,
@@ -264,7 +251,10 @@ fn replay<'py>(
     eager_threshold_bytes: u64,
     compute_scale: f64,
     coll: &str,
-) -> PyResult<(Vec<JobReplay>, std::collections::HashMap<&'static str, u64>)> {
+    foreground: Option<Vec<bool>>,
+    background: Option<Vec<config::GeneratorArg>>,
+    record_messages: Option<bool>,
+) -> PyResult<ReplayResult> {
     if traces.len() != placements.len() {
         return Err(PyValueError::new_err(format!(
             "{} traces but {} placements",
@@ -272,16 +262,30 @@ fn replay<'py>(
             placements.len()
         )));
     }
-    let spec = config::fabric_spec(&fabric)?;
+    let foreground = foreground.unwrap_or_else(|| vec![true; traces.len()]);
+    if foreground.len() != traces.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} traces but {} foreground flags",
+            traces.len(),
+            foreground.len()
+        )));
+    }
+    let spec = config::fabric_spec(py, &fabric)?;
+    let generators = background
+        .unwrap_or_default()
+        .into_iter()
+        .map(config::GeneratorArg::build)
+        .collect::<PyResult<Vec<_>>>()?;
     let columns: Vec<Columns<'py>> = traces
         .iter()
         .map(Columns::from_dict)
         .collect::<PyResult<_>>()?;
     let mut jobs = Vec::with_capacity(columns.len());
-    for (c, p) in columns.iter().zip(&placements) {
+    for ((c, p), fg) in columns.iter().zip(&placements).zip(foreground) {
         jobs.push(JobInput {
             columns: c.view()?,
             placement: config::placement(p)?,
+            foreground: fg,
         });
     }
     let options = ReplayOptions {
@@ -290,35 +294,12 @@ fn replay<'py>(
         seed,
         coll_overrides: coll.to_string(),
         closed_form_collectives: true,
+        record_messages,
     };
-    let (results, stats) = py
-        .allow_threads(|| replay_engine::replay(&jobs, &spec, &options))
-        .map_err(|err| PyValueError::new_err(err.to_string()))?;
-    let jobs = results
-        .into_iter()
-        .map(|r| JobReplay {
-            sim_start_ns: to_ns(r.sim_start_ns).into_pyarray(py).unbind(),
-            sim_end_ns: to_ns(r.sim_end_ns).into_pyarray(py).unbind(),
-            iterations: r.iterations.into_pyarray(py).unbind(),
-            iteration_latency_ns: r.iteration_latency_ns.into_pyarray(py).unbind(),
-            endpoints: r.endpoints.into_pyarray(py).unbind(),
-            total_time_ns: r.total_time_ns,
-        })
-        .collect();
-    Ok((jobs, stats_map(&stats)))
-}
-
-/// The engine's counters as the dict Python receives (`actions`, `messages`, `events`).
-pub(crate) fn stats_map(
-    stats: &replay_engine::ReplayStats,
-) -> std::collections::HashMap<&'static str, u64> {
-    [
-        ("actions", stats.actions),
-        ("messages", stats.messages),
-        ("events", stats.events),
-    ]
-    .into_iter()
-    .collect()
+    let out = py
+        .allow_threads(|| replay_engine::replay(&jobs, generators, &spec, &options))
+        .map_err(errors::replay_error)?;
+    ReplayResult::new(py, out)
 }
 
 #[pymodule]
@@ -328,7 +309,16 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(op_codes, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(queue::squeue_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(config::fabric_models, m)?)?;
+    m.add_function(wrap_pyfunction!(config::fabric_layout, m)?)?;
+    m.add_function(wrap_pyfunction!(config::place, m)?)?;
+    m.add("ReplayError", m.py().get_type::<errors::ReplayError>())?;
+    m.add(
+        "FabricConfigError",
+        m.py().get_type::<config::FabricConfigError>(),
+    )?;
     m.add_class::<JobReplay>()?;
+    m.add_class::<ReplayResult>()?;
     m.add_class::<stream::ReplayStream>()?;
     m.add_class::<trace_io::ColumnBuilder>()?;
     m.add_class::<trace_io::TraceScan>()?;

@@ -9,19 +9,17 @@
 
 use std::collections::HashMap;
 
-use numpy::{IntoPyArray, PyArray1};
+use numpy::IntoPyArray;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use replay_engine::{Progress, ReplayOptions, StreamJob};
 
 use crate::arrow::Exported;
+use crate::errors::replay_error as value_error;
 use crate::ingest::{Batch, Constant, OpTable, OwnedColumns};
-use crate::{config, to_ns, Columns, JobReplay};
-
-fn value_error(err: replay_engine::ReplayError) -> PyErr {
-    PyValueError::new_err(err.to_string())
-}
+use crate::result::ReplayResult;
+use crate::{config, to_ns, Columns};
 
 /// One trace replayed from per-rank chunks; see tailcast/_core.pyi.
 #[pyclass(unsendable, module = "tailcast._core")]
@@ -80,9 +78,11 @@ impl ReplayStream {
     #[new]
     #[pyo3(signature = (ranks, comms, placement, fabric, *, seed = 0,
                         eager_threshold_bytes = 8192, compute_scale = 1.0, coll = "",
-                        keep_ops = true, piece_rows = None))]
+                        keep_ops = true, piece_rows = None, background = None,
+                        record_messages = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         ranks: u32,
         comms: HashMap<i32, Vec<u32>>,
         placement: &str,
@@ -93,8 +93,15 @@ impl ReplayStream {
         coll: &str,
         keep_ops: bool,
         piece_rows: Option<usize>,
+        background: Option<Vec<config::GeneratorArg>>,
+        record_messages: Option<bool>,
     ) -> PyResult<Self> {
-        let spec = config::fabric_spec(&fabric)?;
+        let spec = config::fabric_spec(py, &fabric)?;
+        let generators = background
+            .unwrap_or_default()
+            .into_iter()
+            .map(config::GeneratorArg::build)
+            .collect::<PyResult<Vec<_>>>()?;
         let mut comms: Vec<(i32, Vec<u32>)> = comms.into_iter().collect();
         comms.sort_unstable_by_key(|c| c.0);
         let job = StreamJob {
@@ -102,6 +109,7 @@ impl ReplayStream {
             comms,
             placement: config::placement(placement)?,
             keep_ops,
+            foreground: true,
         };
         let options = ReplayOptions {
             eager_threshold_bytes,
@@ -109,9 +117,10 @@ impl ReplayStream {
             seed,
             coll_overrides: coll.to_string(),
             closed_form_collectives: true,
+            record_messages,
         };
-        let inner =
-            replay_engine::ReplayStream::new(vec![job], &spec, &options).map_err(value_error)?;
+        let inner = replay_engine::ReplayStream::new(vec![job], generators, &spec, &options)
+            .map_err(value_error)?;
         // The in-memory path's chunk size (engine/stream.rs: rows stay in cache).
         let piece_rows = piece_rows
             .unwrap_or_else(|| replay_engine::engine_chunk_rows(ranks as usize))
@@ -209,23 +218,13 @@ impl ReplayStream {
         Ok(out)
     }
 
-    /// Ends the stream: the trace's results (no per-row arrays) and the counters.
-    fn finish(&mut self, py: Python<'_>) -> PyResult<(JobReplay, HashMap<&'static str, u64>)> {
+    /// Ends the stream: the trace's results (no per-row arrays), counters, fabric
+    /// statistics and message rows.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<ReplayResult> {
         let inner = self
             .inner
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("the stream is finished"))?;
-        let (results, stats) = inner.finish();
-        let r = results.into_iter().next().expect("one job");
-        let empty = || PyArray1::<i64>::zeros(py, 0, false).unbind();
-        let job = JobReplay {
-            sim_start_ns: empty(),
-            sim_end_ns: empty(),
-            iterations: r.iterations.into_pyarray(py).unbind(),
-            iteration_latency_ns: r.iteration_latency_ns.into_pyarray(py).unbind(),
-            endpoints: r.endpoints.into_pyarray(py).unbind(),
-            total_time_ns: r.total_time_ns,
-        };
-        Ok((job, crate::stats_map(&stats)))
+        ReplayResult::new(py, inner.finish())
     }
 }

@@ -63,7 +63,3 @@ def echo(text: str = "") -> None:
 def note(text: str) -> None:
     """A message for the human (stderr), kept out of data on stdout."""
     sys.stderr.write(text + "\n")
-
-
-def is_tty() -> bool:
-    return sys.stderr.isatty()

@@ -10,8 +10,8 @@ import typer
 from tailcast.cli._common import echo, emit_json, new_app, note
 
 app = new_app(
-    "Replay a tailcast Parquet trace through a modelled fabric (loggp, flow-level fat tree, "
-    "torus, crossbar) and store per-operation simulated times."
+    "Replay a tailcast Parquet trace through a modelled fabric (see `fabrics`), optionally "
+    "under background traffic, and store per-operation simulated times."
 )
 
 
@@ -28,8 +28,43 @@ def run(
     ] = "",
     placement: Annotated[
         str,
-        typer.Option("--placement", help="linear, random, or a file: one endpoint per rank."),
+        typer.Option(
+            "--placement",
+            help="linear, random, same_group, same_island, different_islands (fabrics with "
+            "groups and islands), nodes:HOSTLIST (the fabric's `nodes` names), or a file: "
+            "one endpoint per rank.",
+        ),
     ] = "linear",
+    nodes: Annotated[
+        int | None,
+        typer.Option("--nodes", min=1, help="Nodes of a locality placement (default: ranks)."),
+    ] = None,
+    background: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--background",
+            help="A synthetic background job, PATTERN:nodes=N:load=L[:bytes=64K]"
+            "[:arrivals=poisson|periodic][:hot=F][:placement=random|linear|E0,E1,…]; "
+            "PATTERN = uniform, nearest_neighbour, all_to_all, permutation, hot_spot. "
+            "Repeatable.",
+        ),
+    ] = None,
+    background_trace: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--background-trace",
+            help="A trace replayed in the background on free endpoints, FILE[@random|linear|"
+            "E0,E1,…]. Repeatable.",
+        ),
+    ] = None,
+    messages: Annotated[
+        bool | None,
+        typer.Option(
+            "--messages/--no-messages",
+            help="Store every delivered message (replay_messages) and per-row fabric "
+            "columns; default: when the fabric reports per-message details.",
+        ),
+    ] = None,
     compute_scale: Annotated[
         float,
         typer.Option("--compute-scale", help="Factor on captured compute gaps (0 = comm only)."),
@@ -56,6 +91,7 @@ def run(
 ) -> None:
     """Replays TRACE; prints total simulated time and per-op-type p50/p99."""
     from tailcast.errors import UsageError
+    from tailcast.replay.background import parse_job, parse_trace
     from tailcast.replay.fabric import load_fabric
     from tailcast.replay.run import ReplayOptions, replay_trace
     from tailcast.store import ResultsDir
@@ -68,6 +104,10 @@ def run(
         placement=placement,
         compute_scale=compute_scale,
         eager_threshold_bytes=eager_threshold,
+        nodes=nodes,
+        background=tuple(parse_job(b) for b in background or []),
+        background_traces=tuple(parse_trace(b) for b in background_trace or []),
+        record_messages=messages,
     )
     results = ResultsDir() if store else None
     if stream:
@@ -100,6 +140,13 @@ def _print_head(s: dict[str, Any], how: str = "") -> None:
             f"iterations {s['iterations']}: p50 {s['iteration_p50_us']:.3f} us, "
             f"p99 {s['iteration_p99_us']:.3f} us"
         )
+    stats = s["fabric_stats"]
+    if "background_offered_load" in stats:
+        echo(
+            f"background {s['background_messages']} messages, offered load "
+            f"{stats['background_offered_load']:.3f}, delivered "
+            f"{stats['background_delivered_load']:.3f}"
+        )
 
 
 def _print_summary(s: dict[str, Any]) -> None:
@@ -121,19 +168,56 @@ def _print_stream_summary(s: dict[str, Any]) -> None:
 
 @app.command("fabrics")
 def fabrics(
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable list.")] = False,
+    describe: Annotated[
+        str | None,
+        typer.Option(
+            "--describe",
+            help="Print the parameters of a model (e.g. flow) or of a bundled fabric's model.",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Lists the bundled fabric models."""
+    """Lists the bundled fabrics and the fabric models, or describes one model."""
     import tomllib
 
-    from tailcast.replay.fabric import bundled_fabrics
+    from tailcast.errors import UsageError
+    from tailcast.replay.fabric import bundled_fabrics, model_docs
 
+    models = model_docs()
+    bundled = bundled_fabrics()
+    if describe is not None:
+        model = describe
+        if describe in bundled:
+            model = str(tomllib.loads(bundled[describe]).get("model", ""))
+        if model not in models:
+            known = ", ".join([*models, *bundled])
+            raise UsageError(f"--describe {describe!r}: not a model or bundled fabric ({known})")
+        doc = models[model]
+        if as_json:
+            emit_json(doc)
+            return
+        echo(f"model {doc['name']}: {doc['doc']}")
+        for p in doc["params"]:
+            default = "required" if p["required"] else f"default {p['default']}"
+            echo(f"  {p['key']:<34} {p['expected']}; {default}")
+            echo(f"  {'':<34} {p['doc']}")
+        return
     rows = [
-        {"name": name, "description": tomllib.loads(text).get("description", "")}
-        for name, text in bundled_fabrics().items()
+        {
+            "name": name,
+            "model": tomllib.loads(text).get("model", ""),
+            "description": tomllib.loads(text).get("description", ""),
+        }
+        for name, text in bundled.items()
     ]
     if as_json:
-        emit_json(rows)
+        emit_json(
+            {"fabrics": rows, "models": [{"name": m, "doc": d["doc"]} for m, d in models.items()]}
+        )
         return
     for row in rows:
-        echo(f"{row['name']:<14}{row['description']}")
+        echo(f"{row['name']:<16}{row['model']:<16}{row['description']}")
+    echo("")
+    echo("models (tailcast replay fabrics --describe MODEL):")
+    for name, d in models.items():
+        echo(f"  {name:<16}{d['doc']}")

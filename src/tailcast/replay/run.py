@@ -1,8 +1,12 @@
 """Replaying a tailcast Parquet trace on a fabric and storing the results.
 
-Writes one `replays` row, the per-operation simulated times (`replay_ops`) and, for traces
-that mark iterations, per-iteration latencies (`replay_iterations`), each as its own atomic
-Parquet file named by the replay id.
+A replay holds the foreground trace and, optionally, background traffic (synthetic jobs and
+background traces on endpoints of their own, see background.py); it ends when the
+foreground trace ends. Writes one `replays` row, the per-operation simulated times
+(`replay_ops`, with what the fabric reported about each row's messages when it reports
+anything), per-iteration latencies (`replay_iterations`) for traces that mark iterations,
+the fabric's counters (`fabric_stats`) and, when recorded, every delivered message
+(`replay_messages`), each as its own atomic Parquet file named by the replay id.
 """
 
 from __future__ import annotations
@@ -23,9 +27,17 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from tailcast import _core
-from tailcast.errors import InputError, TailcastError, UsageError
+from tailcast.errors import InputError, TailcastError
+from tailcast.replay.background import (
+    BackgroundJob,
+    BackgroundTrace,
+    EndpointPool,
+    generator_dict,
+)
 from tailcast.replay.columns import EngineColumns, op_code_table
 from tailcast.replay.fabric import Fabric
+from tailcast.replay.messages import fabric_columns, messages_table
+from tailcast.replay.placement import endpoints_of, placement_spec
 from tailcast.replay.row_groups import Constant, RowGroupPlans, RowGroupStats, planned_batches
 from tailcast.replay.summary import op_summary
 from tailcast.store import ResultsDir
@@ -46,9 +58,15 @@ class ReplayFailed(TailcastError):
 class ReplayOptions:
     seed: int = 0
     coll: str = ""
-    placement: str = "linear"  # linear | random | a file with one endpoint per rank
+    placement: str = "linear"  # see placement.py
     compute_scale: float = 1.0
     eager_threshold_bytes: int = 8192
+    # Nodes of a locality-class placement (default: one per rank).
+    nodes: int | None = None
+    background: tuple[BackgroundJob, ...] = ()
+    background_traces: tuple[BackgroundTrace, ...] = ()
+    # One row per delivered message (None: when the fabric reports per-message details).
+    record_messages: bool | None = None
 
 
 @dataclass
@@ -63,13 +81,15 @@ class ReplayHead:
     stats: dict[str, int]
     iterations: NDArray[np.int32]
     iteration_latency_us: NDArray[np.float64]
+    fabric_stats: dict[str, float] = field(default_factory=dict, kw_only=True)
 
 
 @dataclass
 class ReplayOutcome(ReplayHead):
-    ops: pa.Table  # rank, seq, op, sim_start_ns, sim_end_ns
+    ops: pa.Table  # rank, seq, op, sim_start_ns, sim_end_ns (+ fabric columns)
     unknown_ops: dict[str, int] = field(default_factory=dict)
     stored: list[str] = field(default_factory=list)
+    messages: pa.Table | None = None
 
     def summary(self) -> dict[str, Any]:
         return summary_head(self) | {
@@ -93,33 +113,13 @@ def summary_head(o: ReplayHead) -> dict[str, Any]:
         "iterations": len(o.iterations),
         "iteration_p50_us": _pct(lat, 50),
         "iteration_p99_us": _pct(lat, 99),
+        "background_messages": o.stats.get("background_messages", 0),
+        "fabric_stats": o.fabric_stats,
     }
 
 
 def _pct(values: NDArray[np.float64], q: float) -> float | None:
     return float(np.percentile(values, q)) if len(values) else None
-
-
-def placement_spec(text: str, ranks: int, seed: int) -> str:
-    """CLI placement → engine placement string (`linear`, `random:SEED`, `explicit:…`)."""
-    if text == "linear":
-        return "linear"
-    if text == "random":
-        return f"random:{seed}"
-    path = Path(text)
-    if not path.is_file():
-        raise UsageError(f"--placement: expected linear, random or a file, got {text!r}")
-    endpoints: list[int] = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        stripped = line.split("#", 1)[0].strip()
-        if not stripped:
-            continue
-        if not stripped.isdigit():
-            raise InputError(path, f"expected an endpoint number, got {stripped!r}", line=number)
-        endpoints.append(int(stripped))
-    if len(endpoints) != ranks:
-        raise InputError(path, f"lists {len(endpoints)} endpoints, the trace has {ranks} ranks")
-    return "explicit:" + ",".join(map(str, endpoints))
 
 
 def load_columns(trace: Path) -> EngineColumns:
@@ -161,25 +161,27 @@ def replay_trace(
     """Replays `trace` on `fabric`; stores the results in `results` when given."""
     trace = Path(trace)
     meta = read_meta(trace)
-    columns = load_columns(trace)
-    for cid, members in _meta_comms(trace, meta.extra.get("comms", "")).items():
-        columns.comms.setdefault(cid, members)
+    columns = trace_columns(trace)
     arrays = columns.arrays()
-    ranks = int(arrays["rank"].max()) + 1 if columns.rows else 0
-    placement = placement_spec(options.placement, ranks, options.seed)
+    ranks = max(int(arrays["rank"].max()) + 1 if columns.rows else 0, 0)
+    placement = placement_spec(options.placement, ranks, options.seed, fabric, options.nodes)
+    traces, placements, generators = background_jobs(fabric, options, ranks, placement)
     try:
-        jobs, stats = _core.replay(
-            [arrays],
-            [placement],
-            fabric.engine,
+        result = _core.replay(
+            [arrays, *traces],
+            [placement, *placements],
+            fabric.table,
             seed=options.seed,
             eager_threshold_bytes=options.eager_threshold_bytes,
             compute_scale=options.compute_scale,
             coll=options.coll,
+            foreground=[True] + [False] * len(traces),
+            background=generators,
+            record_messages=options.record_messages,
         )
-    except ValueError as err:
+    except _core.ReplayError as err:
         raise ReplayFailed(f"{trace}: {err}") from err
-    job = jobs[0]
+    job = result.jobs[0]
     names = {code: name for name, code in op_code_table().items()}
     op_names = pa.array([names.get(c, "other") for c in range(256)], pa.string())
     ops = pa.table(
@@ -191,21 +193,59 @@ def replay_trace(
             "sim_end_ns": pa.array(job.sim_end_ns),
         }
     )
+    messages = None
+    if result.messages is not None:
+        messages = messages_table(result.messages, result.path_classes)
+        ops = fabric_columns(ops, messages)
     outcome = ReplayOutcome(
         replay_id=uuid.uuid4().hex,
         trace=str(trace),
         fabric=fabric.name,
         ranks=max(ranks, meta.ranks),
         total_time_ns=job.total_time_ns,
-        stats=dict(stats),
+        stats=dict(result.stats),
         ops=ops,
         iterations=job.iterations,
         iteration_latency_us=job.iteration_latency_ns / 1000.0,
         unknown_ops=columns.unknown_ops,
+        messages=messages,
+        fabric_stats=dict(result.fabric_stats),
     )
     if results is not None:
         _store(outcome, trace, fabric, options, results)
     return outcome
+
+
+def trace_columns(trace: Path) -> EngineColumns:
+    """The engine columns of a trace with the communicators its importer recorded."""
+    meta = read_meta(trace)
+    columns = load_columns(trace)
+    for cid, members in _meta_comms(trace, meta.extra.get("comms", "")).items():
+        columns.comms.setdefault(cid, members)
+    return columns
+
+
+def background_jobs(
+    fabric: Fabric, options: ReplayOptions, ranks: int, placement: str
+) -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]]]:
+    """Background traces (their columns and explicit placements) and generators, on
+    endpoints the foreground trace does not use."""
+    if not options.background and not options.background_traces:
+        return [], [], []
+    taken = endpoints_of(fabric, ranks, placement)
+    pool = EndpointPool(fabric.endpoints, taken, options.seed)
+    traces, placements = [], []
+    for bt in options.background_traces:
+        arrays = trace_columns(bt.path).arrays()
+        n = int(arrays["rank"].max()) + 1 if len(arrays["rank"]) else 0
+        chosen = pool.take(n, bt.placement, f"background trace {bt.path}")
+        traces.append(arrays)
+        placements.append("explicit:" + ",".join(map(str, chosen)))
+    generators = [
+        generator_dict(job, pool.take(job.nodes, job.placement, f"background {job.pattern} job"))
+        for job in options.background
+    ]
+    return traces, placements, generators
 
 
 def _meta_comms(trace: Path, text: str) -> dict[int, list[int]]:
@@ -235,22 +275,34 @@ def store_replay_summary(
     trace: Path,
     fabric: Fabric,
     options: ReplayOptions,
-    total_time_ns: float,
-    iterations: NDArray[np.int32],
-    iteration_latency_us: NDArray[np.float64],
+    outcome: ReplayHead,
 ) -> list[str]:
-    """Writes a replay's per-iteration latencies and its `replays` row (after its ops, which
-    the caller has written: readers that find the row also find everything it refers to)."""
+    """Writes a replay's per-iteration latencies, fabric counters and its `replays` row
+    (after its ops and messages, which the caller has written: readers that find the row
+    also find everything it refers to)."""
     paths = []
+    iterations, latency = outcome.iterations, outcome.iteration_latency_us
     if len(iterations):
         table = pa.table(
             {
                 "replay_id": [replay_id] * len(iterations),
                 "iteration": iterations.tolist(),
-                "latency_us": iteration_latency_us.tolist(),
+                "latency_us": latency.tolist(),
             }
         )
         paths.append(str(results.write("replay_iterations", table, name=replay_id)))
+    counters = {
+        **{f"engine_{k}": float(v) for k, v in outcome.stats.items()},
+        **outcome.fabric_stats,
+    }
+    stats = pa.table(
+        {
+            "replay_id": [replay_id] * len(counters),
+            "name": list(counters),
+            "value": list(counters.values()),
+        }
+    )
+    paths.append(str(results.write("fabric_stats", stats, name=replay_id)))
     record = {
         "replay_id": replay_id,
         "trace_id": trace_id(trace),
@@ -259,13 +311,23 @@ def store_replay_summary(
         "fabric_sha256": fabric.sha256,
         "seed": options.seed,
         "background_b": None,
+        "background": background_description(options),
+        "placement": options.placement,
         "coll_overrides": options.coll,
         "engine_version": _core.engine_version(),
-        "total_time_ns": round(total_time_ns),
+        "total_time_ns": round(outcome.total_time_ns),
         "created_at": datetime.now(UTC),
     }
     paths.append(str(results.write("replays", [record], name=replay_id)))
     return paths
+
+
+def background_description(options: ReplayOptions) -> str | None:
+    """The background of a replay as stored in `replays.background` (JSON; None: none)."""
+    if not options.background and not options.background_traces:
+        return None
+    traces = [{"path": str(t.path), "placement": t.placement} for t in options.background_traces]
+    return json.dumps({"jobs": [job.__dict__ for job in options.background], "traces": traces})
 
 
 def _store(
@@ -273,10 +335,11 @@ def _store(
 ) -> None:
     rid = outcome.replay_id
     n = outcome.ops.num_rows
-    ops = outcome.ops.drop_columns([]).add_column(0, "replay_id", pa.array([rid] * n, pa.string()))
+    ops = outcome.ops.add_column(0, "replay_id", pa.array([rid] * n, pa.string()))
     paths = [str(results.write("replay_ops", ops, name=rid))]
-    paths += store_replay_summary(
-        results, rid, trace, fabric, options, outcome.total_time_ns,
-        outcome.iterations, outcome.iteration_latency_us,
-    )  # fmt: skip
+    if outcome.messages is not None:
+        m = outcome.messages
+        table = m.add_column(0, "replay_id", pa.array([rid] * m.num_rows, pa.string()))
+        paths.append(str(results.write("replay_messages", table, name=rid)))
+    paths += store_replay_summary(results, rid, trace, fabric, options, outcome)
     outcome.stored = paths

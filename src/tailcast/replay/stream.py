@@ -22,9 +22,11 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from tailcast import _core
-from tailcast.errors import InputError
+from tailcast.errors import InputError, UsageError
+from tailcast.replay.background import EndpointPool, generator_dict
 from tailcast.replay.columns import op_code_table
 from tailcast.replay.fabric import Fabric
+from tailcast.replay.placement import endpoints_of, placement_spec
 from tailcast.replay.rank_reader import Chunk, RankReader, scan_trace
 from tailcast.replay.row_groups import RowGroupStats
 from tailcast.replay.run import (
@@ -32,7 +34,6 @@ from tailcast.replay.run import (
     ReplayHead,
     ReplayOptions,
     _meta_comms,
-    placement_spec,
     store_replay_summary,
     summary_head,
 )
@@ -85,17 +86,17 @@ class OpsWriter:
         cat = {k: np.concatenate([p[k] for p in self.parts]) for k in self.parts[0]}
         n = len(cat["seq"])
         op = pc.take(self.names, pa.array(cat["op"].astype(np.int32)))
-        table = pa.table(
-            {
-                "replay_id": pa.array(np.full(n, self.replay_id, dtype=object), pa.string()),
-                "rank": pa.array(cat["rank"].astype(np.int32)),
-                "seq": pa.array(cat["seq"]),
-                "op": op,
-                "sim_start_ns": pa.array(cat["sim_start_ns"]),
-                "sim_end_ns": pa.array(cat["sim_end_ns"]),
-            },
-            schema=self.writer.schema,
-        )
+        columns = {
+            "replay_id": pa.array(np.full(n, self.replay_id, dtype=object), pa.string()),
+            "rank": pa.array(cat["rank"].astype(np.int32)),
+            "seq": pa.array(cat["seq"]),
+            "op": op,
+            "sim_start_ns": pa.array(cat["sim_start_ns"]),
+            "sim_end_ns": pa.array(cat["sim_end_ns"]),
+        }
+        # Streamed replays record no per-message fabric details: those columns are null.
+        schema = self.writer.schema
+        table = pa.table([columns.get(f.name, pa.nulls(n, f.type)) for f in schema], schema=schema)
         self.writer.write_table(table, row_group_size=OPS_ROW_GROUP)
         self.parts, self.pending = [], 0
 
@@ -142,17 +143,30 @@ def stream_replay(
     rid = uuid.uuid4().hex
     if results is not None and keep_ops and ops_path is None:
         ops_path = results.table_dir("replay_ops") / f"{rid}.parquet"
+    if options.background_traces:
+        raise UsageError("background traces need an in-memory replay (not --stream)")
+    placement = placement_spec(options.placement, ranks, options.seed, fabric, options.nodes)
+    generators = []
+    if options.background:
+        pool = EndpointPool(fabric.endpoints, endpoints_of(fabric, ranks, placement), options.seed)
+        generators = [
+            generator_dict(job, pool.take(job.nodes, job.placement, f"background {job.pattern}"))
+            for job in options.background
+        ]
     stream = _core.ReplayStream(
         ranks,
         layout.comms,
-        placement_spec(options.placement, ranks, options.seed),
-        fabric.engine,
+        placement,
+        fabric.table,
         seed=options.seed,
         eager_threshold_bytes=options.eager_threshold_bytes,
         compute_scale=options.compute_scale,
         coll=options.coll,
         keep_ops=keep_ops and ops_path is not None,
         piece_rows=piece_rows,
+        background=generators,
+        # Streamed replays keep memory bounded: no per-message rows.
+        record_messages=False,
     )
     with _ops_file(ops_path if keep_ops else None, rid) as writer:
         try:
@@ -166,11 +180,12 @@ def stream_replay(
                     writer.add(stream.take_ops())
             if writer is not None:
                 writer.add(stream.take_ops(), flush=True)
-            job, stats = stream.finish()
+            result = stream.finish()
         except ValueError as err:
             # Bad rows and deadlocks; column conversion errors name a column.
             raise ReplayFailed(f"{trace}: {err}") from err
         counts = writer.counts if writer is not None else np.zeros(256, dtype=np.int64)
+    job = result.jobs[0]
     names = {code: name for name, code in op_code_table().items()}
     outcome = StreamOutcome(
         replay_id=rid,
@@ -178,7 +193,8 @@ def stream_replay(
         fabric=fabric.name,
         ranks=ranks,
         total_time_ns=job.total_time_ns,
-        stats=dict(stats),
+        stats=dict(result.stats),
+        fabric_stats=dict(result.fabric_stats),
         iterations=job.iterations,
         iteration_latency_us=job.iteration_latency_ns / 1000.0,
         op_counts={names.get(c, "other"): int(n) for c, n in enumerate(counts) if n},
@@ -204,8 +220,5 @@ def _store(
     outcome: StreamOutcome, trace: Path, fabric: Fabric, options: ReplayOptions, results: ResultsDir
 ) -> None:
     paths = [str(outcome.ops_path)] if outcome.ops_path else []
-    paths += store_replay_summary(
-        results, outcome.replay_id, trace, fabric, options, outcome.total_time_ns,
-        outcome.iterations, outcome.iteration_latency_us,
-    )  # fmt: skip
+    paths += store_replay_summary(results, outcome.replay_id, trace, fabric, options, outcome)
     outcome.stored = paths

@@ -137,6 +137,9 @@ REPLAYS = pa.schema(
         pa.field("fabric_sha256", pa.string()),
         pa.field("seed", pa.int64()),
         pa.field("background_b", pa.float64()),
+        # Background jobs and traces of the replay (JSON), and the foreground placement.
+        pa.field("background", pa.string()),
+        pa.field("placement", pa.string()),
         pa.field("coll_overrides", pa.string()),
         pa.field("engine_version", pa.string()),
         pa.field("total_time_ns", pa.int64()),
@@ -152,6 +155,43 @@ REPLAY_OPS = pa.schema(
         pa.field("op", pa.string()),
         pa.field("sim_start_ns", pa.int64()),
         pa.field("sim_end_ns", pa.int64()),
+        # What the fabric reported about the messages the row sent (null: none, or a
+        # fabric that reports nothing): summed setup / admission wait / refused attempts,
+        # the longest path in links, the path class (`mixed` when they differ).
+        pa.field("setup_ns", pa.float64()),
+        pa.field("wait_ns", pa.float64()),
+        pa.field("blocked", pa.int32()),
+        pa.field("hops", pa.int32()),
+        pa.field("path", pa.string()),
+    ]
+)
+
+REPLAY_MESSAGES = pa.schema(
+    [
+        pa.field("replay_id", pa.string(), nullable=False),
+        pa.field("job", pa.int32()),  # 0: the foreground trace; then background traces
+        pa.field("src_rank", pa.int32()),
+        pa.field("send_seq", pa.int64()),  # seq of the row that sent it
+        pa.field("dst_rank", pa.int32()),
+        pa.field("bytes", pa.int64()),
+        pa.field("kind", pa.string()),  # eager | rendezvous
+        pa.field("collective", pa.bool_()),
+        pa.field("tag", pa.int32()),
+        pa.field("posted_ns", pa.int64()),
+        pa.field("delivered_ns", pa.int64()),
+        pa.field("setup_ns", pa.float64()),
+        pa.field("wait_ns", pa.float64()),
+        pa.field("blocked", pa.int32()),
+        pa.field("hops", pa.int32()),
+        pa.field("path", pa.string()),
+    ]
+)
+
+FABRIC_STATS = pa.schema(
+    [
+        pa.field("replay_id", pa.string(), nullable=False),
+        pa.field("name", pa.string()),
+        pa.field("value", pa.float64()),
     ]
 )
 
@@ -195,6 +235,8 @@ TABLES: dict[str, pa.Schema] = {
     "replays": REPLAYS,
     "replay_ops": REPLAY_OPS,
     "replay_iterations": REPLAY_ITERATIONS,
+    "replay_messages": REPLAY_MESSAGES,
+    "fabric_stats": FABRIC_STATS,
     "lab_runs": LAB_RUNS,
 }
 

@@ -74,10 +74,6 @@ def function_name(func: int) -> str:
     )
 
 
-def has_layout(func: int) -> bool:
-    return func in _LAYOUT_BY_ID
-
-
 @dataclass(slots=True)
 class Status:
     bytes: int

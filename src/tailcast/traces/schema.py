@@ -28,7 +28,7 @@ Column conventions (all ranks are MPI_COMM_WORLD ranks, all sizes bytes = count 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -154,7 +154,3 @@ def sorted_trace(table: pa.Table) -> pa.Table:
 def op_names(values: Iterable[str]) -> list[str]:
     """The values that are not known operations (for reporting)."""
     return sorted({v for v in values if v not in ALL_OPS})
-
-
-def bytes_of(counts: Sequence[int], type_size: int) -> list[int]:
-    return [int(c) * type_size for c in counts]

@@ -15,13 +15,12 @@ import json
 from collections import defaultdict, deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from tailcast.errors import TailcastError
-from tailcast.traces.io import TraceMeta, read_trace
+from tailcast.traces.io import TraceMeta
 from tailcast.traces.schema import (
     ALL_OPS,
     COLLECTIVE_LIKE,
@@ -82,11 +81,6 @@ class _Row:
     seq: int
     op: str
     values: dict[str, Any]
-
-
-def validate_file(path: Path) -> list[TraceViolation]:
-    table, meta = read_trace(path)
-    return validate_table(table, meta)
 
 
 def check_trace(table: pa.Table, meta: TraceMeta) -> None:

@@ -2,7 +2,8 @@
 //! `coll/tuned` component does: `decide` reproduces its fixed decision rules
 //! (ompi/mca/coll/tuned/coll_tuned_decision_fixed.c, v4.1.x) and `schedule` produces one
 //! rank's part of the selected algorithm (ompi/mca/coll/base/coll_base_*.c) as a list of
-//! lockstep [`Step`]s. The contract with the event loop is /work/helper-notes/ENGINE-INTERFACE.md.
+//! lockstep [`Step`]s, which the engine runs (engine/collective.rs) or evaluates in closed
+//! form (engine/plan.rs).
 
 use std::collections::HashMap;
 use std::fmt;

@@ -2,95 +2,42 @@
 //!
 //! Matching is decided when a send is posted (its envelope enters the receiver's queue in
 //! simulated-time order), which keeps MPI's non-overtaking rule per (communicator, source)
-//! whatever order the fabric delivers data in. A posted receive takes the first queued
-//! envelope that fits (source or ANY_SOURCE, tag or ANY_TAG, same communicator); an envelope
-//! takes the first posted receive that fits. Collective-internal messages use separate FIFO
-//! channels per (receiver, sender, communicator) and carry their collective instance.
+//! whatever order the fabric delivers data in (matching.rs holds the queues).
 //!
 //! Costs: eager — the sender is done after its overhead o + nO, the data leaves then, the
 //! receiver is done o + nO after the data arrived and the receive was posted. Rendezvous —
-//! the request-to-send takes a control latency, the clear-to-send another once matched,
-//! then the data moves; both sides finish when it arrived (+ o + nO at the receiver). The
-//! α-β-γ form has no handshake: data moves as soon as both sides are posted.
+//! the request-to-send (RTS) leaves after o + nO and is processed o after it arrived; once
+//! matched, the receiver's clear-to-send (CTS) leaves o later and is processed o after it
+//! arrived; then the data moves; both sides finish when it arrived (+ o + nO at the
+//! receiver). RTS and CTS are transfers on the fabric (kind Rts / Cts), so a contended
+//! control plane delays them and a circuit fabric can start its setup on the RTS. The α-β-γ
+//! form has no handshake: data moves as soon as both sides are posted.
 
-use super::state::{Msg, RState, Req, NONE, USER};
-use super::{Engine, Ev};
+use super::core::{Engine, Ev};
+use super::matching::Posted;
+use super::messages::{Msg, Origin, USER};
+use super::network::{message_id, slot_of};
+use super::ranks::RState;
 use crate::error::ReplayError;
-use crate::fabric::{Submitted, Time};
-use crate::trace::{ANY_SOURCE, ANY_TAG};
-
-#[derive(Debug, Clone, Copy)]
-pub struct Posted {
-    pub req: u32,
-    /// Global source rank or ANY_SOURCE.
-    pub src: i64,
-    pub tag: i32,
-    pub comm: i32,
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct CollEntry {
-    pub is_recv: bool,
-    /// Request slot (receive) or message slot (send).
-    pub id: u32,
-    pub inst: u64,
-}
-
-/// Removes entry `i` of a matching queue (usually the front one).
-#[inline]
-fn take_at<T>(queue: &mut std::collections::VecDeque<T>, i: usize) -> T {
-    if i == 0 {
-        queue.pop_front()
-    } else {
-        queue.remove(i)
-    }
-    .expect("found")
-}
+use crate::fabric::{Delivery, Kind, Submitted, Time, Transfer, TransferInfo};
 
 /// Where a send goes (None = MPI_PROC_NULL).
 pub type Dest = Option<u32>;
 
 impl Engine {
-    pub(super) fn new_req(&mut self, owner: u32) -> u32 {
-        let req = Req {
-            owner,
-            gen: 0,
-            done_at: f64::NAN,
-            waited: false,
-            consumed: false,
-            live: true,
-        };
-        match self.free_reqs.pop() {
-            Some(slot) => {
-                let gen = self.reqs[slot as usize].gen.wrapping_add(1);
-                self.reqs[slot as usize] = Req { gen, ..req };
-                slot
-            }
-            None => {
-                self.reqs.push(req);
-                (self.reqs.len() - 1) as u32
-            }
-        }
-    }
-
-    fn free_req(&mut self, slot: u32) {
-        self.reqs[slot as usize].live = false;
-        self.free_reqs.push(slot);
-    }
-
     /// Marks a request consumed by a wait/test; frees it once done.
     pub(super) fn consume(&mut self, slot: u32) {
-        let req = &mut self.reqs[slot as usize];
+        let req = &mut self.reqs[slot];
         req.consumed = true;
         if req.is_done() {
-            self.free_req(slot);
+            self.reqs.release(slot);
         }
     }
 
     /// The request is known to complete at `at` (>= now; contention-free fabrics let the
     /// engine know completions ahead of time, without an event per message).
     pub(super) fn complete_req(&mut self, slot: u32, at: Time) {
-        let req = &mut self.reqs[slot as usize];
+        let req = &mut self.reqs[slot];
         debug_assert!(!req.is_done());
         req.done_at = at;
         let (owner, waited, consumed) = (req.owner, req.waited, req.consumed);
@@ -102,7 +49,7 @@ impl Engine {
                     latest,
                     any: false,
                 } => {
-                    self.reqs[slot as usize].waited = false;
+                    self.reqs[slot].waited = false;
                     let latest = latest.max(at);
                     if pending == 1 {
                         rank.state = RState::Woken;
@@ -121,17 +68,17 @@ impl Engine {
                     self.push(at, Ev::Signal(slot));
                     return;
                 }
-                _ => self.reqs[slot as usize].waited = false,
+                _ => self.reqs[slot].waited = false,
             }
         }
         if consumed {
-            self.free_req(slot);
+            self.reqs.release(slot);
         }
     }
 
     /// A waitany target completes now: if the rank still waits, this request ends the wait.
     pub(super) fn on_signal(&mut self, slot: u32, t: Time) {
-        let req = self.reqs[slot as usize];
+        let req = self.reqs[slot];
         // A stale signal (the slot was reused) can only match a request that is itself
         // done at this instant and waited for, which then rightly ends the wait.
         if !(req.live && req.waited && req.done_at == t) {
@@ -140,34 +87,12 @@ impl Engine {
         let owner = req.owner;
         let rank = &mut self.ranks[owner as usize];
         for &s in &rank.waiting {
-            self.reqs[s as usize].waited = false;
+            self.reqs[s].waited = false;
         }
         rank.waiting.clear();
         rank.state = RState::Woken;
         self.consume(slot);
         self.push(t, Ev::Resume(owner));
-    }
-
-    fn new_msg(&mut self, m: Msg) -> u32 {
-        self.stats.messages += 1;
-        match self.free_msgs.pop() {
-            Some(slot) => {
-                self.msgs[slot as usize] = m;
-                slot
-            }
-            None => {
-                self.msgs.push(m);
-                (self.msgs.len() - 1) as u32
-            }
-        }
-    }
-
-    fn overhead(&self, bytes: u64) -> Time {
-        self.host.overhead_ns + bytes as f64 * self.host.overhead_ns_per_byte
-    }
-
-    fn endpoint(&self, rank: u32) -> u32 {
-        self.ranks[rank as usize].endpoint
     }
 
     /// Posts a send from global rank `src` at `now`; returns its request.
@@ -183,20 +108,15 @@ impl Engine {
         sync: bool,
     ) -> u32 {
         let now = self.now;
-        let req = self.new_req(src);
+        let req = self.reqs.open(src);
         let Some(dst) = dst else {
             self.complete_req(req, now);
             return req;
         };
-        let o = self.overhead(bytes);
-        let rndv = sync || bytes > self.eager_threshold;
-        let rts_at = if rndv && self.host.handshake {
-            let (a, b) = (self.endpoint(src), self.endpoint(dst));
-            now + o + self.fabric.control_latency(a, b) + self.host.overhead_ns
-        } else {
-            now
-        };
-        let m = self.new_msg(Msg {
+        let o = self.net.overhead(bytes);
+        let rndv = sync || bytes > self.net.eager_threshold;
+        self.stats.messages += 1;
+        let m = self.msgs.open(Msg {
             src,
             dst,
             bytes,
@@ -204,13 +124,26 @@ impl Engine {
             tag,
             inst,
             send_req: req,
-            recv_req: NONE,
+            recv_req: u32::MAX,
             rndv,
             matched: false,
-            rts_at,
+            rts_at: now,
             delivered_at: f64::NAN,
+            control: None,
         });
-        if !rndv {
+        if self.net.records.is_some() {
+            let send_seq = self.ranks[src as usize].rows.current().seq;
+            let origin = Origin {
+                posted_at: now,
+                send_seq,
+            };
+            self.msgs.set_origin(m, origin);
+        }
+        if rndv && self.net.host.handshake {
+            self.msgs[m].control = Some(Kind::Rts);
+            self.msgs[m].rts_at = f64::NAN;
+            self.schedule_control(m, now + o);
+        } else if !rndv {
             self.complete_req(req, now + o);
             if o > 0.0 {
                 self.push(now + o, Ev::Inject(m));
@@ -219,9 +152,16 @@ impl Engine {
             }
         }
         if inst == USER {
-            self.match_user_send(m);
+            let msg = self.msgs[m];
+            if let Some(recv) = self.matching.post_send(m, &msg) {
+                self.on_match(m, recv);
+            }
         } else {
-            self.match_coll_send(m);
+            let msg = self.msgs[m];
+            if let Some(e) = self.matching.coll_send(m, &msg) {
+                self.check_instance(e.inst, msg.inst, msg.src, msg.dst);
+                self.on_match(m, e.id);
+            }
         }
         req
     }
@@ -235,88 +175,28 @@ impl Engine {
         comm: i32,
         inst: u64,
     ) -> u32 {
-        let req = self.new_req(me);
+        let req = self.reqs.open(me);
         let Some(src) = src else {
             self.complete_req(req, self.now);
             return req;
         };
         if inst != USER {
-            self.match_coll_recv(me, src as u32, comm, inst, req);
+            if let Some(e) = self.matching.coll_recv(me, src as u32, comm, inst, req) {
+                self.check_instance(inst, e.inst, src as u32, me);
+                self.on_match(e.id, req);
+            }
             return req;
         }
-        let queue = &mut self.unexpected[me as usize];
-        let msgs = &self.msgs;
-        let hit = queue.iter().position(|&m| {
-            let m = &msgs[m as usize];
-            m.comm == comm
-                && (src == i64::from(ANY_SOURCE) || i64::from(m.src) == src)
-                && (tag == ANY_TAG || m.tag == tag)
-        });
-        match hit {
-            Some(i) => {
-                let m = take_at(queue, i);
-                self.on_match(m, req);
-            }
-            None => self.posted[me as usize].push_back(Posted {
-                req,
-                src,
-                tag,
-                comm,
-            }),
+        let posted = Posted {
+            req,
+            src,
+            tag,
+            comm,
+        };
+        if let Some(m) = self.matching.post_recv(me, posted, &self.msgs) {
+            self.on_match(m, req);
         }
         req
-    }
-
-    fn match_user_send(&mut self, m: u32) {
-        let msg = &self.msgs[m as usize];
-        let (dst, src, comm, tag) = (msg.dst, i64::from(msg.src), msg.comm, msg.tag);
-        let queue = &mut self.posted[dst as usize];
-        let hit = queue.iter().position(|p| {
-            p.comm == comm
-                && (p.src == i64::from(ANY_SOURCE) || p.src == src)
-                && (p.tag == ANY_TAG || p.tag == tag)
-        });
-        match hit {
-            Some(i) => {
-                let p = take_at(queue, i);
-                self.on_match(m, p.req);
-            }
-            None => self.unexpected[dst as usize].push_back(m),
-        }
-    }
-
-    fn match_coll_send(&mut self, m: u32) {
-        let msg = self.msgs[m as usize];
-        let queue = self
-            .coll_chan
-            .entry((msg.dst, msg.src, msg.comm))
-            .or_default();
-        if queue.front().is_some_and(|e| e.is_recv) {
-            let e = queue.pop_front().expect("front");
-            self.check_instance(e.inst, msg.inst, msg.src, msg.dst);
-            self.on_match(m, e.id);
-        } else {
-            queue.push_back(CollEntry {
-                is_recv: false,
-                id: m,
-                inst: msg.inst,
-            });
-        }
-    }
-
-    fn match_coll_recv(&mut self, me: u32, src: u32, comm: i32, inst: u64, req: u32) {
-        let queue = self.coll_chan.entry((me, src, comm)).or_default();
-        if queue.front().is_some_and(|e| !e.is_recv) {
-            let e = queue.pop_front().expect("front");
-            self.check_instance(inst, e.inst, src, me);
-            self.on_match(e.id, req);
-        } else {
-            queue.push_back(CollEntry {
-                is_recv: true,
-                id: req,
-                inst,
-            });
-        }
     }
 
     fn check_instance(&mut self, want: u64, got: u64, src: u32, dst: u32) {
@@ -332,68 +212,186 @@ impl Engine {
     /// Send `m` and receive `req` are paired at `now`.
     fn on_match(&mut self, m: u32, req: u32) {
         let now = self.now;
-        let msg = &mut self.msgs[m as usize];
+        let msg = &mut self.msgs[m];
         msg.recv_req = req;
         msg.matched = true;
         let (rndv, delivered_at, bytes, rts_at) =
             (msg.rndv, msg.delivered_at, msg.bytes, msg.rts_at);
-        let (src, dst) = (msg.src, msg.dst);
         if !rndv {
             if !delivered_at.is_nan() {
-                let at = now.max(delivered_at) + self.overhead(bytes);
+                let at = now.max(delivered_at) + self.net.overhead(bytes);
                 self.complete_req(req, at);
-                self.free_msgs.push(m);
+                self.msgs.release(m);
             }
             return;
         }
-        let ready = now.max(rts_at);
-        let start = if self.host.handshake {
-            let (a, b) = (self.endpoint(dst), self.endpoint(src));
-            ready
-                + self.host.overhead_ns
-                + self.fabric.control_latency(a, b)
-                + self.host.overhead_ns
+        if !rts_at.is_nan() {
+            self.clear_to_send(m);
+        } // else: the RTS is still on its way; its arrival continues here.
+    }
+
+    /// A matched rendezvous whose RTS was processed: the receiver answers with a CTS (or,
+    /// without handshake, the data goes at once).
+    fn clear_to_send(&mut self, m: u32) {
+        let now = self.now;
+        let ready = now.max(self.msgs[m].rts_at);
+        if !self.net.host.handshake {
+            if ready > now {
+                self.push(ready, Ev::Inject(m));
+            } else {
+                self.inject(m);
+            }
+            return;
+        }
+        self.msgs[m].control = Some(Kind::Cts);
+        self.schedule_control(m, ready + self.net.host.overhead_ns);
+    }
+
+    /// The message's RTS or CTS (by its phase) leaves at `at`.
+    fn schedule_control(&mut self, m: u32, at: Time) {
+        if self.net.control_at_once {
+            // The fabric answers control messages at once and statelessly: ask ahead.
+            let t = self.transfer(m);
+            match self.net.submit(at, &t) {
+                Submitted::At(arrival) => self.control_arrived(m, arrival),
+                Submitted::Later => unreachable!("control_at_once fabrics answer at once"),
+            }
+        } else if at > self.now {
+            self.push(at, Ev::Control(m));
         } else {
-            ready
+            self.send_control(m);
+        }
+    }
+
+    /// The control message of `m` enters the fabric now.
+    pub(super) fn send_control(&mut self, m: u32) {
+        let t = self.transfer(m);
+        if let Submitted::At(arrival) = self.net.submit(self.now, &t) {
+            self.control_arrived(m, arrival);
+        }
+    }
+
+    /// The control message of `m` arrived at `t` (>= now).
+    fn control_arrived(&mut self, m: u32, t: Time) {
+        let o = self.net.host.overhead_ns;
+        let msg = &mut self.msgs[m];
+        match msg.control.take() {
+            Some(Kind::Rts) => {
+                msg.rts_at = t + o;
+                if msg.matched {
+                    self.clear_to_send(m);
+                }
+            }
+            Some(Kind::Cts) => {
+                let start = t + o;
+                if start > self.now {
+                    self.push(start, Ev::Inject(m));
+                } else {
+                    self.inject(m);
+                }
+            }
+            other => unreachable!("control arrival of a message in phase {other:?}"),
+        }
+    }
+
+    /// The fabric transfer of message `m` in its current phase.
+    fn transfer(&self, m: u32) -> Transfer {
+        let msg = &self.msgs[m];
+        let (s, d) = (&self.ranks[msg.src as usize], &self.ranks[msg.dst as usize]);
+        let kind = match msg.control {
+            Some(k) => k,
+            None if msg.rndv => Kind::Rendezvous,
+            None => Kind::Eager,
         };
-        if start > now {
-            self.push(start, Ev::Inject(m));
+        // The CTS goes from the receiver back to the sender.
+        let (src, dst) = if kind == Kind::Cts {
+            (d.endpoint, s.endpoint)
         } else {
-            self.inject(m);
+            (s.endpoint, d.endpoint)
+        };
+        Transfer {
+            id: message_id(m),
+            src,
+            dst,
+            bytes: msg.bytes,
+            kind,
+            collective: msg.inst != USER,
+            job: s.job,
+            src_rank: s.local,
+            dst_rank: d.local,
+            tag: msg.tag,
         }
     }
 
     /// The message's data enters the fabric now.
     pub(super) fn inject(&mut self, m: u32) {
-        let msg = &self.msgs[m as usize];
-        if let Some((alpha, beta)) = self.alpha_beta {
+        if let Some((alpha, beta)) = self.net.alpha_beta {
             // The fabric's answer (see `Fabric::alpha_beta`), without asking it.
-            let t = self.now + alpha + msg.bytes as f64 * beta;
-            self.on_deliver(m, t);
+            let t = self.now + alpha + self.msgs[m].bytes as f64 * beta;
+            self.on_deliver(m, t, TransferInfo::default());
             return;
         }
-        let (a, b, bytes) = (self.endpoint(msg.src), self.endpoint(msg.dst), msg.bytes);
-        if let Submitted::At(t) = self.fabric.submit(self.now, m, a, b, bytes) {
+        let t = self.transfer(m);
+        if let Submitted::At(at) = self.net.submit(self.now, &t) {
             // Known delivery time: apply it now (closed form, no event per message).
-            self.on_deliver(m, t);
+            self.on_deliver(m, at, TransferInfo::default());
+        }
+    }
+
+    /// The fabric delivered a transfer (message data, control, or background traffic).
+    pub(super) fn on_fabric_delivery(&mut self, d: &Delivery) {
+        let (background, slot) = slot_of(d.id);
+        if background {
+            self.background_delivered(slot, d.at);
+        } else if self.msgs[slot].control.is_some() {
+            self.control_arrived(slot, d.at);
+        } else {
+            self.on_deliver(slot, d.at, d.info);
         }
     }
 
     /// The message's last byte arrived at `t`.
-    pub(super) fn on_deliver(&mut self, m: u32, t: Time) {
-        let msg = &self.msgs[m as usize];
-        let (rndv, matched, send_req, recv_req) =
-            (msg.rndv, msg.matched, msg.send_req, msg.recv_req);
-        let o = self.overhead(msg.bytes);
-        if rndv {
-            self.complete_req(send_req, t);
-            self.complete_req(recv_req, t + o);
-            self.free_msgs.push(m);
-        } else if matched {
-            self.complete_req(recv_req, t + o);
-            self.free_msgs.push(m);
+    fn on_deliver(&mut self, m: u32, t: Time, info: TransferInfo) {
+        let msg = self.msgs[m];
+        if self.net.records.is_some() {
+            self.record_message(m, &msg, t, info);
+        }
+        let o = self.net.overhead(msg.bytes);
+        if msg.rndv {
+            self.complete_req(msg.send_req, t);
+            self.complete_req(msg.recv_req, t + o);
+            self.msgs.release(m);
+        } else if msg.matched {
+            self.complete_req(msg.recv_req, t + o);
+            self.msgs.release(m);
         } else {
-            self.msgs[m as usize].delivered_at = t;
+            self.msgs[m].delivered_at = t;
+        }
+    }
+
+    fn record_message(&mut self, m: u32, msg: &Msg, t: Time, info: TransferInfo) {
+        let origin = self.msgs.origin(m);
+        let (s, d) = (&self.ranks[msg.src as usize], &self.ranks[msg.dst as usize]);
+        let kind = if msg.rndv {
+            Kind::Rendezvous
+        } else {
+            Kind::Eager
+        };
+        let row = super::output::MessageRow {
+            job: s.job,
+            src_rank: s.local,
+            send_seq: origin.send_seq,
+            dst_rank: d.local,
+            bytes: msg.bytes,
+            kind: kind as u8,
+            collective: msg.inst != USER,
+            tag: msg.tag,
+            posted_ns: origin.posted_at,
+            delivered_ns: t,
+            info,
+        };
+        if let Some(out) = self.net.records.as_mut() {
+            out.push(row);
         }
     }
 }

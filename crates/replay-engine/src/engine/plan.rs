@@ -15,13 +15,17 @@
 
 use std::rc::Rc;
 
-use crate::collectives::Step;
+use crate::collectives::{Algo, CollKind, Step};
 use crate::fabric::Time;
 use crate::hash::FastMap;
 
 #[path = "plan_order.rs"]
 mod order;
 use order::topological;
+
+/// The shape of one collective instance, which fixes its schedules and plan: kind, size,
+/// root, bytes, algorithm, segment size, fanout.
+pub type ShapeKey = (CollKind, u32, u32, u64, Algo, u64, u32);
 
 /// One step of one rank, a node of the plan.
 #[derive(Debug, Clone, Copy)]

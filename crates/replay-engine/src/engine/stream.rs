@@ -1,202 +1,18 @@
-//! Feeding rows to the engine and collecting its outputs.
-//!
-//! The engine pulls rows: when a rank needs more, `run` pauses with `NeedInput` and the
-//! driver feeds that rank's next chunk (or closes its input). `replay` drives it from
-//! whole in-memory traces; `ReplayStream` lets a caller feed chunks read from a file, so
-//! memory grows with the rows in flight, not with the trace. Executed rows go to per-row
-//! arrays (batch) or to an `OpsOut` buffer the caller drains (stream).
+//! The streaming driver: a caller feeds each rank's rows chunk by chunk (read from a file),
+//! so memory grows with the rows in flight, not with the trace. Executed rows go to an
+//! `OpsOut` buffer the caller drains.
 
 use std::collections::HashMap;
 
+use super::background::Generator;
+use super::core::{Engine, JobSetup, Progress};
+use super::feed::ReplayOutput;
+use super::output::{OpsOut, Output};
 use super::rows::{self, Chunk};
-use super::state::RankRt;
-use super::{Engine, JobRt, JobSetup, ReplayStats};
-use crate::config::{FabricSpec, Placement, ReplayOptions};
+use crate::config::{Placement, ReplayOptions};
 use crate::error::ReplayError;
-use crate::fabric::Time;
+use crate::fabric::registry::FabricSpec;
 use crate::trace::{self, TraceColumns};
-
-/// One trace to replay and where its ranks sit.
-#[derive(Debug, Clone)]
-pub struct JobInput<'a> {
-    pub columns: TraceColumns<'a>,
-    pub placement: Placement,
-}
-
-/// Replay results of one trace.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JobResult {
-    /// Simulated start / end of every row (ns from the start of the replay), in row order
-    /// (empty for streamed traces: their rows went to `OpsOut`).
-    pub sim_start_ns: Vec<f64>,
-    pub sim_end_ns: Vec<f64>,
-    /// Iteration ids present in the trace (ascending) and their latency: per rank the span
-    /// from its first start to its last end inside the iteration, maximum over ranks (OSU's
-    /// reported quantity). Iteration ids are expected not to decrease within a rank.
-    pub iterations: Vec<i32>,
-    pub iteration_latency_ns: Vec<f64>,
-    /// Time the last rank finished.
-    pub total_time_ns: f64,
-    /// Endpoint of every rank.
-    pub endpoints: Vec<u32>,
-}
-
-/// Executed rows of a streamed trace, in completion order.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct OpsOut {
-    pub rank: Vec<u32>,
-    pub seq: Vec<i64>,
-    pub op: Vec<u8>,
-    pub sim_start_ns: Vec<f64>,
-    pub sim_end_ns: Vec<f64>,
-}
-
-#[derive(Debug, Clone)]
-pub(super) enum Output {
-    /// Simulated start / end by trace row number.
-    Rows {
-        start: Vec<f64>,
-        end: Vec<f64>,
-    },
-    Ops(OpsOut),
-    Discard,
-}
-
-/// Where a replay stands after `run`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Progress {
-    /// Rank `rank` of trace `job` needs its next rows (feed them, or close its input).
-    NeedInput {
-        job: u32,
-        rank: u32,
-    },
-    Done,
-}
-
-/// Records the end of rank `r`'s current row: its output and its iteration span.
-#[inline]
-pub(super) fn record(job: &mut JobRt, rank: &mut RankRt, end: Time) {
-    let row = rank.rows.current();
-    match &mut job.output {
-        Output::Rows { start, end: ends } => {
-            let id = rank.rows.current_id() as usize;
-            start[id] = rank.cur_start;
-            ends[id] = end;
-        }
-        Output::Ops(o) => {
-            o.rank.push(rank.local);
-            o.seq.push(row.seq);
-            o.op.push(row.op);
-            o.sim_start_ns.push(rank.cur_start);
-            o.sim_end_ns.push(end);
-        }
-        Output::Discard => {}
-    }
-    let it = row.iteration;
-    if it >= 0 {
-        rank.spans
-            .record(&mut job.iterations, it, rank.cur_start, end);
-    }
-}
-
-impl Engine {
-    fn feed(&mut self, job: u32, rank: u32, chunk: Chunk) {
-        let g = self.jobs[job as usize].base + rank;
-        self.ranks[g as usize].rows.feed(chunk);
-    }
-
-    fn take_spare(&mut self, job: u32, rank: u32) -> Chunk {
-        let g = self.jobs[job as usize].base + rank;
-        self.ranks[g as usize].rows.take_spare()
-    }
-
-    fn close(&mut self, job: u32, rank: u32) {
-        let g = self.jobs[job as usize].base + rank;
-        self.ranks[g as usize].rows.closed = true;
-    }
-
-    /// Results of trace `job` (folds the iterations still open).
-    fn job_result(&mut self, job: usize) -> JobResult {
-        let (total_time_ns, endpoints) = self.job_end(job);
-        let j = &mut self.jobs[job];
-        for rank in &mut self.ranks[j.base as usize..(j.base + j.ranks) as usize] {
-            rank.spans.close_all(&mut j.iterations);
-        }
-        let (iterations, iteration_latency_ns) = j.iterations.take();
-        let (sim_start_ns, sim_end_ns) = match std::mem::replace(&mut j.output, Output::Discard) {
-            Output::Rows { start, end } => (start, end),
-            _ => (Vec::new(), Vec::new()),
-        };
-        JobResult {
-            sim_start_ns,
-            sim_end_ns,
-            iterations,
-            iteration_latency_ns,
-            total_time_ns,
-            endpoints,
-        }
-    }
-}
-
-/// Rows of one rank copied into the engine at a time (see `replay`).
-pub fn engine_chunk_rows(total_ranks: usize) -> usize {
-    ((1usize << 14) / total_ranks.max(1)).clamp(16, 1 << 16)
-}
-
-/// Replays in-memory traces together on one fabric.
-pub fn replay(
-    jobs: &[JobInput<'_>],
-    spec: &FabricSpec,
-    options: &ReplayOptions,
-) -> Result<(Vec<JobResult>, ReplayStats), ReplayError> {
-    let mut indexes = Vec::with_capacity(jobs.len());
-    let mut setups = Vec::with_capacity(jobs.len());
-    for (j, input) in jobs.iter().enumerate() {
-        let index = trace::index(j as u32, &input.columns)?;
-        let n = input.columns.len();
-        setups.push(JobSetup {
-            ranks: index.ranks,
-            comms: index.comms.clone(),
-            placement: input.placement.clone(),
-            output: Output::Rows {
-                start: crate::bigvec::zeroed_f64(n),
-                end: crate::bigvec::zeroed_f64(n),
-            },
-        });
-        indexes.push(index);
-    }
-    let mut engine = Engine::new(setups, spec, options)?;
-    let mut cursor: Vec<Vec<usize>> = indexes
-        .iter()
-        .map(|ix| ix.starts[..ix.ranks as usize].to_vec())
-        .collect();
-    let total_ranks: usize = indexes.iter().map(|ix| ix.ranks as usize).sum();
-    // Small copies: ~8 K rows (~0.6 MB) buffered over all ranks, copied shortly before they
-    // run, so they are still in cache when they do (1 M rows ran 1.5x slower on the halo
-    // benchmark, 32 K 8 % slower at 256 ranks; 4 K loses to the pauses).
-    let chunk_rows = engine_chunk_rows(total_ranks);
-    while let Progress::NeedInput { job, rank } = engine.run()? {
-        let (j, r) = (job as usize, rank as usize);
-        let ix = &indexes[j];
-        let (from, to) = (cursor[j][r], ix.starts[r + 1]);
-        let take = (to - from).min(chunk_rows);
-        let columns = &jobs[j].columns;
-        let chunk = if ix.order.is_empty() {
-            let reuse = engine.take_spare(job, rank);
-            Chunk::gather_range(reuse, columns, from, from + take, from as u64)
-        } else {
-            let rows = ix.order[from..from + take].iter();
-            Chunk::gather(columns, rows.map(|&i| (i as usize, u64::from(i))))
-        };
-        engine.feed(job, rank, chunk);
-        cursor[j][r] += take;
-        if cursor[j][r] == to {
-            engine.close(job, rank);
-        }
-    }
-    let results = (0..jobs.len()).map(|j| engine.job_result(j)).collect();
-    Ok((results, engine.stats))
-}
 
 /// A trace fed in chunks: its rank count, known communicators and placement.
 #[derive(Debug, Clone)]
@@ -208,6 +24,8 @@ pub struct StreamJob {
     pub placement: Placement,
     /// Collect executed rows for `take_ops` (else only iteration latencies are kept).
     pub keep_ops: bool,
+    /// Background traces are cut off when every foreground trace finished.
+    pub foreground: bool,
 }
 
 /// A replay fed chunk by chunk (see the module comment).
@@ -218,6 +36,7 @@ pub struct ReplayStream {
 impl ReplayStream {
     pub fn new(
         jobs: Vec<StreamJob>,
+        generators: Vec<Generator>,
         spec: &FabricSpec,
         options: &ReplayOptions,
     ) -> Result<Self, ReplayError> {
@@ -244,10 +63,11 @@ impl ReplayStream {
                 comms,
                 placement: job.placement,
                 output,
+                foreground: job.foreground,
             });
         }
         Ok(Self {
-            engine: Engine::new(setups, spec, options)?,
+            engine: Engine::new(setups, generators, spec, options)?,
         })
     }
 
@@ -306,11 +126,9 @@ impl ReplayStream {
         }
     }
 
-    /// Per-trace results (iterations, total time, endpoints; no per-row arrays).
-    pub fn finish(mut self) -> (Vec<JobResult>, ReplayStats) {
-        let results = (0..self.engine.jobs.len())
-            .map(|j| self.engine.job_result(j))
-            .collect();
-        (results, self.engine.stats)
+    /// Per-trace results (iterations, total time, endpoints; no per-row arrays), counters,
+    /// fabric statistics and message rows.
+    pub fn finish(self) -> ReplayOutput {
+        self.engine.finish()
     }
 }

@@ -84,6 +84,11 @@ pub struct MaxMin {
     scratch: resolve::Scratch,
     /// Route vectors of removed flows, reused by `add` (no allocation per flow).
     spare_links: Vec<Vec<u32>>,
+    /// Links given at construction; ids from here on are private links of capped flows.
+    physical: u32,
+    /// Private links no flow uses any more.
+    free_private: Vec<u32>,
+    route_buf: Vec<u32>,
     live: usize,
     pub stats: Stats,
 }
@@ -101,6 +106,9 @@ impl MaxMin {
             dirty: Vec::new(),
             scratch: resolve::Scratch::new(n),
             spare_links: Vec::new(),
+            physical: n as u32,
+            free_private: Vec::new(),
+            route_buf: Vec::new(),
             live: 0,
             stats: Stats::default(),
         }
@@ -142,6 +150,11 @@ impl MaxMin {
 
     fn remove(&mut self, slot: FlowSlot) {
         let links = std::mem::take(&mut self.flows[slot as usize].links);
+        if let Some(&last) = links.last() {
+            if last >= self.physical {
+                self.free_private.push(last);
+            }
+        }
         for &l in &links {
             let v = &mut self.link_flows[l as usize];
             if let Some(i) = v.iter().position(|&s| s == slot) {
@@ -154,6 +167,63 @@ impl MaxMin {
         self.flows[slot as usize].live = false;
         self.finish.remove(slot);
         self.free.push(slot);
+    }
+
+    /// Adds a flow whose rate never exceeds `cap` bytes/ns (a circuit, a NIC limit): it
+    /// crosses a private link of that capacity besides `links`, which keeps the allocation
+    /// max-min fair with the cap as one more constraint.
+    pub fn add_capped(
+        &mut self,
+        now: f64,
+        links: &[u32],
+        bytes: f64,
+        tag: u32,
+        cap: f64,
+    ) -> FlowSlot {
+        let private = match self.free_private.pop() {
+            Some(l) => {
+                self.capacity[l as usize] = cap;
+                l
+            }
+            None => {
+                self.capacity.push(cap);
+                self.link_flows.push(Vec::new());
+                self.scratch.add_link();
+                (self.capacity.len() - 1) as u32
+            }
+        };
+        let mut route = std::mem::take(&mut self.route_buf);
+        route.clear();
+        route.extend_from_slice(links);
+        route.push(private);
+        let slot = self.add(now, &route, bytes, tag);
+        self.route_buf = route;
+        slot
+    }
+
+    /// Removes a live flow before it drained (dropped, or re-routed by the caller);
+    /// returns the bytes it had left at `now`.
+    pub fn cancel(&mut self, now: f64, slot: FlowSlot) -> f64 {
+        let f = &self.flows[slot as usize];
+        debug_assert!(f.live, "cancel of a flow that is not live");
+        let left = (f.remaining - f.rate * (now - f.updated_at)).max(0.0);
+        self.remove(slot);
+        left
+    }
+
+    /// Capacity of a link in bytes per ns.
+    pub fn capacity(&self, link: u32) -> f64 {
+        self.capacity[link as usize]
+    }
+
+    /// Flows crossing a link now (arrivals and departures count at once, before `settle`).
+    pub fn flows_on(&self, link: u32) -> usize {
+        self.link_flows[link as usize].len()
+    }
+
+    /// Flows live now.
+    pub fn live(&self) -> usize {
+        self.live
     }
 
     /// Current rate of a flow (bytes/ns); valid after `settle`.

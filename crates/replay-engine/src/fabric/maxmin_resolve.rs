@@ -86,6 +86,11 @@ impl Scratch {
         }
     }
 
+    /// Makes room for one more link (a capped flow's private link).
+    pub(super) fn add_link(&mut self) {
+        self.link.push(LinkMark::default());
+    }
+
     /// Makes room for one more flow slot.
     pub(super) fn add_flow(&mut self) {
         self.flow.push(FlowMark::default());

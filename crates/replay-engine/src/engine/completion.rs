@@ -1,7 +1,8 @@
 //! End-of-replay checks (deadlock, unmatched messages) and per-iteration latencies.
 
-use super::state::{RState, USER};
-use super::Engine;
+use super::core::Engine;
+use super::messages::USER;
+use super::ranks::RState;
 use crate::error::{BlockedRank, ReplayError};
 use crate::ops::Op;
 
@@ -40,7 +41,7 @@ impl Engine {
     }
 
     fn describe_msg(&self, m: u32, what: &str) -> String {
-        let msg = &self.msgs[m as usize];
+        let msg = &self.msgs[m];
         let (s, d) = (&self.ranks[msg.src as usize], &self.ranks[msg.dst as usize]);
         let kind = if msg.inst == USER {
             format!("tag {}", msg.tag)
@@ -54,17 +55,26 @@ impl Engine {
     }
 
     pub(super) fn check_complete(&self) -> Result<(), ReplayError> {
+        // Background traces are cut off when the foreground ends: only foreground ranks
+        // must have finished and matched everything.
+        let checked = |r: u32| self.jobs[self.ranks[r as usize].job as usize].foreground;
         let stuck: Vec<u32> = (0..self.ranks.len() as u32)
-            .filter(|&r| self.ranks[r as usize].state != RState::Done)
+            .filter(|&r| checked(r) && self.ranks[r as usize].state != RState::Done)
             .collect();
         let mut unmatched = Vec::new();
-        for q in &self.unexpected {
+        for (dst, q) in self.matching.unexpected.iter().enumerate() {
+            if !checked(dst as u32) {
+                continue;
+            }
             unmatched.extend(
                 q.iter()
                     .map(|&m| self.describe_msg(m, "send never received:")),
             );
         }
-        for (dst, q) in self.posted.iter().enumerate() {
+        for (dst, q) in self.matching.posted.iter().enumerate() {
+            if !checked(dst as u32) {
+                continue;
+            }
             for p in q {
                 let rank = &self.ranks[dst];
                 let src = if p.src < 0 {
@@ -79,14 +89,15 @@ impl Engine {
             }
         }
         let mut keys: Vec<_> = self
+            .matching
             .coll_chan
             .iter()
-            .filter(|(_, q)| !q.is_empty())
+            .filter(|(k, q)| !q.is_empty() && checked(k.0))
             .map(|(k, _)| *k)
             .collect();
         keys.sort_unstable();
         for k in keys {
-            for e in &self.coll_chan[&k] {
+            for e in &self.matching.coll_chan[&k] {
                 if !e.is_recv {
                     unmatched.push(self.describe_msg(e.id, "collective message never received:"));
                 }

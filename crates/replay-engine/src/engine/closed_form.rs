@@ -5,11 +5,9 @@
 
 use std::rc::Rc;
 
-use super::coll::ShapeKey;
-use super::exec::Outcome;
-use super::plan::{Costs, Plan};
-use super::state::RState;
-use super::{Engine, Ev};
+use super::core::{Engine, Ev, Outcome};
+use super::plan::{Costs, Plan, ShapeKey};
+use super::ranks::RState;
 use crate::collectives::{self, Algo, AlgoParams, CollSpec, Step};
 use crate::error::ReplayError;
 use crate::fabric::Time;
@@ -30,7 +28,7 @@ struct Open {
     entered: usize,
 }
 
-pub struct Gathers {
+pub struct ClosedForms {
     /// The fabric and host costs allow closed forms.
     pub enabled: bool,
     plans: FastMap<ShapeKey, Option<Rc<Plan>>>,
@@ -42,7 +40,7 @@ pub struct Gathers {
     exits: Vec<Time>,
 }
 
-impl Gathers {
+impl ClosedForms {
     pub fn new(enabled: bool) -> Self {
         Self {
             enabled,
@@ -64,11 +62,11 @@ impl Engine {
         algo: Algo,
         params: &AlgoParams,
     ) -> Option<Rc<Plan>> {
-        if let Some(plan) = self.gathers.plans.get(&shape) {
+        if let Some(plan) = self.colls.closed.plans.get(&shape) {
             return plan.clone();
         }
         let plan = self.build_plan(spec, algo, params).map(Rc::new);
-        self.gathers.plans.insert(shape, plan.clone());
+        self.colls.closed.plans.insert(shape, plan.clone());
         plan
     }
 
@@ -85,14 +83,14 @@ impl Engine {
             }
             scheds.push(steps);
         }
-        let (alpha_ns, beta_ns_per_byte) = self.alpha_beta?;
+        let (alpha_ns, beta_ns_per_byte) = self.net.alpha_beta?;
         let costs = Costs {
             alpha_ns,
             beta_ns_per_byte,
-            overhead_ns: self.host.overhead_ns,
-            overhead_ns_per_byte: self.host.overhead_ns_per_byte,
-            gamma_ns_per_byte: self.host.gamma_ns_per_byte,
-            eager_threshold: self.eager_threshold,
+            overhead_ns: self.net.host.overhead_ns,
+            overhead_ns_per_byte: self.net.host.overhead_ns_per_byte,
+            gamma_ns_per_byte: self.net.host.gamma_ns_per_byte,
+            eager_threshold: self.net.eager_threshold,
         };
         Plan::build(&scheds, &costs)
     }
@@ -112,7 +110,7 @@ impl Engine {
         let now = self.now;
         let job = self.ranks[r as usize].job;
         let p = members.len();
-        let g = &mut self.gathers;
+        let g = &mut self.colls.closed;
         let at = match g.open.iter().position(|o| o.job == job && o.comm == comm) {
             Some(i) => i,
             None => {
@@ -154,21 +152,21 @@ impl Engine {
             self.ranks[r as usize].state = RState::Gathered;
             return Outcome::Blocked;
         }
-        let g = &mut self.gathers;
+        let g = &mut self.colls.closed;
         let open = g.open.swap_remove(at);
         open.plan.evaluate(&open.entry, &mut g.start, &mut g.exits);
         g.spare.push(open.entry);
-        let exits = std::mem::take(&mut self.gathers.exits);
+        let exits = std::mem::take(&mut self.colls.closed.exits);
         for &m in open.members.iter() {
             if m != r {
                 self.ranks[m as usize].state = RState::Woken;
             }
         }
         let others = open.members.iter().zip(&exits).filter(|(&m, _)| m != r);
-        self.heap
+        self.queue
             .push_batch(others.map(|(&m, &t)| (t, Ev::Resume(m))));
         let mine = exits[me as usize];
-        self.gathers.exits = exits;
+        self.colls.closed.exits = exits;
         self.stats.messages += open.plan.messages();
         Outcome::End(mine)
     }

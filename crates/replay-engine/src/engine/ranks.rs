@@ -1,11 +1,9 @@
-//! Per-rank, per-request and per-message state of the event loop.
+//! Per-rank state of the event loop.
 
 use crate::fabric::Time;
 use crate::hash::FastMap;
 
-pub const NONE: u32 = u32::MAX;
-/// `Msg::inst` of user (non-collective) messages.
-pub const USER: u64 = u64::MAX;
+const NONE: u32 = u32::MAX;
 
 /// What a rank does when its next Resume event fires.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,7 +71,7 @@ pub struct RankRt {
 #[derive(Debug, Clone)]
 pub struct CollMemo {
     pub args: (u8, i32, i32, i64, i64),
-    pub shape: super::coll::ShapeKey,
+    pub shape: super::plan::ShapeKey,
     pub plan: std::rc::Rc<super::plan::Plan>,
     pub members: std::rc::Rc<[u32]>,
     pub me: u32,
@@ -143,41 +141,4 @@ impl RankRt {
         self.coll_count.push((comm, 0));
         0
     }
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct Req {
-    pub owner: u32,
-    pub gen: u32,
-    /// Completion time once known, NaN before.
-    pub done_at: Time,
-    /// The owner is blocked on it.
-    pub waited: bool,
-    /// A wait/test took it: free the slot as soon as it is done.
-    pub consumed: bool,
-    pub live: bool,
-}
-
-impl Req {
-    pub fn is_done(&self) -> bool {
-        !self.done_at.is_nan()
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct Msg {
-    pub src: u32,
-    pub dst: u32,
-    pub bytes: u64,
-    pub comm: i32,
-    pub tag: i32,
-    pub inst: u64,
-    pub send_req: u32,
-    pub recv_req: u32,
-    pub rndv: bool,
-    pub matched: bool,
-    /// Rendezvous: when the request-to-send reaches the receiver.
-    pub rts_at: Time,
-    /// Eager: when the data arrived (NaN before).
-    pub delivered_at: Time,
 }

@@ -1,22 +1,11 @@
 //! Executing a rank's rows: compute gaps, point-to-point calls, waits and tests.
 
-use super::state::{RState, USER};
-use super::Engine;
+use super::core::{Engine, Outcome};
+use super::messages::USER;
+use super::ranks::RState;
 use crate::fabric::Time;
 use crate::ops::Op;
 use crate::trace::{ANY_SOURCE, SAME};
-
-/// How an operation continues after it started.
-pub(super) enum Outcome {
-    /// It ends at this time.
-    End(Time),
-    /// The rank is blocked (state set); a completion will wake it.
-    Blocked,
-    /// Continue the rank at this time in the state already set (collective steps).
-    Continue(Time),
-    /// A fatal error was recorded.
-    Failed,
-}
 
 impl Engine {
     /// Runs rank `r` from `t` for as long as it does not need to wait for other events.
@@ -45,7 +34,7 @@ impl Engine {
             if next <= self.horizon() {
                 t = next; // nothing else can happen before: keep going without the queue
             } else {
-                self.push(next, super::Ev::Resume(r));
+                self.push(next, super::core::Ev::Resume(r));
                 return;
             }
         }
@@ -55,12 +44,11 @@ impl Engine {
     pub(super) fn finish_row(&mut self, r: u32, end: Time) -> Option<Time> {
         let rank = &mut self.ranks[r as usize];
         let job = &mut self.jobs[rank.job as usize];
-        super::stream::record(job, rank, end);
+        super::output::record(job, rank, end);
         let captured_end = rank.rows.current().t_end;
         // The current row started only with its successor buffered (or as the last one).
         let Some(next_start) = rank.rows.advance() else {
-            rank.state = RState::Done;
-            rank.finish = end;
+            self.rank_done(r, end);
             return None;
         };
         rank.state = RState::Ready;
@@ -73,8 +61,7 @@ impl Engine {
         let rank = &mut self.ranks[r as usize];
         if !rank.rows.can_start() {
             if rank.rows.exhausted() {
-                rank.state = RState::Done;
-                rank.finish = now;
+                self.rank_done(r, now);
             } else {
                 self.starved = Some((r, now)); // the driver feeds rows, then it goes on
             }
@@ -113,7 +100,7 @@ impl Engine {
             Op::Isend | Op::Ibsend | Op::Irsend | Op::Issend => {
                 let req = self.post_send(r, dest, sbytes, tag, comm, USER, op == Op::Issend);
                 self.register(r, request, req);
-                let o = self.host.overhead_ns + sbytes as f64 * self.host.overhead_ns_per_byte;
+                let o = self.net.overhead(sbytes);
                 Outcome::End(now + o)
             }
             Op::Recv => {
@@ -162,7 +149,7 @@ impl Engine {
     /// Remembers a nonblocking request under the trace's request id.
     #[inline(always)]
     fn register(&mut self, r: u32, request: i64, slot: u32) {
-        let gen = self.reqs[slot as usize].gen;
+        let gen = self.reqs[slot].gen;
         let rank = &mut self.ranks[r as usize];
         if request >= 0 {
             rank.reqmap.insert(request, (slot, gen));
@@ -170,7 +157,7 @@ impl Engine {
         rank.outstanding.push((slot, gen));
         if rank.outstanding.len() >= 1024 && rank.outstanding.len().is_power_of_two() {
             let reqs = &self.reqs;
-            rank.outstanding.retain(|&(s, g)| valid(reqs, s, g));
+            rank.outstanding.retain(|&(s, g)| reqs.valid(s, g));
         }
     }
 
@@ -179,7 +166,7 @@ impl Engine {
     #[inline(always)]
     fn targets(&mut self, r: u32, request: i64, take_all: bool) -> Vec<u32> {
         let mut out = self.take_scratch();
-        let super::state::RankRt {
+        let super::ranks::RankRt {
             rows,
             reqmap,
             outstanding,
@@ -195,7 +182,7 @@ impl Engine {
         if !named.is_empty() {
             // Ids already completed by an earlier wait, or never posted, are skipped.
             out.extend(named.iter().filter_map(|id| match reqmap.remove(id) {
-                Some((s, g)) if valid(reqs, s, g) => Some(s),
+                Some((s, g)) if reqs.valid(s, g) => Some(s),
                 _ => None,
             }));
             return out;
@@ -203,7 +190,7 @@ impl Engine {
         out.extend(
             outstanding
                 .iter()
-                .filter(|&&(s, g)| valid(reqs, s, g))
+                .filter(|&&(s, g)| reqs.valid(s, g))
                 .map(|&(s, _)| s),
         );
         if take_all {
@@ -235,7 +222,7 @@ impl Engine {
         let now = self.now;
         let (mut pending, mut latest) = (0u32, now);
         for &s in &slots {
-            let req = &mut self.reqs[s as usize];
+            let req = &mut self.reqs[s];
             if req.is_done() {
                 latest = latest.max(req.done_at);
             } else {
@@ -265,7 +252,7 @@ impl Engine {
         }
         let (mut first, mut pending) = (None::<(Time, u32)>, 0u32);
         for &s in &slots {
-            let req = &self.reqs[s as usize];
+            let req = &self.reqs[s];
             if !req.is_done() {
                 pending += 1;
             } else if first.is_none_or(|(t, _)| req.done_at < t) {
@@ -278,11 +265,11 @@ impl Engine {
             return Outcome::End(now.max(t));
         }
         for &s in &slots {
-            self.reqs[s as usize].waited = true;
+            self.reqs[s].waited = true;
         }
         if let Some((t, s)) = first {
             // Known to complete later: it ends the wait then unless another is earlier.
-            self.push(t, super::Ev::Signal(s));
+            self.push(t, super::core::Ev::Signal(s));
         }
         let rank = &mut self.ranks[r as usize];
         self.scratch = std::mem::replace(&mut rank.waiting, slots);
@@ -293,9 +280,4 @@ impl Engine {
         };
         Outcome::Blocked
     }
-}
-
-fn valid(reqs: &[super::state::Req], slot: u32, gen: u32) -> bool {
-    let q = &reqs[slot as usize];
-    q.live && q.gen == gen && !q.consumed
 }

@@ -10,9 +10,10 @@
 
 use std::rc::Rc;
 
-use super::exec::Outcome;
-use super::state::{CollMemo, CollRun, RState};
-use super::Engine;
+use super::closed_form::ClosedForms;
+use super::core::{Engine, Outcome};
+use super::plan::ShapeKey;
+use super::ranks::{CollMemo, CollRun, RState};
 use crate::collectives::{self, Algo, AlgoParams, CollKind, CollSpec, Step};
 use crate::error::ReplayError;
 use crate::hash::FastMap;
@@ -27,13 +28,27 @@ const FORCED_PARAMS: AlgoParams = AlgoParams {
 
 /// A collective shape and one member's communicator rank.
 type ScheduleKey = (ShapeKey, u32);
-/// A schedule key without the member: the shape of one collective instance.
-pub(super) type ShapeKey = (CollKind, u32, u32, u64, Algo, u64, u32);
 
-#[derive(Default)]
-pub struct ScheduleCache {
+/// What the engine keeps about collectives: forced algorithms, schedules and communicator
+/// member lists built so far, and the closed-form evaluation.
+pub(super) struct Collectives {
+    overrides: Vec<(CollKind, Algo)>,
     schedules: FastMap<ScheduleKey, Rc<[Step]>>,
     members: FastMap<(u32, i32), Rc<[u32]>>,
+    pub closed: ClosedForms,
+}
+
+impl Collectives {
+    pub fn new(overrides: std::collections::HashMap<CollKind, Algo>, closed: ClosedForms) -> Self {
+        let mut overrides: Vec<(CollKind, Algo)> = overrides.into_iter().collect();
+        overrides.sort_unstable();
+        Self {
+            overrides,
+            schedules: FastMap::default(),
+            members: FastMap::default(),
+            closed,
+        }
+    }
 }
 
 fn to_u64(v: &[i64]) -> Vec<u64> {
@@ -95,12 +110,12 @@ impl Engine {
                 return self.gather(r, me, comm, inst, shape, plan, members);
             }
         }
-        let members = match self.sched_cache.members.get(&(job_id, comm)) {
+        let members = match self.colls.members.get(&(job_id, comm)) {
             Some(m) => m.clone(),
             None => {
                 let local = job.comms.get(&comm).map(Vec::as_slice).unwrap_or(&[]);
                 let m: Rc<[u32]> = local.iter().map(|&l| job.base + l).collect();
-                self.sched_cache.members.insert((job_id, comm), m.clone());
+                self.colls.members.insert((job_id, comm), m.clone());
                 m
             }
         };
@@ -127,7 +142,12 @@ impl Engine {
         };
         let (s, v) = (row.send_bytes.max(0) as u64, row.recv_bytes.max(0) as u64);
         let spec = spec_of(kind, p, root, s, v, sc, rc);
-        let forced = self.overrides.iter().find(|o| o.0 == kind).map(|o| o.1);
+        let forced = self
+            .colls
+            .overrides
+            .iter()
+            .find(|o| o.0 == kind)
+            .map(|o| o.1);
         let (algo, params) = match forced {
             Some(algo) => (algo, FORCED_PARAMS),
             None if matches!(op, Op::Gatherv | Op::Scatterv) => (Algo::Linear, FORCED_PARAMS),
@@ -143,7 +163,7 @@ impl Engine {
             params.segsize,
             params.fanout,
         );
-        if cacheable && self.gathers.enabled {
+        if cacheable && self.colls.closed.enabled {
             if let Some(plan) = self.plan_for(shape, &spec, algo, &params) {
                 let rank = &mut self.ranks[r as usize];
                 if plain {
@@ -161,7 +181,7 @@ impl Engine {
         }
         let key = (shape, me);
         let cached = if cacheable {
-            self.sched_cache.schedules.get(&key).cloned()
+            self.colls.schedules.get(&key).cloned()
         } else {
             None
         };
@@ -171,7 +191,7 @@ impl Engine {
                 Ok(steps) => {
                     let steps: Rc<[Step]> = steps.into();
                     if cacheable {
-                        self.sched_cache.schedules.insert(key, steps.clone());
+                        self.colls.schedules.insert(key, steps.clone());
                     }
                     steps
                 }
@@ -240,7 +260,7 @@ impl Engine {
 
     /// The current step's messages completed at `now`: reduce, then go to the next step.
     pub(super) fn coll_step_done(&mut self, r: u32) -> Outcome {
-        let gamma = self.host.gamma_ns_per_byte;
+        let gamma = self.net.host.gamma_ns_per_byte;
         let rank = &mut self.ranks[r as usize];
         let run = rank.coll.as_mut().expect("in a collective");
         let reduce = run.steps[run.step].reduce_bytes as f64 * gamma;

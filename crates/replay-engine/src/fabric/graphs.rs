@@ -1,33 +1,72 @@
-//! Topology graphs of the flow model as arithmetic link numberings (no adjacency lists):
-//! a route is the list of directed link ids a transfer crosses. Half duplex maps both
-//! directions of a cable to one id, so they share its bandwidth.
+//! The classic topologies of the flow model — crossbar, k-ary n-tree, 3-D torus — as
+//! arithmetic link numberings (no adjacency lists): a route is the list of directed link ids
+//! a transfer crosses. Half duplex maps both directions of a cable to one id, so they share
+//! its bandwidth. All links are of one class (one capacity, one per-hop latency).
 
-use crate::config::{Duplex, Routing, Topology};
+use super::flow_network::{LinkClasses, LinkLoad, Route, Topology};
 use crate::prng::SplitMix64;
+
+/// Topology graph of the flow model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// One switch, every endpoint on its own up/down link.
+    Crossbar { endpoints: u32 },
+    /// k-ary n-tree (Petrini & Vanneschi 1997): k^n endpoints, n levels of k^(n-1) switches.
+    FatTree { k: u32, n: u32 },
+    /// 3-D torus, one endpoint per router, dimension-order routing.
+    Torus3d { x: u32, y: u32, z: u32 },
+}
+
+/// Link sharing of a cable: two independent directions, or one shared by both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Duplex {
+    Full,
+    Half,
+}
+
+/// How a route is picked among equal-cost paths (fat tree up-ports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Routing {
+    /// Deterministic destination-mod-k (d-mod-k, Zahavi 2010).
+    DModK,
+    /// A seeded random up-port per flow (ECMP-like).
+    Random,
+}
 
 #[derive(Debug, Clone)]
 pub struct Graph {
-    topology: Topology,
+    topology: Shape,
     endpoints: u32,
     links: u32,
     half: bool,
     routing: Routing,
     /// Fat tree: k^j for j = 0..=n.
     pow: Vec<u32>,
+    hop_latency_ns: f64,
+    /// Bytes per ns of every link (also of copies between ranks on one endpoint).
+    link_rate: f64,
+    classes: LinkClasses,
 }
 
 impl Graph {
-    pub fn new(topology: Topology, duplex: Duplex, routing: Routing) -> Result<Self, String> {
+    /// A graph whose links carry `link_rate` bytes per ns with `hop_latency_ns` each.
+    pub fn new(
+        topology: Shape,
+        duplex: Duplex,
+        routing: Routing,
+        link_rate: f64,
+        hop_latency_ns: f64,
+    ) -> Result<Self, String> {
         let half = duplex == Duplex::Half;
         let dirs = if half { 1 } else { 2 };
         let (endpoints, links, pow) = match topology {
-            Topology::Crossbar { endpoints } => {
+            Shape::Crossbar { endpoints } => {
                 if endpoints == 0 {
                     return Err("crossbar needs endpoints >= 1".into());
                 }
                 (endpoints, u64::from(endpoints) * dirs, Vec::new())
             }
-            Topology::FatTree { k, n } => {
+            Shape::FatTree { k, n } => {
                 if k < 2 || n < 1 {
                     return Err("fat tree needs k >= 2 and n >= 1".into());
                 }
@@ -38,7 +77,7 @@ impl Graph {
                 let per_dir = u64::from(e) + u64::from(n - 1) * u64::from(e);
                 (e, per_dir * dirs, pow)
             }
-            Topology::Torus3d { x, y, z } => {
+            Shape::Torus3d { x, y, z } => {
                 let e = u64::from(x) * u64::from(y) * u64::from(z);
                 if e == 0 || e > 1 << 24 {
                     return Err("torus dimensions must be >= 1 and hold <= 2^24 nodes".into());
@@ -49,6 +88,11 @@ impl Graph {
             }
         };
         let links = u32::try_from(links).map_err(|_| "too many links".to_string())?;
+        let classes = LinkClasses {
+            names: &["link"],
+            of_link: vec![0; links as usize],
+            capacity: vec![link_rate],
+        };
         Ok(Self {
             topology,
             endpoints,
@@ -56,6 +100,9 @@ impl Graph {
             half,
             routing,
             pow,
+            hop_latency_ns,
+            link_rate,
+            classes,
         })
     }
 
@@ -67,19 +114,48 @@ impl Graph {
         self.links
     }
 
+    /// Links on every shortest route from `src` to `dst` (all have the same length).
+    pub fn hops(&self, src: u32, dst: u32) -> u32 {
+        if src == dst {
+            return 0;
+        }
+        match self.topology {
+            Shape::Crossbar { .. } => 2,
+            Shape::FatTree { n, .. } => {
+                let p = &self.pow;
+                let h = (1..=n)
+                    .find(|&j| src / p[j as usize] == dst / p[j as usize])
+                    .unwrap_or(n);
+                2 * h
+            }
+            Shape::Torus3d { x, y, z } => {
+                let dims = [x, y, z];
+                let (mut a, mut b) = (src, dst);
+                let mut hops = 2;
+                for size in dims {
+                    let d = (a % size).abs_diff(b % size);
+                    hops += d.min(size - d);
+                    a /= size;
+                    b /= size;
+                }
+                hops
+            }
+        }
+    }
+
     /// Appends the links from `src` to `dst` to `out` (nothing when src == dst).
-    pub fn route(&self, src: u32, dst: u32, rng: &mut SplitMix64, out: &mut Vec<u32>) {
+    pub fn links_between(&self, src: u32, dst: u32, rng: &mut SplitMix64, out: &mut Vec<u32>) {
         out.clear();
         if src == dst {
             return;
         }
         match self.topology {
-            Topology::Crossbar { endpoints } => {
+            Shape::Crossbar { endpoints } => {
                 out.push(src);
                 out.push(if self.half { dst } else { endpoints + dst });
             }
-            Topology::FatTree { k, n } => self.fat_tree_route(k, n, src, dst, rng, out),
-            Topology::Torus3d { x, y, z } => self.torus_route([x, y, z], src, dst, out),
+            Shape::FatTree { k, n } => self.fat_tree_route(k, n, src, dst, rng, out),
+            Shape::Torus3d { x, y, z } => self.torus_route([x, y, z], src, dst, out),
         }
     }
 
@@ -171,6 +247,41 @@ impl Graph {
     }
 }
 
+impl Topology for Graph {
+    fn endpoints(&self) -> u32 {
+        self.endpoints
+    }
+
+    fn link_classes(&self) -> &LinkClasses {
+        &self.classes
+    }
+
+    fn route(
+        &mut self,
+        src: u32,
+        dst: u32,
+        _load: &LinkLoad<'_>,
+        rng: &mut SplitMix64,
+        out: &mut Route,
+    ) {
+        self.links_between(src, dst, rng, &mut out.links);
+        out.latency_ns = out.links.len() as f64 * self.hop_latency_ns;
+        out.path = 0;
+    }
+
+    fn control_latency(&self, src: u32, dst: u32) -> f64 {
+        self.hops(src, dst) as f64 * self.hop_latency_ns
+    }
+
+    fn local_rate(&self) -> f64 {
+        self.link_rate
+    }
+
+    fn injection_rate(&self, _endpoint: u32) -> f64 {
+        self.link_rate
+    }
+}
+
 fn with(mut c: [u32; 3], d: usize, v: u32) -> [u32; 3] {
     c[d] = v;
     c
@@ -186,12 +297,13 @@ mod tests {
         for s in 0..g.endpoints() {
             for d in 0..g.endpoints() {
                 let mut r = Vec::new();
-                g.route(s, d, &mut rng, &mut r);
+                g.links_between(s, d, &mut rng, &mut r);
                 assert!(r.iter().all(|&l| l < g.links()), "{s}->{d}: {r:?}");
                 let mut u = r.clone();
                 u.sort_unstable();
                 u.dedup();
                 assert_eq!(u.len(), r.len(), "route revisits a link: {r:?}");
+                assert_eq!(r.len() as u32, g.hops(s, d), "{s}->{d}");
                 routes.push(r);
             }
         }
@@ -201,17 +313,19 @@ mod tests {
     #[test]
     fn fat_tree_hops_and_link_use() {
         let g = Graph::new(
-            Topology::FatTree { k: 4, n: 2 },
+            Shape::FatTree { k: 4, n: 2 },
             Duplex::Full,
             Routing::DModK,
+            1.0,
+            10.0,
         )
         .unwrap();
         assert_eq!(g.endpoints(), 16);
         let mut rng = SplitMix64::new(0);
         let mut r = Vec::new();
-        g.route(0, 1, &mut rng, &mut r);
+        g.links_between(0, 1, &mut rng, &mut r);
         assert_eq!(r.len(), 2); // same leaf switch
-        g.route(0, 15, &mut rng, &mut r);
+        g.links_between(0, 15, &mut rng, &mut r);
         assert_eq!(r.len(), 4); // via a spine
         let routes = all_routes(&g);
         // d-mod-k on a full-bisection tree: a shift permutation uses every up-link once.
@@ -229,9 +343,11 @@ mod tests {
     #[test]
     fn torus_routes_are_shortest() {
         let g = Graph::new(
-            Topology::Torus3d { x: 4, y: 4, z: 4 },
+            Shape::Torus3d { x: 4, y: 4, z: 4 },
             Duplex::Full,
             Routing::DModK,
+            1.0,
+            10.0,
         )
         .unwrap();
         let routes = all_routes(&g);
@@ -246,9 +362,11 @@ mod tests {
             }
         }
         let h = Graph::new(
-            Topology::Torus3d { x: 3, y: 2, z: 1 },
+            Shape::Torus3d { x: 3, y: 2, z: 1 },
             Duplex::Half,
             Routing::DModK,
+            1.0,
+            10.0,
         )
         .unwrap();
         all_routes(&h);
@@ -257,15 +375,17 @@ mod tests {
     #[test]
     fn half_duplex_crossbar_shares_a_cable_both_ways() {
         let g = Graph::new(
-            Topology::Crossbar { endpoints: 4 },
+            Shape::Crossbar { endpoints: 4 },
             Duplex::Half,
             Routing::DModK,
+            1.0,
+            10.0,
         )
         .unwrap();
         let mut rng = SplitMix64::new(0);
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        g.route(0, 1, &mut rng, &mut a);
-        g.route(1, 0, &mut rng, &mut b);
+        g.links_between(0, 1, &mut rng, &mut a);
+        g.links_between(1, 0, &mut rng, &mut b);
         a.sort_unstable();
         b.sort_unstable();
         assert_eq!(a, b);

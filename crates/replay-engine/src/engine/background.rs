@@ -1,0 +1,314 @@
+//! Synthetic background traffic: jobs of other users, each a set of endpoints whose nodes
+//! send messages of a fixed size to destinations drawn by a pattern, at an offered load
+//! given as a fraction of each node's injection bandwidth. Messages go straight onto the
+//! fabric (no MPI matching); they contend with the traces' traffic and are dropped when
+//! the foreground ends.
+
+use super::core::{Engine, Ev};
+use super::network::{background_id, Network};
+use crate::error::ReplayError;
+use crate::fabric::{Kind, Submitted, Time, Transfer};
+use crate::prng::SplitMix64;
+
+/// Where a background node sends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pattern {
+    /// Any other node of the job, uniformly.
+    Uniform,
+    /// Its successor in the job's node list (a ring).
+    NearestNeighbour,
+    /// Every other node in turn (node i sends to i+1, i+2, …).
+    AllToAll,
+    /// A fixed random derangement of the job's nodes.
+    Permutation,
+    /// The job's first node with probability `fraction`, otherwise uniform.
+    HotSpot { fraction: f64 },
+}
+
+/// How a node spaces its messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrivals {
+    /// Exponential gaps (a Poisson process) with the mean the load gives.
+    Poisson,
+    /// Constant gaps, each node starting at a random phase.
+    Periodic,
+}
+
+/// One background job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generator {
+    pub pattern: Pattern,
+    /// Fabric endpoints of its nodes (at least 2).
+    pub endpoints: Vec<u32>,
+    /// Size of every message.
+    pub bytes: u64,
+    /// Offered load per node, as a fraction of its injection bandwidth, in [0, 1].
+    pub load: f64,
+    pub arrivals: Arrivals,
+}
+
+struct Node {
+    gen: u32,
+    index: u32,
+    endpoint: u32,
+    /// Mean gap between two of its messages, ns.
+    gap_ns: f64,
+    /// All-to-all: the offset of its next destination.
+    next: u32,
+}
+
+struct GenRt {
+    spec: Generator,
+    rng: SplitMix64,
+    /// Permutation pattern: destination index of each node.
+    perm: Vec<u32>,
+    /// Sum of its nodes' injection rates, bytes per ns.
+    rate: f64,
+}
+
+/// A background message on the fabric.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    bytes: u64,
+}
+
+pub(super) struct Background {
+    gens: Vec<GenRt>,
+    nodes: Vec<Node>,
+    in_flight: Vec<InFlight>,
+    free: Vec<u32>,
+    /// Job id of generator 0 (generators are numbered after the traces).
+    first_job: u32,
+}
+
+impl Background {
+    pub fn new(
+        generators: Vec<Generator>,
+        first_job: u32,
+        net: &Network,
+        seed: u64,
+    ) -> Result<Self, ReplayError> {
+        let fabric = net.fabric();
+        let mut gens = Vec::with_capacity(generators.len());
+        let mut nodes = Vec::new();
+        for (g, spec) in generators.into_iter().enumerate() {
+            let bad = |m: String| ReplayError::BadConfig(format!("background job {g}: {m}"));
+            if spec.endpoints.len() < 2 {
+                return Err(bad("needs at least 2 nodes".into()));
+            }
+            if !(spec.load.is_finite() && (0.0..=1.0).contains(&spec.load)) {
+                return Err(bad(format!("load {} is not in [0, 1]", spec.load)));
+            }
+            if spec.bytes == 0 {
+                return Err(bad("message size must be > 0".into()));
+            }
+            if let Pattern::HotSpot { fraction } = spec.pattern {
+                if !(0.0..=1.0).contains(&fraction) {
+                    return Err(bad(format!(
+                        "hot-spot fraction {fraction} is not in [0, 1]"
+                    )));
+                }
+            }
+            if let (Some(limit), Some(&e)) = (
+                fabric.endpoints(),
+                spec.endpoints
+                    .iter()
+                    .find(|&&e| Some(e) >= fabric.endpoints()),
+            ) {
+                return Err(bad(format!("endpoint {e}: the fabric has {limit}")));
+            }
+            let mut rng =
+                SplitMix64::new(seed ^ 0xB4C6_0000 ^ (g as u64).wrapping_mul(0x9E37_79B9));
+            let n = spec.endpoints.len() as u32;
+            let perm = if spec.pattern == Pattern::Permutation {
+                derangement(n, &mut rng)
+            } else {
+                Vec::new()
+            };
+            let mut rate = 0.0;
+            for (i, &e) in spec.endpoints.iter().enumerate() {
+                let r = fabric.injection_rate(e);
+                if !(r.is_finite() && r > 0.0) {
+                    return Err(bad(format!(
+                        "endpoint {e} has no finite injection bandwidth to offer a load of"
+                    )));
+                }
+                rate += r;
+                nodes.push(Node {
+                    gen: g as u32,
+                    index: i as u32,
+                    endpoint: e,
+                    gap_ns: spec.bytes as f64 / (spec.load * r),
+                    next: 1,
+                });
+            }
+            gens.push(GenRt {
+                spec,
+                rng,
+                perm,
+                rate,
+            });
+        }
+        Ok(Self {
+            gens,
+            nodes,
+            in_flight: Vec::new(),
+            free: Vec::new(),
+            first_job,
+        })
+    }
+
+    /// Each node's first send (none for a load of 0).
+    pub fn first_sends(&mut self) -> Vec<(u32, Time)> {
+        let mut out = Vec::new();
+        for (i, node) in self.nodes.iter().enumerate() {
+            let gen = &mut self.gens[node.gen as usize];
+            if gen.spec.load == 0.0 {
+                continue;
+            }
+            let first = match gen.spec.arrivals {
+                Arrivals::Poisson => exponential(&mut gen.rng) * node.gap_ns,
+                Arrivals::Periodic => uniform(&mut gen.rng) * node.gap_ns,
+            };
+            out.push((i as u32, first));
+        }
+        out
+    }
+
+    /// The destination of node `n`'s next message, and when it sends again.
+    fn next_message(&mut self, n: u32, now: Time) -> (u32, Time) {
+        let node = &mut self.nodes[n as usize];
+        let gen = &mut self.gens[node.gen as usize];
+        let size = gen.spec.endpoints.len() as u32;
+        let uniform_other = |rng: &mut SplitMix64, me: u32| {
+            let d = rng.below(u64::from(size - 1)) as u32;
+            if d >= me {
+                d + 1
+            } else {
+                d
+            }
+        };
+        let dst = match gen.spec.pattern {
+            Pattern::Uniform => uniform_other(&mut gen.rng, node.index),
+            Pattern::NearestNeighbour => (node.index + 1) % size,
+            Pattern::AllToAll => {
+                let d = (node.index + node.next) % size;
+                node.next = node.next % (size - 1) + 1;
+                d
+            }
+            Pattern::Permutation => gen.perm[node.index as usize],
+            Pattern::HotSpot { fraction } => {
+                if node.index != 0 && uniform(&mut gen.rng) < fraction {
+                    0
+                } else {
+                    uniform_other(&mut gen.rng, node.index)
+                }
+            }
+        };
+        let gap = match gen.spec.arrivals {
+            Arrivals::Poisson => exponential(&mut gen.rng) * node.gap_ns,
+            Arrivals::Periodic => node.gap_ns,
+        };
+        (dst, now + gap)
+    }
+
+    /// Bytes the background nodes could have injected by `end` (None without
+    /// generators): offered and delivered loads are fractions of it.
+    pub fn capacity_bytes(&self, end: Time) -> Option<f64> {
+        if self.gens.is_empty() || end <= 0.0 {
+            return None;
+        }
+        Some(self.gens.iter().map(|g| g.rate).sum::<f64>() * end)
+    }
+}
+
+/// Uniform in [0, 1).
+fn uniform(rng: &mut SplitMix64) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// Exponential with mean 1 (inverse transform of a uniform in (0, 1]).
+fn exponential(rng: &mut SplitMix64) -> f64 {
+    -(1.0 - uniform(rng)).ln()
+}
+
+/// A random permutation of 0..n without fixed points (Sattolo's algorithm: one n-cycle).
+fn derangement(n: u32, rng: &mut SplitMix64) -> Vec<u32> {
+    let mut p: Vec<u32> = (0..n).collect();
+    for i in (1..n as usize).rev() {
+        let j = rng.below(i as u64) as usize;
+        p.swap(i, j);
+    }
+    p
+}
+
+impl Engine {
+    /// Background node `n` sends its next message now and schedules the one after.
+    pub(super) fn background_send(&mut self, n: u32) {
+        let now = self.now;
+        let (dst, next) = self.background.next_message(n, now);
+        let bg = &mut self.background;
+        let node = &bg.nodes[n as usize];
+        let gen = &bg.gens[node.gen as usize];
+        let bytes = gen.spec.bytes;
+        let t = Transfer {
+            id: 0,
+            src: node.endpoint,
+            dst: gen.spec.endpoints[dst as usize],
+            bytes,
+            kind: Kind::Background,
+            collective: false,
+            job: bg.first_job + node.gen,
+            src_rank: node.index,
+            dst_rank: dst,
+            tag: 0,
+        };
+        let slot = match bg.free.pop() {
+            Some(s) => {
+                bg.in_flight[s as usize] = InFlight { bytes };
+                s
+            }
+            None => {
+                bg.in_flight.push(InFlight { bytes });
+                (bg.in_flight.len() - 1) as u32
+            }
+        };
+        self.stats.background_messages += 1;
+        self.stats.background_bytes += bytes;
+        let t = Transfer {
+            id: background_id(slot),
+            ..t
+        };
+        if let Submitted::At(at) = self.net.submit(now, &t) {
+            self.background_delivered(slot, at);
+        }
+        self.push(next, Ev::Background(n));
+    }
+
+    /// A background message arrived.
+    pub(super) fn background_delivered(&mut self, slot: u32, _at: Time) {
+        let bytes = self.background.in_flight[slot as usize].bytes;
+        self.stats.background_delivered += 1;
+        self.stats.background_delivered_bytes += bytes;
+        self.background.free.push(slot);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derangements_have_no_fixed_point_and_exponentials_have_mean_one() {
+        let mut rng = SplitMix64::new(3);
+        for n in 2..20 {
+            let p = derangement(n, &mut rng);
+            assert!(p.iter().enumerate().all(|(i, &d)| d != i as u32));
+            let mut s = p.clone();
+            s.sort_unstable();
+            assert_eq!(s, (0..n).collect::<Vec<_>>());
+        }
+        let mean = (0..200_000).map(|_| exponential(&mut rng)).sum::<f64>() / 200_000.0;
+        assert!((mean - 1.0).abs() < 0.01, "{mean}");
+    }
+}

@@ -1,0 +1,109 @@
+//! The engine's side of the fabric: the fabric itself, what the engine asks it once and
+//! caches (the shortcuts that keep contention-free replays fast), host costs, and the
+//! transfer ids messages and background traffic use.
+
+use super::output::MessagesOut;
+use crate::config::{HostParams, ReplayOptions};
+use crate::error::ReplayError;
+use crate::fabric::registry::Built;
+use crate::fabric::{Delivery, Fabric, Submitted, Time, Transfer, TransferId};
+
+/// Transfer id of message slot `m` (even ids; background transfers use odd ones, so the
+/// two slabs share the fabric's compact id space).
+#[inline]
+pub(super) fn message_id(m: u32) -> TransferId {
+    m << 1
+}
+
+#[inline]
+pub(super) fn background_id(slot: u32) -> TransferId {
+    slot << 1 | 1
+}
+
+/// (is background, slab slot) of a transfer id.
+#[inline]
+pub(super) fn slot_of(id: TransferId) -> (bool, u32) {
+    (id & 1 == 1, id >> 1)
+}
+
+pub(super) struct Network {
+    fabric: Box<dyn Fabric>,
+    /// `fabric.holds_transfers()`, asked once.
+    pub holds_transfers: bool,
+    /// `fabric.alpha_beta()`, asked once: a transfer then costs α + nβ, computed here.
+    pub alpha_beta: Option<(f64, f64)>,
+    /// `fabric.control_at_once()`, asked once.
+    pub control_at_once: bool,
+    pub host: HostParams,
+    pub eager_threshold: u64,
+    delivered: Vec<Delivery>,
+    /// One row per delivered message, when recording.
+    pub records: Option<MessagesOut>,
+}
+
+impl Network {
+    pub fn new(built: Built, options: &ReplayOptions) -> Result<Self, ReplayError> {
+        let Built { fabric, host } = built;
+        let host_values = [
+            host.overhead_ns,
+            host.overhead_ns_per_byte,
+            host.gamma_ns_per_byte,
+        ];
+        if host_values.iter().any(|v| !v.is_finite() || *v < 0.0) {
+            return Err(ReplayError::BadConfig(
+                "host costs must be finite and >= 0".into(),
+            ));
+        }
+        let record = options
+            .record_messages
+            .unwrap_or_else(|| fabric.reports_transfers());
+        Ok(Self {
+            holds_transfers: fabric.holds_transfers(),
+            alpha_beta: fabric.alpha_beta(),
+            control_at_once: fabric.control_at_once(),
+            fabric,
+            host,
+            eager_threshold: options.eager_threshold_bytes,
+            delivered: Vec::new(),
+            records: record.then(MessagesOut::default),
+        })
+    }
+
+    pub fn fabric(&self) -> &dyn Fabric {
+        self.fabric.as_ref()
+    }
+
+    /// Closed-form collectives need α-β costs and no handshake.
+    pub fn allows_closed_forms(&self) -> bool {
+        !self.host.handshake && self.alpha_beta.is_some()
+    }
+
+    #[inline]
+    pub fn overhead(&self, bytes: u64) -> Time {
+        self.host.overhead_ns + bytes as f64 * self.host.overhead_ns_per_byte
+    }
+
+    #[inline]
+    pub fn submit(&mut self, now: Time, t: &Transfer) -> Submitted {
+        self.fabric.submit(now, t)
+    }
+
+    #[inline]
+    pub fn next_time(&mut self) -> Option<Time> {
+        self.fabric.next_time()
+    }
+
+    pub fn advance(&mut self, now: Time, out: &mut Vec<Delivery>) {
+        self.fabric.advance(now, out);
+    }
+
+    /// The delivery buffer, to fill while the engine borrows itself mutably.
+    pub fn take_delivered(&mut self) -> Vec<Delivery> {
+        std::mem::take(&mut self.delivered)
+    }
+
+    pub fn give_back_delivered(&mut self, mut buf: Vec<Delivery>) {
+        buf.clear();
+        self.delivered = buf;
+    }
+}

@@ -1,0 +1,142 @@
+//! What a replay produces: per-row simulated times (in-memory traces) or executed rows in
+//! completion order (streamed ones), per-iteration latencies, and, when recorded, one row
+//! per delivered message with what the fabric reported about it.
+
+use super::core::JobRt;
+use super::ranks::RankRt;
+use crate::fabric::{Time, TransferInfo};
+
+/// Replay results of one trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobResult {
+    /// Simulated start / end of every row (ns from the start of the replay), in row order
+    /// (empty for streamed traces: their rows went to `OpsOut`).
+    pub sim_start_ns: Vec<f64>,
+    pub sim_end_ns: Vec<f64>,
+    /// Iteration ids present in the trace (ascending) and their latency: per rank the span
+    /// from its first start to its last end inside the iteration, maximum over ranks (OSU's
+    /// reported quantity). Iteration ids are expected not to decrease within a rank.
+    pub iterations: Vec<i32>,
+    pub iteration_latency_ns: Vec<f64>,
+    /// Time the last rank finished (for a background trace cut off at the end of the
+    /// foreground: the last rank that finished before).
+    pub total_time_ns: f64,
+    /// Endpoint of every rank.
+    pub endpoints: Vec<u32>,
+    /// Ranks that did not finish (background traces cut off; 0 for foreground traces).
+    pub unfinished_ranks: u32,
+}
+
+/// Executed rows of a streamed trace, in completion order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpsOut {
+    pub rank: Vec<u32>,
+    pub seq: Vec<i64>,
+    pub op: Vec<u8>,
+    pub sim_start_ns: Vec<f64>,
+    pub sim_end_ns: Vec<f64>,
+}
+
+/// One delivered message.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MessageRow {
+    pub job: u32,
+    pub src_rank: u32,
+    /// Seq of the row that sent it (a collective's row for its internal messages).
+    pub send_seq: i64,
+    pub dst_rank: u32,
+    pub bytes: u64,
+    /// `fabric::Kind` code (eager or rendezvous).
+    pub kind: u8,
+    pub collective: bool,
+    pub tag: i32,
+    /// When the send was posted and when the last byte arrived.
+    pub posted_ns: Time,
+    pub delivered_ns: Time,
+    pub info: TransferInfo,
+}
+
+/// Delivered messages in delivery order, as columns.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MessagesOut {
+    pub job: Vec<u32>,
+    pub src_rank: Vec<u32>,
+    pub send_seq: Vec<i64>,
+    pub dst_rank: Vec<u32>,
+    pub bytes: Vec<u64>,
+    pub kind: Vec<u8>,
+    pub collective: Vec<bool>,
+    pub tag: Vec<i32>,
+    pub posted_ns: Vec<f64>,
+    pub delivered_ns: Vec<f64>,
+    pub setup_ns: Vec<f64>,
+    pub wait_ns: Vec<f64>,
+    pub blocked: Vec<u32>,
+    pub hops: Vec<u32>,
+    pub path: Vec<u8>,
+}
+
+impl MessagesOut {
+    pub fn push(&mut self, r: MessageRow) {
+        self.job.push(r.job);
+        self.src_rank.push(r.src_rank);
+        self.send_seq.push(r.send_seq);
+        self.dst_rank.push(r.dst_rank);
+        self.bytes.push(r.bytes);
+        self.kind.push(r.kind);
+        self.collective.push(r.collective);
+        self.tag.push(r.tag);
+        self.posted_ns.push(r.posted_ns);
+        self.delivered_ns.push(r.delivered_ns);
+        self.setup_ns.push(r.info.setup_ns);
+        self.wait_ns.push(r.info.wait_ns);
+        self.blocked.push(r.info.blocked);
+        self.hops.push(r.info.hops);
+        self.path.push(r.info.path);
+    }
+
+    pub fn len(&self) -> usize {
+        self.job.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.job.is_empty()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum Output {
+    /// Simulated start / end by trace row number.
+    Rows {
+        start: Vec<f64>,
+        end: Vec<f64>,
+    },
+    Ops(OpsOut),
+    Discard,
+}
+
+/// Records the end of rank `r`'s current row: its output and its iteration span.
+#[inline]
+pub(super) fn record(job: &mut JobRt, rank: &mut RankRt, end: Time) {
+    let row = rank.rows.current();
+    match &mut job.output {
+        Output::Rows { start, end: ends } => {
+            let id = rank.rows.current_id() as usize;
+            start[id] = rank.cur_start;
+            ends[id] = end;
+        }
+        Output::Ops(o) => {
+            o.rank.push(rank.local);
+            o.seq.push(row.seq);
+            o.op.push(row.op);
+            o.sim_start_ns.push(rank.cur_start);
+            o.sim_end_ns.push(end);
+        }
+        Output::Discard => {}
+    }
+    let it = row.iteration;
+    if it >= 0 {
+        rank.spans
+            .record(&mut job.iterations, it, rank.cur_start, end);
+    }
+}

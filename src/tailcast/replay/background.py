@@ -1,0 +1,147 @@
+"""Background traffic of a replay: synthetic jobs of other users (the engine's generators)
+and background traces, each with its own nodes; the replay ends when the foreground trace
+ends and the background is dropped then.
+
+A generator is written `PATTERN:key=value:…` on the command line, e.g.
+`uniform:nodes=8:load=0.5:bytes=64K` — keys `nodes` (how many endpoints), `load` (offered
+load per node, a fraction of its injection bandwidth), `bytes` (message size, K/M/G
+suffixes), `arrivals` (`poisson` | `periodic`), `hot` (hot-spot fraction), `placement`
+(`random` free endpoints, `linear` free endpoints from the lowest, or `E0,E1,…`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tailcast.errors import UsageError
+
+PATTERNS = ("uniform", "nearest_neighbour", "all_to_all", "permutation", "hot_spot")
+ARRIVALS = ("poisson", "periodic")
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+@dataclass(frozen=True)
+class BackgroundJob:
+    """A synthetic background job."""
+
+    pattern: str
+    nodes: int
+    load: float
+    bytes: int = 65536
+    arrivals: str = "poisson"
+    hot_fraction: float = 0.5
+    placement: str = "random"  # random | linear | explicit endpoint list "E0,E1,…"
+
+
+@dataclass(frozen=True)
+class BackgroundTrace:
+    """A trace replayed in the background on its own endpoints."""
+
+    path: Path
+    placement: str = "random"
+
+
+def parse_size(text: str) -> int:
+    """`64K`, `1M`, `512` → bytes."""
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in _UNITS and t[-1:] else ""
+    number = t[: len(t) - len(unit)]
+    if not number.isdigit():
+        raise UsageError(f"expected a size like 512, 64K or 1M, got {text!r}")
+    return int(number) * _UNITS[unit]
+
+
+def parse_job(text: str) -> BackgroundJob:
+    """`PATTERN:key=value:…` (see the module doc)."""
+    head, *pairs = text.split(":")
+    if head not in PATTERNS:
+        raise UsageError(f"--background {text!r}: pattern must be one of {', '.join(PATTERNS)}")
+    fields: dict[str, Any] = {"pattern": head}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise UsageError(f"--background {text!r}: expected key=value, got {pair!r}")
+        try:
+            if key == "nodes":
+                fields["nodes"] = int(value)
+            elif key == "load":
+                fields["load"] = float(value)
+            elif key == "bytes":
+                fields["bytes"] = parse_size(value)
+            elif key == "hot":
+                fields["hot_fraction"] = float(value)
+            elif key in ("arrivals", "placement"):
+                fields[key] = value
+            else:
+                raise UsageError(
+                    f"--background {text!r}: unknown key {key!r} "
+                    "(nodes, load, bytes, arrivals, hot, placement)"
+                )
+        except ValueError as exc:
+            raise UsageError(f"--background {text!r}: {key}={value!r} is not a number") from exc
+    for required in ("nodes", "load"):
+        if required not in fields:
+            raise UsageError(f"--background {text!r}: {required}=… is required")
+    job = BackgroundJob(**fields)
+    if job.arrivals not in ARRIVALS:
+        raise UsageError(f"--background {text!r}: arrivals must be poisson or periodic")
+    if not 0.0 <= job.load <= 1.0:
+        raise UsageError(f"--background {text!r}: load must be in [0, 1]")
+    if job.nodes < 2:
+        raise UsageError(f"--background {text!r}: nodes must be >= 2")
+    return job
+
+
+def parse_trace(text: str) -> BackgroundTrace:
+    """`FILE[@PLACEMENT]`."""
+    path, _, placement = text.partition("@")
+    return BackgroundTrace(Path(path), placement or "random")
+
+
+class EndpointPool:
+    """The fabric's endpoints not taken yet; background jobs draw theirs from it."""
+
+    def __init__(self, endpoints: int | None, taken: list[int], seed: int) -> None:
+        self.rng = random.Random(seed ^ 0xB6)
+        self.taken = set(taken)
+        # Contention-free models have no endpoint count: any id beyond the taken ones.
+        self.limit = endpoints
+        self.next_free = max(taken, default=-1) + 1
+
+    def free(self) -> list[int]:
+        if self.limit is None:
+            return []
+        return [e for e in range(self.limit) if e not in self.taken]
+
+    def take(self, count: int, how: str, what: str) -> list[int]:
+        if how not in ("random", "linear"):
+            chosen = [int(x) for x in how.split(",") if x.strip()]
+        elif self.limit is None:
+            chosen = list(range(self.next_free, self.next_free + count))
+        else:
+            free = self.free()
+            if len(free) < count:
+                raise UsageError(
+                    f"{what}: needs {count} free endpoints, the fabric has {len(free)} left"
+                )
+            chosen = free[:count] if how == "linear" else sorted(self.rng.sample(free, count))
+        if self.limit is not None and any(e >= self.limit or e < 0 for e in chosen):
+            raise UsageError(f"{what}: endpoints must be in [0, {self.limit})")
+        self.taken.update(chosen)
+        self.next_free = max(self.next_free, max(chosen, default=-1) + 1)
+        return chosen
+
+
+def generator_dict(job: BackgroundJob, endpoints: list[int]) -> dict[str, Any]:
+    """The engine's form of a generator (see `_core.replay`)."""
+    return {
+        "pattern": job.pattern,
+        "endpoints": endpoints,
+        "bytes": job.bytes,
+        "load": job.load,
+        "arrivals": job.arrivals,
+        "hot_fraction": job.hot_fraction,
+    }
