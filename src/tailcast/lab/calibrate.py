@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,7 @@ class ClassMeasurement:
     one_way_us_min: float
     rate_bit_s: float  # OSU's figure: all timed bytes over all timed seconds
     rate_bit_s_iterations: list[float]
+    reduce_ns_per_byte: float  # MPI_Reduce_local, MPI_SUM on MPI_SIGNED_CHAR
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,9 @@ class Calibration:
     overhead_us: float  # intercept: per-message software cost, both ends
     link_latency_us: float  # slope: per link crossed
     rate_bit_s: dict[str, float]  # tree level -> achievable rate
+    gamma_ns_per_byte: float  # median over the classes' reduce timings
     settings: CalibrationSettings
+    host_load_1m: float = 0.0  # the host's load while calibrating (noise record)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,10 +113,9 @@ def _measure_pair(
     one_way = np.nanmax(times, axis=1)
     try:
         bw = json.loads(bandwidth.read_text())
-        rate, per_iteration = (
-            float(bw["rate_bit_s"]),
-            [float(x) for x in bw["iteration_rate_bit_s"]],
-        )
+        rate = float(bw["rate_bit_s"])
+        per_iteration = [float(x) for x in bw["iteration_rate_bit_s"]]
+        gamma = float(bw["reduce_local_ns_per_byte"])
     except (OSError, ValueError, KeyError) as exc:
         raise InputError(bandwidth, f"not a bandwidth result ({exc})") from exc
     return ClassMeasurement(
@@ -125,6 +127,7 @@ def _measure_pair(
         one_way_us_min=float(one_way.min()),
         rate_bit_s=rate,
         rate_bit_s_iterations=per_iteration,
+        reduce_ns_per_byte=gamma,
     )
 
 
@@ -141,6 +144,7 @@ def derive(classes: dict[str, ClassMeasurement], settings: CalibrationSettings) 
         overhead_us=float(max(intercept, 0.0)),
         link_latency_us=float(slope),
         rate_bit_s={TOP_LEVEL[c]: classes[c].rate_bit_s for c in CLASSES},
+        gamma_ns_per_byte=float(np.median([classes[c].reduce_ns_per_byte for c in CLASSES])),
         settings=settings,
     )
 
@@ -151,7 +155,7 @@ def run_calibration(
     s = settings or CalibrationSettings()
     workdir.mkdir(parents=True, exist_ok=True)
     os.chmod(workdir, 0o755)
-    measured = {
-        c: _measure_pair(c, nodes, workdir, s) for c, nodes in calibration_pairs(topo).items()
-    }
-    return derive(measured, s)
+    load = os.getloadavg()[0]
+    pairs = calibration_pairs(topo)
+    measured = {c: _measure_pair(c, nodes, workdir, s) for c, nodes in pairs.items()}
+    return replace(derive(measured, s), host_load_1m=(load + os.getloadavg()[0]) / 2)

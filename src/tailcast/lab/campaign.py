@@ -2,9 +2,10 @@
 multi-node MPI jobs, tailcast.lab.background), let them settle, run one agent job per
 foreground placement that shares no node with them, then cancel them. Every measured run
 gets a `lab_runs` row: phase, placement, the background jobs beside it, whether they share a
-directed data link with it (links.py, from the topology), what they achieved (calls and
-seconds from their status files) and the host's 1-minute load before and after (the noise a
-shared machine adds). A phase/placement whose rows exist is skipped: re-running resumes.
+directed data link with it (links.py, from the topology), the calls each completed while the
+run ran (from their progress logs and the run's start and end) and the host's 1-minute load
+before and after its job (the noise a shared machine adds). A phase/placement whose rows
+exist is skipped: re-running resumes.
 """
 
 from __future__ import annotations
@@ -54,12 +55,36 @@ def _done(results: ResultsDir, camp: LabCampaign) -> set[tuple[str, str]]:
     return {(r["phase"], r["placement"]) for r in rows if r["n"] >= per_job}
 
 
-def _run_ids(results: ResultsDir, job_id: str) -> list[str]:
+def _runs(results: ResultsDir, job_id: str) -> list[tuple[str, float, float]]:
+    """(run id, start, end in unix seconds) of the runs an agent job wrote."""
     with Catalog(results) as cat:
         rows = cat.sql(
-            f"SELECT run_id FROM runs WHERE slurm_job_id = '{int(job_id)}' ORDER BY started_at"
+            "SELECT run_id, epoch(started_at) AS t0, epoch(ended_at) AS t1 FROM runs "
+            f"WHERE slurm_job_id = '{int(job_id)}' ORDER BY started_at"
         ).to_pylist()
-    return [str(r["run_id"]) for r in rows]
+    return [(str(r["run_id"]), float(r["t0"]), float(r["t1"])) for r in rows]
+
+
+def _progress(path: Path) -> list[tuple[float, int]]:
+    """A background job's (unix time, calls completed) samples, about one per second."""
+    samples = []
+    try:
+        for line in path.read_text().splitlines():
+            try:
+                doc = json.loads(line)
+                samples.append((float(doc["t"]), int(doc["calls"])))
+            except (ValueError, KeyError):
+                continue  # a line cut by the job's cancellation
+    except OSError:
+        pass
+    return samples
+
+
+def _calls_between(samples: list[tuple[float, int]], start: float, stop: float) -> int:
+    """Calls completed in [start, stop], from the samples nearest each end (±1 s)."""
+    before = [c for t, c in samples if t <= start]
+    upto = [c for t, c in samples if t <= stop]
+    return (upto[-1] if upto else 0) - (before[-1] if before else 0)
 
 
 def _agent_argv(camp: LabCampaign) -> list[str]:
@@ -88,13 +113,13 @@ class CampaignRunner:
         bg = self.camp.background
         started = []
         for i, nodes in enumerate(phase.jobs):
-            status = self.workdir / f"bg-{phase.name}-{i}.json"
+            status = self.workdir / f"bg-{phase.name}-{i}.jsonl"
             status.unlink(missing_ok=True)
             argv = [
                 "mpirun", "-np", str(len(nodes)), "--map-by", "node", sys.executable, "-m",
                 "tailcast.lab.background", "--size", str(bg.size_bytes),
-                "--period-ms", f"{bg.period_ms:g}", "--poll-ms", f"{bg.poll_ms:g}",
-                "--status", str(status),
+                "--gap-ms", f"{bg.gap_ms:g}", "--poll-ms", f"{bg.poll_ms:g}",
+                "--progress", str(status),
             ]  # fmt: skip
             name = f"{self.camp.name}-bg-{phase.name}-{i}"
             started.append(
@@ -115,18 +140,13 @@ class CampaignRunner:
         )
         end = wait_for(job, ENDED, timeout_s=24 * 3600, poll_s=5.0)
         load_after = os.getloadavg()[0]
-        run_ids = _run_ids(self.results, job.job_id)
-        if not run_ids:  # exit 3 (b not accepted) still writes runs; nothing written is a failure
+        runs = _runs(self.results, job.job_id)
+        if not runs:  # exit 3 (b not accepted) still writes runs; nothing written is a failure
             tail = job.output.read_text(errors="replace")[-1500:] if job.output.exists() else ""
             raise ExternalToolError(
                 "agent", f"job {job.job_id} ({name}) ended {end}, no runs", tail
             )
-        statuses = []
-        for _, path in bg:
-            try:
-                statuses.append(json.loads(path.read_text()))
-            except (OSError, ValueError):
-                statuses.append({})  # not yet written: the job ran < 1 s
+        progress = [_progress(path) for _, path in bg]
         b = self.camp.background
         return [
             {
@@ -139,13 +159,13 @@ class CampaignRunner:
                 "bg_nodes": run.phase.jobs,
                 "bg_pattern": b.pattern,
                 "bg_msg_size_bytes": b.size_bytes,
-                "bg_period_ms": b.period_ms,
-                "bg_calls": [int(s.get("calls", 0)) for s in statuses],
-                "bg_seconds": [float(s.get("seconds", 0.0)) for s in statuses],
+                "bg_gap_ms": b.gap_ms,
+                "bg_calls": [_calls_between(p, start, stop) for p in progress],
+                "bg_seconds": [stop - start] * len(progress),
                 "host_load_1m_before": load_before,
                 "host_load_1m_after": load_after,
             }
-            for run_id in run_ids
+            for run_id, start, stop in runs
         ]
 
     def run(self, only: set[str] | None = None) -> list[dict[str, Any]]:

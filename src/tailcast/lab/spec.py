@@ -3,7 +3,7 @@ phases of placed background jobs.
 
     [campaign]    name, benchmarks, sizes, iterations, warmup, interval_ms, settle_s
     [foreground]  placement name = hostlist (one agent job per placement and phase)
-    [background]  pattern ("alltoall"), size, period_ms, poll_ms: what every background job does
+    [background]  pattern ("alltoall"), size, gap_ms, poll_ms: what every background job does
     [[phase]]     name, jobs = [hostlist, ...] (one background job per hostlist; [] = none)
 
 A foreground placement that shares a node with a phase's background jobs is skipped in
@@ -31,7 +31,7 @@ BACKGROUND_PATTERNS = ("alltoall",)
 class Background:
     pattern: str = "alltoall"
     size_bytes: int = 1 << 20
-    period_ms: float = 0.0
+    gap_ms: float = 0.0  # sleep after each call
     poll_ms: float = 1.0
 
 
@@ -137,7 +137,7 @@ def load_lab_campaign(path: Path) -> LabCampaign:
     if not foreground:
         raise InputError(path, "[foreground] needs at least one placement")
     bg = _table(doc, "background", path)
-    _known(bg, {"pattern", "size", "period_ms", "poll_ms"}, "[background]", path)
+    _known(bg, {"pattern", "size", "gap_ms", "poll_ms"}, "[background]", path)
     if bg.get("pattern", "alltoall") not in BACKGROUND_PATTERNS:
         raise InputError(path, f"[background] pattern must be one of {BACKGROUND_PATTERNS}")
     try:
@@ -147,7 +147,7 @@ def load_lab_campaign(path: Path) -> LabCampaign:
     background = Background(
         pattern=str(bg.get("pattern", "alltoall")),
         size_bytes=bg_size,
-        period_ms=_number(bg, "period_ms", 0.0, "[background]", path),
+        gap_ms=_number(bg, "gap_ms", 0.0, "[background]", path),
         poll_ms=_number(bg, "poll_ms", 1.0, "[background]", path),
     )
     phases_doc = doc.get("phase")

@@ -205,7 +205,8 @@ REPLAY_ITERATIONS = pa.schema(
 
 # One row per run measured by a lab campaign (tailcast lab campaign): its phase and
 # placement, the background jobs that ran beside it, whether they share a data link with it
-# (from the topology), what they achieved, and the host's load as a noise record.
+# (from the topology), the calls each completed during the run, and the host's load as a
+# noise record.
 LAB_RUNS = pa.schema(
     [
         pa.field("run_id", pa.string(), nullable=False),
@@ -217,9 +218,9 @@ LAB_RUNS = pa.schema(
         pa.field("bg_nodes", pa.list_(pa.list_(pa.string()))),  # one node list per job
         pa.field("bg_pattern", pa.string()),
         pa.field("bg_msg_size_bytes", pa.int64()),
-        pa.field("bg_period_ms", pa.float64()),
-        pa.field("bg_calls", pa.list_(pa.int64())),  # calls each job completed so far
-        pa.field("bg_seconds", pa.list_(pa.float64())),  # over this many seconds
+        pa.field("bg_gap_ms", pa.float64()),  # each job sleeps this long after a call
+        pa.field("bg_calls", pa.list_(pa.int64())),  # calls each job completed in the run
+        pa.field("bg_seconds", pa.list_(pa.float64())),  # the window they were counted over
         pa.field("host_load_1m_before", pa.float64()),
         pa.field("host_load_1m_after", pa.float64()),
     ]
