@@ -11,12 +11,10 @@ from typing import Annotated
 import typer
 
 from tailcast.cli._common import echo, emit_json, new_app, note
-from tailcast.collectors.topology import load_topology_toml, read_scontrol_topology
-from tailcast.lab.calibrate import CalibrationSettings, run_calibration
-from tailcast.lab.campaign import CampaignRunner, plan
-from tailcast.lab.spec import load_lab_campaign
-from tailcast.lab.tails import phase_tails
-from tailcast.store import Catalog, ResultsDir
+from tailcast.errors import NotAcceptedError
+
+# Each command imports what it needs when it runs: `tailcast` starts without loading the
+# replay engine, pyarrow or the topology readers for commands that do not use them.
 
 app = new_app(
     "Characterise a tree-topology cluster (the local network lab): per-link-class rates and "
@@ -32,6 +30,10 @@ def calibrate(
     out: Annotated[
         Path | None, typer.Option("--out", help="Write the calibration as JSON to this file.")
     ] = None,
+    fabric_out: Annotated[
+        Path | None,
+        typer.Option("--fabric-out", help="Write it as a `tree` fabric TOML (e.g. lab.toml)."),
+    ] = None,
     topology: Annotated[
         Path | None, typer.Option("--topology", help="TOML topology; default scontrol.")
     ] = None,
@@ -43,14 +45,24 @@ def calibrate(
     """One 2-node job per link class (same group, same island, different islands): 1-byte
     ping-pong and 1 MiB streaming bandwidth; derives per-class rates, per-link latency and
     per-message overhead."""
+    from tailcast.collectors.topology import load_topology_toml, read_scontrol_topology
+    from tailcast.lab.calibrate import CalibrationSettings, run_calibration
+    from tailcast.lab.fabric_toml import fabric_toml
+    from tailcast.replay.fabric import load_fabric
+
     topo = load_topology_toml(topology) if topology else read_scontrol_topology()
     settings = CalibrationSettings(
         ping_iterations=ping_iterations, bw_window=bw_window, bw_iterations=bw_iterations
     )
     note(f"calibrating in {workdir.resolve()} (three jobs, one after the other)")
-    result = run_calibration(topo, workdir.resolve(), settings).as_dict()
+    cal = run_calibration(topo, workdir.resolve(), settings)
+    result = cal.as_dict()
     if out is not None:
         out.write_text(json.dumps(result, indent=2) + "\n")
+    if fabric_out is not None:
+        fabric_out.write_text(fabric_toml(cal, topo, fabric_out.stem))
+        load_fabric(fabric_out)  # the engine accepts what was written
+        note(f"wrote fabric {fabric_out}")
     if as_json:
         emit_json(result)
         return
@@ -61,7 +73,7 @@ def calibrate(
         )
     echo(
         f"per-message overhead {result['overhead_us']:.1f} us, per-link latency "
-        f"{result['link_latency_us']:.2f} us"
+        f"{result['link_latency_us']:.2f} us, reduction {result['gamma_ns_per_byte']:.3f} ns/B"
     )
 
 
@@ -84,6 +96,11 @@ def campaign(
     """Phase by phase: start the placed background jobs, measure every foreground placement
     that shares no node with them (one agent job each), stop them; one `lab_runs` row per
     measured run. Phases already in the store are skipped."""
+    from tailcast.collectors.topology import read_scontrol_topology
+    from tailcast.lab.campaign import CampaignRunner, plan
+    from tailcast.lab.spec import load_lab_campaign
+    from tailcast.store import ResultsDir
+
     camp = load_lab_campaign(spec)
     topo = read_scontrol_topology()
     if dry_run:
@@ -125,6 +142,9 @@ def tails(
 ) -> None:
     """Median and p99 of every lab campaign run by phase, with b, whether the background
     shared a link, and ratios to the same placement's run without background."""
+    from tailcast.lab.tails import phase_tails
+    from tailcast.store import Catalog, ResultsDir
+
     with Catalog(ResultsDir()) as cat:
         rows = phase_tails(cat, campaign_name)
     if as_json:
@@ -142,3 +162,43 @@ def tails(
             f"{r.b:5.2f} {'yes' if r.shares_links else 'no ':6s} {r.p50_us / 1e3:9.2f} "
             f"{r.p99_us / 1e3:9.2f} {ratio50} {ratio99} {r.host_load_1m:5.1f}"
         )
+
+
+@app.command("compare")
+def compare(
+    campaign_name: Annotated[
+        str | None, typer.Option("--campaign", help="Only this campaign (default: all).")
+    ] = None,
+    fabric: Annotated[str, typer.Option("--fabric", help="Bundled name or TOML file.")] = "lab",
+    sizes: Annotated[str, typer.Option("--sizes", help="Only these sizes, e.g. 1M.")] = "",
+    workdir: Annotated[Path, typer.Option("--workdir", help="Synthesised traces go here.")] = Path(
+        "lab-compare"
+    ),
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Also write comparison.json, comparison.md and an HTML report."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
+) -> None:
+    """Replays every measured run of a lab campaign on a fabric (same nodes, its background
+    jobs as background traces on theirs) and compares measured with simulated latencies:
+    KS, Wasserstein, p50 and p99 errors. Exit 3 when a run misses p50 ±15 % or p99 ±30 %."""
+    from tailcast.lab.compare import LabReplayer, compare_runs
+    from tailcast.lab.compare_report import comparison_markdown, write_comparison
+    from tailcast.replay.fabric import load_fabric
+    from tailcast.store import ResultsDir
+    from tailcast.units import parse_sizes
+
+    results = ResultsDir()
+    replayer = LabReplayer(load_fabric(fabric), results, workdir.resolve(), seed)
+    rows = compare_runs(replayer, campaign_name, parse_sizes(sizes) if sizes else None, note)
+    if out is not None:
+        write_comparison(rows, out, results)
+    if as_json:
+        emit_json([r.as_dict() for r in rows])
+    else:
+        echo(comparison_markdown(rows))
+    misses = [r for r in rows if not r.within]
+    if misses:
+        raise NotAcceptedError(f"{len(misses)} of {len(rows)} runs outside p50 ±15 % / p99 ±30 %")
