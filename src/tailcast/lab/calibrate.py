@@ -8,10 +8,12 @@ What it derives, per link class: the achievable TCP/MPI rate (the bandwidth run'
 on a tree whose rates fall towards the top, a pair's bottleneck is the highest link it
 crosses, so same_group measures the node links, same_island the group uplinks and
 different_islands the island link) and the per-message cost. A path of class c crosses
-2, 4 or 6 links; a least-squares line through (links crossed, median one-way latency)
-gives the per-link latency (slope) and the per-message software overhead (intercept);
-when the line falls (hops too cheap to see under scheduling noise) the latency per link is 0
-and the overhead the median of the three medians.
+2, 4 or 6 links; a least-squares line through (links crossed, fastest one-way time) gives
+the per-link latency (slope) and the per-message software overhead (intercept); when the
+line falls (hops too cheap to see) the latency per link is 0 and the overhead the mean.
+The fastest time, not the median: on a shared 2-core host the median of a 1-byte
+ping-pong is mostly waiting to be scheduled and moved from 46-90 us to 0.7-3.9 ms between
+two calibrations an hour apart (host load 9 and 15), while the minimum stayed at 26-96 us.
 """
 
 from __future__ import annotations
@@ -132,13 +134,13 @@ def _measure_pair(
 
 
 def derive(classes: dict[str, ClassMeasurement], settings: CalibrationSettings) -> Calibration:
-    """Per-link latency and per-message overhead from a line through the medians; the rate
-    of each tree level from the class whose highest link it is."""
+    """Per-link latency and per-message overhead from a line through the fastest one-way
+    times; the rate of each tree level from the class whose highest link it is."""
     x = np.array([classes[c].links_crossed for c in CLASSES], dtype=float)
-    y = np.array([classes[c].one_way_us_p50 for c in CLASSES])
+    y = np.array([classes[c].one_way_us_min for c in CLASSES])
     slope, intercept = np.polyfit(x, y, 1)
     if slope <= 0:  # links add nothing measurable (veth hops): all of it is overhead
-        slope, intercept = 0.0, float(np.median(y))
+        slope, intercept = 0.0, float(np.mean(y))
     return Calibration(
         classes=classes,
         overhead_us=float(max(intercept, 0.0)),

@@ -53,14 +53,15 @@ def fabric_toml(cal: Calibration, topo: Topology, name: str = "lab") -> str:
         f"# {name}: the cluster as `tailcast lab calibrate` measured it ({when}, host load",
         f"# {cal.host_load_1m:.1f}). Rates: osu_bw-style streams of "
         f"{cal.settings.bw_window} x {cal.settings.bw_size_bytes} B messages, one pair per",
-        "# link class, each class's rate taken for its highest link; overheads: 1-byte",
-        "# ping-pong medians (one-way = 2 x overhead + links), a line through the three classes.",
+        "# link class, each class's rate taken for its highest link; overheads: the fastest",
+        "# 1-byte ping-pong (one-way = 2 x overhead + links), a line through the three classes",
+        "# (medians are mostly scheduling delay on a shared host: kept here as the noise).",
     ]
     for c in CLASSES:
         m = cal.classes[c]
         lines.append(
-            f"#   {c:18s} {'-'.join(m.nodes):14s} one-way p50 {m.one_way_us_p50:8.1f} us, "
-            f"rate {m.rate_bit_s / 1e6:7.1f} Mbit/s"
+            f"#   {c:18s} {'-'.join(m.nodes):14s} one-way min {m.one_way_us_min:6.1f} us "
+            f"p50 {m.one_way_us_p50:7.1f} us, rate {m.rate_bit_s / 1e6:6.1f} Mbit/s"
         )
     shape = " x ".join(map(str, reversed(arity)))
     lines += [
