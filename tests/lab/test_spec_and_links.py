@@ -90,3 +90,16 @@ def test_bad_campaign_names_file_and_key(tmp_path: Path, old: str, new: str, nam
     with pytest.raises(InputError) as err:
         load_lab_campaign(path)
     assert str(path) in str(err.value) and names in str(err.value)
+
+
+def test_background_calls_are_counted_inside_a_run_window(tmp_path: Path) -> None:
+    from tailcast.lab.campaign import _calls_between, _progress
+
+    log = tmp_path / "bg.jsonl"
+    lines = [f'{{"t": {100.0 + i}, "calls": {3 * i}}}' for i in range(10)]
+    log.write_text("\n".join(lines) + '\n{"t": 110.0, "cal')  # cut by the job's cancellation
+    samples = _progress(log)
+    assert len(samples) == 10
+    assert _calls_between(samples, 102.5, 106.5) == 18 - 6  # samples at t=102 and t=106
+    assert _calls_between(samples, 50.0, 60.0) == 0
+    assert _calls_between(_progress(tmp_path / "missing.jsonl"), 0.0, 1.0) == 0
