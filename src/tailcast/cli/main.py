@@ -16,6 +16,7 @@ from tailcast.cli import (
     analyze,
     collect,
     db,
+    doctor,
     lab,
     predict,
     quickstart,
@@ -94,6 +95,7 @@ SUBCOMMANDS = [
     (lab.app, "lab", "Calibrate a tree cluster's link classes; lab campaigns."),
     (predict.app, "predict", "Predict a collective's latency tail from the live queue's b."),
     (db.app, "db", "Query the results store with SQL (DuckDB over Parquet)."),
+    (doctor.app, "doctor", "What this machine has for tailcast; what missing parts turn off."),
 ]
 for sub_app, name, short in SUBCOMMANDS:
     app.add_typer(sub_app, name=name, short_help=short)
