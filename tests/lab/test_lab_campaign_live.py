@@ -165,6 +165,7 @@ def test_alltoall_tail_grows_with_b_only_on_shared_links(
     assert by["shared"]["p99_ratio"] >= 2.0, by
     assert abs(by["apart"]["p99_ratio"] - 1.0) < 0.20, by
 
+
 def _links(cluster: LocalCluster) -> dict[str, int]:
     res = subprocess.run([str(SCRIPT), "links", str(cluster.dir)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
