@@ -49,8 +49,8 @@ test: install sysdeps wheel
 	scripts/run-tests
 
 lint: install
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src tests bench scripts/labnet
+	$(VENV)/bin/ruff format --check src tests bench scripts/labnet
 	$(VENV)/bin/mypy
 	$(PY) -m mypy.stubtest tailcast._core
 	cargo clippy --workspace --all-targets --features replay-engine/fixture-fabrics --quiet -- -D warnings

@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,11 +53,12 @@ class LocalCluster:
     pids: dict[str, int]
     owned: bool = False
     jobs: list[str] = field(default_factory=list)
+    lab: dict[str, Any] | None = None  # the network lab's record (`up --network lab`)
 
     @classmethod
-    def start(cls, directory: Path, n_nodes: int = 16) -> LocalCluster:
+    def start(cls, directory: Path, n_nodes: int = 16, network: str = "none") -> LocalCluster:
         res = subprocess.run(
-            [str(SCRIPT), "up", str(directory), "--nodes", str(n_nodes)],
+            [str(SCRIPT), "up", str(directory), "--nodes", str(n_nodes), "--network", network],
             capture_output=True,
             text=True,
             timeout=120,
@@ -68,7 +70,9 @@ class LocalCluster:
     @classmethod
     def attach(cls, directory: Path, owned: bool = False) -> LocalCluster:
         rec = json.loads((directory / "cluster.json").read_text())
-        return cls(Path(rec["dir"]), rec["nodes"], rec["env"], rec["pids"], owned)
+        return cls(
+            Path(rec["dir"]), rec["nodes"], rec["env"], rec["pids"], owned, lab=rec.get("lab")
+        )
 
     def alive_pids(self) -> dict[str, int]:
         return {name: pid for name, pid in self.pids.items() if _alive(pid)}
@@ -181,3 +185,40 @@ def mpi_available() -> None:
         if _ci():
             pytest.fail("mpirun (Open MPI) is not installed — CI requires it")
         pytest.skip("mpirun not installed")
+
+
+def _lab_available() -> str | None:
+    """Why the network lab cannot run here (None when it can): root, iproute2, nsenter."""
+    if os.geteuid() != 0:
+        return "the network lab needs root (network namespaces, tc)"
+    missing = [t for t in ("ip", "tc", "nsenter", "sysctl") if shutil.which(t) is None]
+    return f"the network lab needs {missing} on PATH" if missing else None
+
+
+@pytest.fixture(scope="session")
+def lab_cluster() -> Iterator[LocalCluster]:
+    """A 16-node Slurm on the network lab (`slurm-local up --network lab`), its own for the
+    session ($TAILCAST_LAB_DIR reuses a running one). Missing pieces: skip here, fail in CI."""
+    shared = os.environ.get("TAILCAST_LAB_DIR")
+    if shared and (Path(shared) / "cluster.json").exists():
+        cluster = LocalCluster.attach(Path(shared))
+        if cluster.lab and len(cluster.alive_pids()) == len(cluster.pids):
+            yield cluster
+            cluster.cancel_all()
+            return
+    _install_if_root()
+    reason = None if _slurm_available() else "Slurm is not installed"
+    reason = reason or _lab_available()
+    if reason:
+        if _ci():
+            pytest.fail(reason + " — CI requires the network lab")
+        pytest.skip(reason)
+    directory = Path(tempfile.mkdtemp(prefix="tailcast-lab-"))
+    cluster = LocalCluster.start(directory, network="lab")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+        left = cluster.alive_pids()
+        assert not left, f"daemons left after teardown: {left}"
+        shutil.rmtree(directory, ignore_errors=True)

@@ -1,12 +1,14 @@
 """`tailcast quickstart`: the whole pipeline on bundled real data, offline, in about a minute.
 
 The bundled data (src/tailcast/data/quickstart, recorded by scripts/record_quickstart_data.py
-on the real local Slurm + Open MPI) is a small seed-001 campaign — bcast, reduce and alltoall
-at 4 B, 1 KiB and 32 KiB, same-group and different-islands placements, under 0–3 background
-MPI jobs — and a 4-rank halo + allreduce application captured with tailcast's PMPI tracer.
-The quickstart loads it into the store, replays the captured trace on every bundled fabric,
-simulates each measured benchmark with an OSU-pattern trace, compares measured and simulated
-tails, correlates latency with b, predicts a tail, and writes the HTML report.
+on the network lab: the local Slurm + Open MPI with every node in its own namespace on
+shaped links) is a small seed-001 campaign — bcast, reduce and alltoall at 4 B, 32 KiB and
+1 MiB, same-group and different-islands placements, beside 0–2 placed background alltoall
+jobs (slurm_jobs/lab-quickstart.toml) — and a 4-rank halo + allreduce application captured
+with tailcast's PMPI tracer. The quickstart loads it into the store, replays the captured
+trace on every bundled fabric, replays every measured run on the calibrated `lab` fabric
+(its nodes, its background jobs on theirs), compares measured and simulated tails,
+correlates latency with b, predicts a tail, and writes the HTML report.
 """
 
 from __future__ import annotations
@@ -19,20 +21,17 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from tailcast.analysis.compare import compare_samples
 from tailcast.analysis.correlation import correlate
 from tailcast.analysis.prediction import load_run_stats, predict_tail
 from tailcast.analysis.report import build_report
-from tailcast.analysis.sources import resolve
 from tailcast.errors import TailcastError
+from tailcast.lab.compare import LabReplayer, RunComparison, compare_runs
 from tailcast.replay.fabric import bundled_fabrics, load_fabric
 from tailcast.replay.run import ReplayOptions, replay_trace
 from tailcast.store import Catalog, ResultsDir
-from tailcast.traces.io import write_trace
-from tailcast.traces.synth.osu import osu_trace
 
-BUNDLED_TABLES = ("runs", "samples", "utilisation", "snapshots")
-SIMULATION_FABRIC = "crossbar"
+BUNDLED_TABLES = ("runs", "samples", "utilisation", "snapshots", "lab_runs")
+SIMULATION_FABRIC = "lab"  # the network the bundled campaign was measured on, calibrated
 
 
 def bundled_dir() -> Path:
@@ -48,6 +47,7 @@ class QuickstartState:
     scratch: Path
     # (measured SQL over samples, simulated replay id, label) for the report's comparisons
     pairs: list[tuple[str, str, str]] = field(default_factory=list)
+    comparisons: list[RunComparison] = field(default_factory=list)
     report: Path | None = None
 
 
@@ -84,48 +84,30 @@ def step_replay_captured(state: QuickstartState) -> str:
     return "captured halo trace: " + ", ".join(parts)
 
 
-def _measured_groups(state: QuickstartState) -> list[dict[str, object]]:
-    with Catalog(state.results) as cat:
-        return cat.rows(
-            "SELECT benchmark, msg_size_bytes, ranks, max(iterations) AS iterations "
-            "FROM runs WHERE implementation = 'builtin' "
-            "GROUP BY ALL ORDER BY benchmark, msg_size_bytes"
-        )
-
-
 def step_simulate_benchmarks(state: QuickstartState) -> str:
-    fabric = load_fabric(SIMULATION_FABRIC)
-    for group in _measured_groups(state):
-        bench, size = str(group["benchmark"]), int(str(group["msg_size_bytes"]))
-        ranks, iterations = int(str(group["ranks"])), int(str(group["iterations"]))
-        table, meta = osu_trace(bench, ranks, [size], iterations)
-        path = state.scratch / f"osu_{bench}_{size}.parquet"
-        write_trace(table, path, meta)
-        outcome = replay_trace(path, fabric, ReplayOptions(), state.results)
-        measured = (
-            "SELECT s.latency_us FROM samples s JOIN runs r USING (run_id) "
-            f"WHERE r.benchmark = '{bench}' AND r.msg_size_bytes = {size}"
-        )
-        state.pairs.append((measured, outcome.replay_id, f"{bench} {size} B"))
-    return f"{len(state.pairs)} OSU-pattern traces replayed on {SIMULATION_FABRIC}"
+    """Every measured run as its OSU-pattern trace on its nodes of the lab fabric, beside its
+    background jobs as background traces on theirs (tailcast lab compare's method)."""
+    replayer = LabReplayer(load_fabric(SIMULATION_FABRIC), state.results, state.scratch / "lab")
+    state.comparisons = compare_runs(replayer)
+    for c in state.comparisons:
+        measured = f"SELECT latency_us FROM samples WHERE run_id = '{c.run_id}'"
+        label = f"{c.benchmark} {c.msg_size_bytes} B {c.placement} {c.phase}"
+        state.pairs.append((measured, c.replay_id, label))
+    return f"{len(state.pairs)} measured runs replayed on {SIMULATION_FABRIC}"
 
 
 def step_compare(state: QuickstartState) -> str:
-    worst = ""
-    worst_ks = -1.0
-    with Catalog(state.results) as cat:
-        for measured_sql, replay_id, label in state.pairs:
-            measured = resolve(measured_sql, cat).table.column("latency_us")
-            simulated = resolve(replay_id, cat).table.column("latency_us")
-            cmp = compare_samples(measured.to_numpy(), simulated.to_numpy())
-            if cmp.ks_statistic > worst_ks:
-                p99 = cmp.percentiles["p99"]
-                worst_ks = cmp.ks_statistic
-                worst = (
-                    f"{label}: KS {cmp.ks_statistic:.2f}, p99 measured "
-                    f"{p99['measured']:.1f} us vs simulated {p99['simulated']:.1f} us"
-                )
-    return f"{len(state.pairs)} comparisons; largest gap {worst}"
+    large = [c for c in state.comparisons if c.msg_size_bytes >= 1 << 20]
+    within = sum(c.within for c in large)
+    worst = max(state.comparisons, key=lambda c: abs(c.p50_error), default=None)
+    if worst is None:
+        return "no comparisons"
+    return (
+        f"{len(state.comparisons)} comparisons; 1 MiB runs within p50 ±15 % and p99 ±30 %: "
+        f"{within} of {len(large)}; largest median gap {worst.benchmark} "
+        f"{worst.msg_size_bytes} B {worst.placement} {worst.phase}: "
+        f"{worst.p50_measured_us:.0f} us measured vs {worst.p50_simulated_us:.0f} us simulated"
+    )
 
 
 def step_correlate(state: QuickstartState) -> str:
@@ -163,7 +145,10 @@ def step_report(state: QuickstartState) -> str:
         results=state.results,
         fit_groups=1,
         fit_time_limit_s=1.0,
-        compare=[(m, r) for m, r, _ in state.pairs[:3]],
+        # three 1 MiB runs across the islands: alone, and beside background on the island link
+        compare=[(m, r) for m, r, label in state.pairs if "1048576 B different_islands" in label][
+            :3
+        ],
     )
     state.report = result.html
     return f"{len(result.figures)} figures in {result.html}"

@@ -33,7 +33,12 @@ def test_quickstart_builds_the_whole_pipeline(results_home: Path) -> None:
         fabrics = {r["fabric"] for r in cat.rows("SELECT DISTINCT fabric FROM replays")}
         assert set(bundled_fabrics()) <= fabrics
         sims = cat.rows("SELECT count(DISTINCT replay_id) AS n FROM replay_iterations")[0]["n"]
-        assert sims == 9  # one OSU-pattern simulation per measured (benchmark, size)
+        assert sims == 72  # every measured run replayed on the lab fabric
+        lab = cat.rows(
+            "SELECT count(*) AS n, count(DISTINCT phase) AS phases, max(len(bg_nodes)) AS jobs "
+            "FROM lab_runs JOIN runs USING (run_id)"
+        )[0]
+        assert lab == {"n": 72, "phases": 4, "jobs": 2}  # recorded on the network lab
     # Running it again adds simulations but never duplicates the bundled campaign.
     again = subprocess.run(
         [sys.executable, "-m", "tailcast.cli.main", "quickstart", "--json"],

@@ -252,6 +252,29 @@ REPLAY_ITERATIONS = pa.schema(
     ]
 )
 
+# One row per run measured by a lab campaign (tailcast lab campaign): its phase and
+# placement, the background jobs that ran beside it, whether they share a data link with it
+# (from the topology), the calls each completed during the run, and the host's load as a
+# noise record.
+LAB_RUNS = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("campaign", pa.string()),
+        pa.field("phase", pa.string()),
+        pa.field("placement", pa.string()),
+        pa.field("shares_links", pa.bool_()),  # any directed data link used by both
+        pa.field("bg_job_ids", pa.list_(pa.string())),
+        pa.field("bg_nodes", pa.list_(pa.list_(pa.string()))),  # one node list per job
+        pa.field("bg_pattern", pa.string()),
+        pa.field("bg_msg_size_bytes", pa.int64()),
+        pa.field("bg_gap_ms", pa.float64()),  # each job sleeps this long after a call
+        pa.field("bg_calls", pa.list_(pa.int64())),  # calls each job completed in the run
+        pa.field("bg_seconds", pa.list_(pa.float64())),  # the window they were counted over
+        pa.field("host_load_1m_before", pa.float64()),
+        pa.field("host_load_1m_after", pa.float64()),
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "snapshots": SNAPSHOTS,
     "utilisation": UTILISATION,
@@ -265,6 +288,7 @@ TABLES: dict[str, pa.Schema] = {
     "replay_iterations": REPLAY_ITERATIONS,
     "replay_messages": REPLAY_MESSAGES,
     "fabric_stats": FABRIC_STATS,
+    "lab_runs": LAB_RUNS,
     "sweep_points": SWEEP_POINTS,
 }
 

@@ -1,0 +1,205 @@
+"""Measured against simulated, run by run, for a lab campaign: each measured run (runs +
+lab_runs) is replayed as its OSU-pattern trace on a fabric (the calibrated `lab` tree by
+default) on the same nodes, beside its background jobs as background traces on their
+nodes (bgtrace.py), and the measured per-iteration latencies are compared with the
+simulated ones: KS, Wasserstein, p50 and p99 relative errors (analysis/compare.py).
+
+Replays go to the store (replays, replay_iterations, ...) so reports can show each pair.
+The eager limit is Open MPI's TCP BTL's (`btl_tcp_eager_limit` = 65536 in `ompi_info` of
+Open MPI 4.1.4): the transport the lab's jobs use.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import hostlist
+import numpy as np
+
+from tailcast.analysis.compare import compare_samples
+from tailcast.errors import UsageError
+from tailcast.lab.bgtrace import write_background_trace
+from tailcast.replay.background import BackgroundTrace
+from tailcast.replay.fabric import Fabric
+from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.store import Catalog, ResultsDir
+from tailcast.traces.io import write_trace
+from tailcast.traces.synth.osu import osu_trace
+
+OMPI_TCP_EAGER_LIMIT = 65536
+P50_TOLERANCE, P99_TOLERANCE = 0.15, 0.30  # issue 18's acceptance for 1 MiB collectives
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    run_id: str
+    campaign: str
+    phase: str
+    placement: str
+    benchmark: str
+    msg_size_bytes: int
+    b: float
+    shares_links: bool
+    background_jobs: int
+    replay_id: str
+    n_measured: int
+    n_simulated: int
+    ks: float
+    wasserstein_us: float
+    p50_measured_us: float
+    p50_simulated_us: float
+    p50_error: float
+    p99_measured_us: float
+    p99_simulated_us: float
+    p99_error: float
+
+    @property
+    def within(self) -> bool:
+        return abs(self.p50_error) <= P50_TOLERANCE and abs(self.p99_error) <= P99_TOLERANCE
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"within": self.within}
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class LabReplayer:
+    """Replays lab runs on one fabric, caching traces and background call times."""
+
+    def __init__(self, fabric: Fabric, results: ResultsDir, workdir: Path, seed: int = 0):
+        if not fabric.node_names:
+            raise UsageError(f"fabric {fabric.name} has no `nodes` key: runs cannot be placed")
+        self.fabric, self.results, self.workdir, self.seed = fabric, results, workdir, seed
+        self.index = {n: i for i, n in enumerate(fabric.node_names)}
+        self._alone: dict[tuple[tuple[str, ...], int], float] = {}
+        workdir.mkdir(parents=True, exist_ok=True)
+
+    def _options(
+        self, nodes: list[str], background: tuple[BackgroundTrace, ...] = ()
+    ) -> ReplayOptions:
+        missing = [n for n in nodes if n not in self.index]
+        if missing:
+            raise UsageError(f"nodes {missing} are not in fabric {self.fabric.name}")
+        return ReplayOptions(
+            seed=self.seed,
+            placement="nodes:" + hostlist.collect_hostlist(nodes),
+            eager_threshold_bytes=OMPI_TCP_EAGER_LIMIT,
+            background_traces=background,
+        )
+
+    def alone_ns(self, nodes: list[str], size: int) -> float:
+        """One background call on an otherwise idle fabric."""
+        key = (tuple(nodes), size)
+        if key not in self._alone:
+            path = self.workdir / f"bg-one-{len(nodes)}-{size}.parquet"
+            write_background_trace(path, len(nodes), size, 1, 0.0)
+            outcome = replay_trace(path, self.fabric, self._options(nodes))
+            self._alone[key] = outcome.total_time_ns
+        return self._alone[key]
+
+    def foreground(
+        self, benchmark: str, ranks: int, size: int, iterations: int, warmup: int
+    ) -> Path:
+        path = self.workdir / f"osu-{benchmark}-{ranks}-{size}-{iterations}-{warmup}.parquet"
+        if not path.exists():
+            table, meta = osu_trace(benchmark, ranks, [size], iterations, warmup)
+            write_trace(table, path, meta)
+        return path
+
+    def replay_run(self, run: dict[str, Any]) -> tuple[str, np.ndarray]:
+        """(replay id, simulated per-iteration latencies in µs) of one measured run."""
+        size = int(run["bg_msg_size_bytes"] or 0)
+        seconds = max((run["ended_at"] - run["started_at"]).total_seconds(), 1.0)
+        background = []
+        gap = float(run["bg_gap_ms"] or 0.0) * 1e6
+        for i, nodes in enumerate(run["bg_nodes"] or []):
+            alone = self.alone_ns(nodes, size)
+            # enough calls to outlast the measured run twice over at the job's fastest pace
+            count = math.ceil(2 * seconds * 1e9 / max(alone + gap, 1e6)) + 10
+            path = self.workdir / f"bg-{run['run_id']}-{i}.parquet"
+            write_background_trace(path, len(nodes), size, count, gap)
+            endpoints = ",".join(str(self.index[n]) for n in nodes)
+            background.append(BackgroundTrace(path, endpoints))
+        trace = self.foreground(
+            run["benchmark"], int(run["ranks"]), int(run["msg_size_bytes"]),
+            int(run["iterations"]), int(run["warmup"] or 0),
+        )  # fmt: skip
+        outcome = replay_trace(
+            trace, self.fabric, self._options(list(run["nodes"]), tuple(background)), self.results
+        )
+        return outcome.replay_id, outcome.iteration_latency_us
+
+
+def lab_runs(cat: Catalog, campaign: str | None, sizes: list[int] | None) -> list[dict[str, Any]]:
+    where = []
+    if campaign:
+        where.append(f"l.campaign = {_quote(campaign)}")
+    if sizes:
+        where.append(f"r.msg_size_bytes IN ({', '.join(str(int(s)) for s in sizes)})")
+    rows: list[dict[str, Any]] = cat.sql(
+        "SELECT l.*, r.benchmark, r.msg_size_bytes, r.ranks, r.iterations, r.warmup, r.nodes, "
+        "r.b_before, r.started_at, r.ended_at FROM lab_runs l JOIN runs r USING (run_id) "
+        + ("WHERE " + " AND ".join(where) if where else "")
+        + " ORDER BY l.campaign, l.placement, r.benchmark, r.msg_size_bytes, "
+        "len(l.bg_job_ids), l.phase"
+    ).to_pylist()
+    return rows
+
+
+def compare_runs(
+    replayer: LabReplayer,
+    campaign: str | None = None,
+    sizes: list[int] | None = None,
+    progress: Callable[[str], None] = lambda _: None,
+) -> list[RunComparison]:
+    with Catalog(replayer.results) as cat:
+        runs = lab_runs(cat, campaign, sizes)
+        if not runs:
+            raise UsageError("no lab campaign runs match (tailcast lab campaign ...)")
+        ids = ", ".join(_quote(r["run_id"]) for r in runs)
+        measured = {
+            row["run_id"]: np.asarray(row["lat"], dtype=float)
+            for row in cat.sql(
+                f"SELECT run_id, list(latency_us) AS lat FROM samples WHERE run_id IN ({ids}) "
+                "GROUP BY run_id"
+            ).to_pylist()
+        }
+    out = []
+    for run in runs:
+        replay_id, simulated = replayer.replay_run(run)
+        cmp = compare_samples(measured[run["run_id"]], simulated)
+        p50, p99 = cmp.percentiles["p50"], cmp.percentiles["p99"]
+        row = RunComparison(
+            run_id=run["run_id"],
+            campaign=run["campaign"],
+            phase=run["phase"],
+            placement=run["placement"],
+            benchmark=run["benchmark"],
+            msg_size_bytes=int(run["msg_size_bytes"]),
+            b=float(run["b_before"]),
+            shares_links=bool(run["shares_links"]),
+            background_jobs=len(run["bg_nodes"] or []),
+            replay_id=replay_id,
+            n_measured=cmp.n_measured,
+            n_simulated=cmp.n_simulated,
+            ks=cmp.ks_statistic,
+            wasserstein_us=cmp.wasserstein,
+            p50_measured_us=float(p50["measured"] or 0.0),
+            p50_simulated_us=float(p50["simulated"] or 0.0),
+            p50_error=float(p50["rel_error"] or 0.0),
+            p99_measured_us=float(p99["measured"] or 0.0),
+            p99_simulated_us=float(p99["simulated"] or 0.0),
+            p99_error=float(p99["rel_error"] or 0.0),
+        )
+        progress(
+            f"{row.phase:10s} {row.placement:18s} {row.benchmark:8s} {row.msg_size_bytes:8d} "
+            f"p50 {row.p50_error:+.1%} p99 {row.p99_error:+.1%} KS {row.ks:.2f}"
+        )
+        out.append(row)
+    return out
