@@ -117,14 +117,20 @@ fn non_commutative_rules() {
     assert_eq!(pick_noncommutative(Allreduce, 2, 100), RecursiveDoubling); // size < 4: < 131072 -> 3
     assert_eq!(pick_noncommutative(Allreduce, 2, 1 << 20), Linear); // size < 4: else -> 1
     assert_eq!(pick_noncommutative(Allreduce, 10, 1 << 20), Nonoverlapping); // size < 16: else -> 2
-    assert_eq!(pick_noncommutative(Allreduce, 16, 1 << 20), RecursiveDoubling); // size < 128 -> 3
+    assert_eq!(
+        pick_noncommutative(Allreduce, 16, 1 << 20),
+        RecursiveDoubling
+    ); // size < 128 -> 3
     assert_eq!(pick_noncommutative(Allreduce, 600, 1000), Nonoverlapping); // else: < 2048 -> 2
     assert_eq!(pick_noncommutative(Reduce, 16, 1 << 20), InOrderBinary); // size < 128 -> 6
     assert_eq!(pick_noncommutative(Reduce, 10, 5000), Linear); // size < 16: < 8192 -> 1
     assert_eq!(pick_noncommutative(Reduce, 5, 8), Linear); // size < 8 -> 1
-    assert_eq!(pick_noncommutative(ReduceScatter, 16, 1 << 20), Nonoverlapping); // -> 1
+    assert_eq!(
+        pick_noncommutative(ReduceScatter, 16, 1 << 20),
+        Nonoverlapping
+    ); // -> 1
     assert_eq!(pick_noncommutative(ReduceScatterBlock, 16, 100_000), Linear); // -> 1
-    // the commutative rules for the same calls differ
+                                                                              // the commutative rules for the same calls differ
     assert_eq!(pick(Reduce, 16, 1 << 20), Binomial);
     assert_eq!(pick(Allreduce, 16, 1 << 20), Rabenseifner);
 }
