@@ -37,14 +37,23 @@ pub fn build(at: &Ctx, algo: Algo, prog: &mut Program) -> Result<(), CollError> 
             // allgather_intra_basic_linear: c_coll gather to 0, then c_coll bcast of
             // rcount * size elements
             at.call(&spec.as_kind(CollKind::Gather, 0, spec.bytes), prog)?;
-            at.call(&spec.as_kind(CollKind::Bcast, 0, spec.bytes * u64::from(p)), prog)?;
+            at.call(
+                &spec.as_kind(CollKind::Bcast, 0, spec.bytes * u64::from(p)),
+                prog,
+            )?;
         }
         Algo::RecursiveDoubling if p.is_power_of_two() && !v => {
             // exchange the 2^k blocks gathered so far with rank ^ 2^k
             let mut d = 1;
             while d < p {
                 let remote = me ^ d;
-                prog.sendrecv(me, remote, sum(me & !(d - 1), d), remote, sum(remote & !(d - 1), d));
+                prog.sendrecv(
+                    me,
+                    remote,
+                    sum(me & !(d - 1), d),
+                    remote,
+                    sum(remote & !(d - 1), d),
+                );
                 d <<= 1;
             }
         }
@@ -101,7 +110,13 @@ fn neighbor_exchange(p: u32, me: u32, sum: &dyn Fn(u32, u32) -> u64, prog: &mut 
         let par = (i % 2) as usize;
         recv_from[par] =
             ((i64::from(recv_from[par]) + offset[par]).rem_euclid(i64::from(p))) as u32;
-        prog.sendrecv(me, nb[par], sum(send_from, 2), nb[par], sum(recv_from[par], 2));
+        prog.sendrecv(
+            me,
+            nb[par],
+            sum(send_from, 2),
+            nb[par],
+            sum(recv_from[par], 2),
+        );
         send_from = recv_from[par];
     }
 }

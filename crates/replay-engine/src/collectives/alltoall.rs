@@ -51,7 +51,13 @@ fn linear(p: u32, me: u32, b: u64, prog: &mut Program) {
 
 /// alltoallv_intra_basic_linear: receives from 0..p-1, then sends to 0..p-1 (self
 /// skipped, empty transfers included), then waitall.
-fn linear_v(p: u32, me: u32, send: &dyn Fn(u32) -> u64, recv: &dyn Fn(u32) -> u64, prog: &mut Program) {
+fn linear_v(
+    p: u32,
+    me: u32,
+    send: &dyn Fn(u32) -> u64,
+    recv: &dyn Fn(u32) -> u64,
+    prog: &mut Program,
+) {
     let others = || (0..p).filter(move |&r| r != me);
     let mut reqs: Vec<_> = others().map(|r| prog.irecv(r, recv(r))).collect();
     reqs.extend(others().map(|r| prog.isend(r, send(r))));
@@ -76,7 +82,13 @@ fn linear_sync(p: u32, me: u32, b: u64, max_requests: u32, prog: &mut Program) {
 
 /// alltoall(v)_intra_pairwise: step i sends to me+i and receives from me-i (sendrecv);
 /// the self exchange is a local copy.
-fn pairwise(p: u32, me: u32, send: &dyn Fn(u32) -> u64, recv: &dyn Fn(u32) -> u64, prog: &mut Program) {
+fn pairwise(
+    p: u32,
+    me: u32,
+    send: &dyn Fn(u32) -> u64,
+    recv: &dyn Fn(u32) -> u64,
+    prog: &mut Program,
+) {
     for i in 1..p {
         let (to, from) = ((me + i) % p, (me + p - i) % p);
         prog.sendrecv(me, to, send(to), from, recv(from));

@@ -121,10 +121,8 @@ fn split_bintree(
     // "segsize < type_size: push segsize up to hold one type"
     let seg = if segsize > 0 { segsize.max(elem) } else { 0 };
     let segcount = |c: u64| if seg > 0 { seg / elem } else { c };
-    let too_small = counts[0] == 0
-        || counts[1] == 0
-        || seg > counts[0] * elem
-        || seg > counts[1] * elem;
+    let too_small =
+        counts[0] == 0 || counts[1] == 0 || seg > counts[0] * elem || seg > counts[1] * elem;
     if too_small {
         // "call linear version here": bcast_intra_chain(..., segsize, 1)
         let segcount = seg_count(segsize, elem, count);
@@ -168,7 +166,11 @@ fn split_bintree(
             prog.recv(me_parent(&tree), n * elem);
         }
     }
-    let pair = if lr == 0 { (me + 1) % p } else { (me + p - 1) % p };
+    let pair = if lr == 0 {
+        (me + 1) % p
+    } else {
+        (me + p - 1) % p
+    };
     let (mine, other) = (counts[lr] * elem, counts[1 - lr] * elem);
     if !p.is_multiple_of(2) {
         if me != root {
@@ -197,7 +199,11 @@ fn scatter_phase(p: u32, root: u32, me: u32, count: u64, elem: u64, prog: &mut P
     curr[0] = count;
     let me_v = vrank(me, root, p);
     for v in 0..p {
-        let top = if v == 0 { p.next_power_of_two() } else { v & v.wrapping_neg() };
+        let top = if v == 0 {
+            p.next_power_of_two()
+        } else {
+            v & v.wrapping_neg()
+        };
         if v != 0 && count > u64::from(v) * sc && v == me_v {
             prog.recv((me + p - top) % p, curr[v as usize] * elem);
         }
@@ -251,7 +257,13 @@ fn scatter_allgather(
     // recv_count as the scatter left it: the upper bound count - vrank * scatter_count
     // (0 at the root), then the size of each receive.
     let mut recv_count: Vec<u64> = (0..p)
-        .map(|x| if x == 0 { 0 } else { count.saturating_sub(u64::from(x) * sc) })
+        .map(|x| {
+            if x == 0 {
+                0
+            } else {
+                count.saturating_sub(u64::from(x) * sc)
+            }
+        })
         .collect();
     let mut mask = 1u32;
     while mask < p {

@@ -125,8 +125,14 @@ pub fn play(progs: &[Program]) -> Result<u64, String> {
     if !stuck.is_empty() {
         return Err(format!("deadlock: (rank, instruction) {stuck:?}"));
     }
-    if let Some((k, ch)) = chans.iter().find(|(_, c)| !c.sent.is_empty() || !c.posted.is_empty()) {
-        return Err(format!("left over on {k:?}: {:?} / {:?}", ch.sent, ch.posted));
+    if let Some((k, ch)) = chans
+        .iter()
+        .find(|(_, c)| !c.sent.is_empty() || !c.posted.is_empty())
+    {
+        return Err(format!(
+            "left over on {k:?}: {:?} / {:?}",
+            ch.sent, ch.posted
+        ));
     }
     Ok(sent)
 }
@@ -174,7 +180,11 @@ fn window(
             posted = true;
         }
         let finished = nr == recvs.len() && ns == sends.len() && open_r.is_empty();
-        ranks[r].window = if finished { None } else { Some((nr, ns, open_r, open_s)) };
+        ranks[r].window = if finished {
+            None
+        } else {
+            Some((nr, ns, open_r, open_s))
+        };
         if finished || !posted {
             return Ok(finished);
         }
@@ -215,7 +225,9 @@ fn spec_for(kind: CollKind, p: u32, root: u32, bytes: u64, elem: u32, commute: b
         kind,
         CollKind::Alltoallv | CollKind::Allgatherv | CollKind::Gatherv | CollKind::Scatterv
     ) {
-        s.per_peer_bytes = (0..p).map(|i| (bytes + u64::from(i) * 3) % 1000 * e).collect();
+        s.per_peer_bytes = (0..p)
+            .map(|i| (bytes + u64::from(i) * 3) % 1000 * e)
+            .collect();
     }
     if kind == CollKind::ReduceScatter && bytes / e == 100 {
         s.per_peer_bytes = (0..p).map(|i| u64::from(i % 3) * e * 5).collect();
@@ -271,7 +283,8 @@ fn every_algorithm_is_deadlock_free_and_matched() {
                 for bytes in [0u64, 1, 8, 100, 40_000] {
                     for root in [0, p - 1, p / 3] {
                         for (elem, commute) in [(1u32, true), (8, false)] {
-                            let spec = spec_for(kind, p, root, bytes * u64::from(elem), elem, commute);
+                            let spec =
+                                spec_for(kind, p, root, bytes * u64::from(elem), elem, commute);
                             for prm in &params {
                                 let all = all_programs(&spec, algo, prm);
                                 if let Err(e) = play(&all) {
@@ -321,28 +334,64 @@ fn total(kind: CollKind, algo: Algo, p: u32, bytes: u64) -> u64 {
 fn bytes_moved_are_the_algorithms() {
     let n = 1u64 << 20;
     // ring allreduce: every rank sends 2 (p-1)/p n
-    assert_eq!(total(CollKind::Allreduce, Algo::Ring, 16, n), 16 * 2 * 15 * n / 16);
+    assert_eq!(
+        total(CollKind::Allreduce, Algo::Ring, 16, n),
+        16 * 2 * 15 * n / 16
+    );
     // recursive doubling: lg p whole vectors per rank
-    assert_eq!(total(CollKind::Allreduce, Algo::RecursiveDoubling, 16, n), 16 * 4 * n);
+    assert_eq!(
+        total(CollKind::Allreduce, Algo::RecursiveDoubling, 16, n),
+        16 * 4 * n
+    );
     // Rabenseifner: 2 (p-1)/p n per rank
-    assert_eq!(total(CollKind::Allreduce, Algo::Rabenseifner, 16, n), 16 * 2 * 15 * n / 16);
+    assert_eq!(
+        total(CollKind::Allreduce, Algo::Rabenseifner, 16, n),
+        16 * 2 * 15 * n / 16
+    );
     // binomial / pipeline bcast: every non-root receives n once
     assert_eq!(total(CollKind::Bcast, Algo::Binomial, 16, n), 15 * n);
     assert_eq!(total(CollKind::Bcast, Algo::Pipeline, 16, n), 15 * n);
     // pairwise alltoall: p-1 blocks per rank; Bruck: lg p steps of p/2 blocks
-    assert_eq!(total(CollKind::Alltoall, Algo::Pairwise, 16, 64), 16 * 15 * 64);
-    assert_eq!(total(CollKind::Alltoall, Algo::Bruck, 16, 64), 16 * 4 * 8 * 64);
+    assert_eq!(
+        total(CollKind::Alltoall, Algo::Pairwise, 16, 64),
+        16 * 15 * 64
+    );
+    assert_eq!(
+        total(CollKind::Alltoall, Algo::Bruck, 16, 64),
+        16 * 4 * 8 * 64
+    );
     // ring / Bruck / recursive doubling / neighbour exchange allgather: p-1 blocks per rank
-    for algo in [Algo::Ring, Algo::Bruck, Algo::RecursiveDoubling, Algo::NeighborExchange] {
-        assert_eq!(total(CollKind::Allgather, algo, 16, 64), 16 * 15 * 64, "{algo:?}");
+    for algo in [
+        Algo::Ring,
+        Algo::Bruck,
+        Algo::RecursiveDoubling,
+        Algo::NeighborExchange,
+    ] {
+        assert_eq!(
+            total(CollKind::Allgather, algo, 16, 64),
+            16 * 15 * 64,
+            "{algo:?}"
+        );
     }
     // scatter-allgather bcast: the binomial scatter moves lg p * p/2 blocks = 2n, the ring
     // allgather p (p-1) blocks = 15n, recursive doubling as much
-    assert_eq!(total(CollKind::Bcast, Algo::ScatterAllgatherRing, 16, n), 17 * n);
-    assert_eq!(total(CollKind::Bcast, Algo::ScatterAllgather, 16, n), 17 * n);
+    assert_eq!(
+        total(CollKind::Bcast, Algo::ScatterAllgatherRing, 16, n),
+        17 * n
+    );
+    assert_eq!(
+        total(CollKind::Bcast, Algo::ScatterAllgather, 16, n),
+        17 * n
+    );
     // reduce_scatter ring / recursive halving: (p-1)/p n per rank
-    assert_eq!(total(CollKind::ReduceScatter, Algo::Ring, 16, n), 16 * 15 * n / 16);
-    assert_eq!(total(CollKind::ReduceScatter, Algo::RecursiveHalving, 16, n), 16 * 15 * n / 16);
+    assert_eq!(
+        total(CollKind::ReduceScatter, Algo::Ring, 16, n),
+        16 * 15 * n / 16
+    );
+    assert_eq!(
+        total(CollKind::ReduceScatter, Algo::RecursiveHalving, 16, n),
+        16 * 15 * n / 16
+    );
     assert_eq!(total(CollKind::Barrier, Algo::Bruck, 16, 0), 0);
 }
 
@@ -359,15 +408,36 @@ fn open_mpi_fallbacks_apply() {
     };
     let ar = |algo, n, elem, commute| progs(CollKind::Allreduce, algo, 16, n, elem, commute);
     // ring with count < p runs recursive doubling; segmented ring with segsize 0 is ring
-    assert_eq!(ar(Algo::Ring, 8, 1, true), ar(Algo::RecursiveDoubling, 8, 1, true));
-    assert_eq!(ar(Algo::SegmentedRing, 4096, 1, true), ar(Algo::Ring, 4096, 1, true));
-    assert_ne!(ar(Algo::Ring, 16, 1, true), ar(Algo::RecursiveDoubling, 16, 1, true));
+    assert_eq!(
+        ar(Algo::Ring, 8, 1, true),
+        ar(Algo::RecursiveDoubling, 8, 1, true)
+    );
+    assert_eq!(
+        ar(Algo::SegmentedRing, 4096, 1, true),
+        ar(Algo::Ring, 4096, 1, true)
+    );
+    assert_ne!(
+        ar(Algo::Ring, 16, 1, true),
+        ar(Algo::RecursiveDoubling, 16, 1, true)
+    );
     // Rabenseifner with count < p' or a non-commutative op runs basic_linear
-    assert_eq!(ar(Algo::Rabenseifner, 8, 1, true), ar(Algo::Linear, 8, 1, true));
-    assert_eq!(ar(Algo::Rabenseifner, 1 << 20, 1, false), ar(Algo::Linear, 1 << 20, 1, false));
+    assert_eq!(
+        ar(Algo::Rabenseifner, 8, 1, true),
+        ar(Algo::Linear, 8, 1, true)
+    );
+    assert_eq!(
+        ar(Algo::Rabenseifner, 1 << 20, 1, false),
+        ar(Algo::Linear, 1 << 20, 1, false)
+    );
     // ... judged on elements: 32 bytes of doubles are 4 elements < 16
-    assert_eq!(ar(Algo::Rabenseifner, 32, 8, true), ar(Algo::Linear, 32, 8, true));
-    assert_ne!(ar(Algo::Rabenseifner, 32, 1, true), ar(Algo::Linear, 32, 1, true));
+    assert_eq!(
+        ar(Algo::Rabenseifner, 32, 8, true),
+        ar(Algo::Linear, 32, 8, true)
+    );
+    assert_ne!(
+        ar(Algo::Rabenseifner, 32, 1, true),
+        ar(Algo::Linear, 32, 1, true)
+    );
     // reduce Rabenseifner likewise falls back to basic linear
     let red = |algo, n| progs(CollKind::Reduce, algo, 16, n, 1, true);
     assert_eq!(red(Algo::Rabenseifner, 8), red(Algo::Linear, 8));

@@ -132,7 +132,10 @@ pub fn algo_from_name(name: &str) -> Option<Algo> {
 /// A size with an optional binary suffix: 131072, 128K, 128KiB, 1M, 1MiB.
 fn parse_size(text: &str) -> Option<u64> {
     let t = text.trim().to_ascii_lowercase();
-    let t = t.strip_suffix("ib").or_else(|| t.strip_suffix('b')).unwrap_or(&t);
+    let t = t
+        .strip_suffix("ib")
+        .or_else(|| t.strip_suffix('b'))
+        .unwrap_or(&t);
     let (digits, unit) = match t.char_indices().last()? {
         (i, 'k') => (&t[..i], 1u64 << 10),
         (i, 'm') => (&t[..i], 1 << 20),
@@ -159,7 +162,9 @@ fn apply_param(params: &mut AlgoParams, item: &str, coll: &str) -> Result<(), Co
     match key.as_str() {
         "segsize" | "segmentsize" | "segment_size" => {
             params.segsize = parse_size(value).ok_or_else(|| {
-                bad(format!("segsize must be a size in bytes (131072, 128K), got '{value}'"))
+                bad(format!(
+                    "segsize must be a size in bytes (131072, 128K), got '{value}'"
+                ))
             })?;
         }
         "fanout" | "chain_fanout" | "tree_fanout" => params.fanout = number(value)?,

@@ -46,7 +46,9 @@ impl Program {
 
     /// Whether the program has a waitany window (the closed form cannot evaluate those).
     pub fn has_window(&self) -> bool {
-        self.instrs.iter().any(|i| matches!(i, Instr::Window { .. }))
+        self.instrs
+            .iter()
+            .any(|i| matches!(i, Instr::Window { .. }))
     }
 
     /// Bytes this program sends, in total.

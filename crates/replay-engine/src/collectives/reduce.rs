@@ -130,7 +130,14 @@ fn in_order_binary(
     prog: &mut Program,
 ) {
     let io_root = p - 1;
-    generic(&topo::in_order_bintree(p, me), count, segcount, elem, window, prog);
+    generic(
+        &topo::in_order_bintree(p, me),
+        count,
+        segcount,
+        elem,
+        window,
+        prog,
+    );
     if io_root != root {
         if me == root {
             prog.recv(io_root, count * elem);
@@ -157,7 +164,8 @@ fn redscat_gather(p: u32, root: u32, me: u32, count: u64, elem: u64, prog: &mut 
     let vroot = if odd_root {
         0
     } else {
-        fold.vrank(root).expect("an even or unfolded root keeps a virtual rank")
+        fold.vrank(root)
+            .expect("an even or unfolded root keeps a virtual rank")
     };
     if odd_root {
         // vrank 0's windows (the lower rank of every pair): recv = wsize / 2 each step

@@ -193,6 +193,12 @@ fn butterfly(p: u32, me: u32, rc: &[u64], elem: u64, prog: &mut Program) {
         index += 1;
     }
     if vpeer != v {
-        prog.sendrecv(me, peer, rc[index as usize] * elem, peer, rc[me as usize] * elem);
+        prog.sendrecv(
+            me,
+            peer,
+            rc[index as usize] * elem,
+            peer,
+            rc[me as usize] * elem,
+        );
     }
 }

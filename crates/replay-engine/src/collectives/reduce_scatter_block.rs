@@ -126,7 +126,11 @@ fn recursive_halving(p: u32, me: u32, rcount: u64, elem: u64, prog: &mut Program
         let mut mask = pof2 >> 1;
         while mask > 0 {
             let vpeer = v ^ mask;
-            let peer = if vpeer < rem { vpeer * 2 + 1 } else { vpeer + rem };
+            let peer = if vpeer < rem {
+                vpeer * 2 + 1
+            } else {
+                vpeer + rem
+            };
             let (sc, rcv);
             if v < vpeer {
                 send_index = recv_index + mask;

@@ -58,7 +58,17 @@ fn to_u64(v: &[i64]) -> Vec<u64> {
 /// The CollSpec of a trace row; `s`/`r` are send/recv bytes, `sc`/`rc` the count lists,
 /// `me` this rank's communicator rank.
 #[allow(clippy::too_many_arguments)]
-fn spec_of(op: Op, kind: CollKind, p: u32, root: u32, me: u32, s: u64, r: u64, sc: &[i64], rc: &[i64]) -> CollSpec {
+fn spec_of(
+    op: Op,
+    kind: CollKind,
+    p: u32,
+    root: u32,
+    me: u32,
+    s: u64,
+    r: u64,
+    sc: &[i64],
+    rc: &[i64],
+) -> CollSpec {
     let n = u64::from(p.max(1));
     let or = |a: u64, b: u64| if a > 0 { a } else { b };
     let counts = |c: &[i64], total: u64| {
@@ -117,7 +127,15 @@ impl Engine {
         let comm = row.comm;
         let (sc, rc) = (rank.rows.send_counts(), rank.rows.recv_counts());
         let (dtype, commute) = rank.rows.current_dtype();
-        let args = (op as u8, comm, row.root, row.send_bytes, row.recv_bytes, dtype, commute);
+        let args = (
+            op as u8,
+            comm,
+            row.root,
+            row.send_bytes,
+            row.recv_bytes,
+            dtype,
+            commute,
+        );
         let plain = sc.is_empty() && rc.is_empty();
         if plain {
             // A repeated call (same arguments) takes the same closed-form path.
@@ -238,10 +256,7 @@ impl Engine {
     /// or ends. Posting and waiting are the point-to-point machinery's (p2p.rs); a wait
     /// that ends later, or a reduction, continues the rank then.
     pub(super) fn coll_step(&mut self, r: u32) -> Outcome {
-        let mut run = self.ranks[r as usize]
-            .coll
-            .take()
-            .expect("in a collective");
+        let mut run = self.ranks[r as usize].coll.take().expect("in a collective");
         let outcome = loop {
             let Some(&ins) = run.prog.instrs.get(run.pc) else {
                 let slots = std::mem::take(&mut run.slots);

@@ -132,7 +132,9 @@ impl Chunk {
             }
             if db || cm {
                 let get = |v: &[i32], on: bool| if on { v[i] } else { SAME };
-                extra.dtype.push((get(c.dtype_bytes, db), get(c.commutative, cm)));
+                extra
+                    .dtype
+                    .push((get(c.dtype_bytes, db), get(c.commutative, cm)));
             }
             chunk.rows.push(Row {
                 seq: c.seq[i],
