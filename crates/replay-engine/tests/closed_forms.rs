@@ -304,6 +304,31 @@ fn allgather_ring_recursive_doubling_bruck() {
 }
 
 #[test]
+fn allgather_neighbor_exchange() {
+    // allgather_intra_neighborexchange (Chen et al. 2005), p = 16: one block with the first
+    // neighbour, then p/2 - 1 sendrecvs of two blocks: (p/2)α + (p-1)bβ. Odd p = 13:
+    // "odd size, switching to ring algorithm": (p-1)(α + bβ).
+    let b = B as i64;
+    let want = 8.0 * ALPHA + 15.0 * B as f64 * BETA;
+    both(
+        "allgather neighbor_exchange",
+        16,
+        Op::Allgather,
+        b,
+        "allgather=5",
+        want,
+    );
+    both(
+        "allgather neighbor_exchange",
+        13,
+        Op::Allgather,
+        b,
+        "allgather=5",
+        12.0 * t(B),
+    );
+}
+
+#[test]
 fn alltoall_pairwise_bruck_linear() {
     // pairwise: (p-1)(α + bβ); modified Bruck: ⌈lg p⌉ steps, step d moving the blocks with
     // bit d set: p = 16: 4α + 32bβ = lg p α + (n/2) lg p β; p = 13: 6+6+5+5 = 22 blocks.
@@ -458,6 +483,18 @@ fn barriers() {
         );
     }
     both("barrier rd", 16, Op::Barrier, 0, "barrier=3", 4.0 * ALPHA);
+    // barrier_intra_doublering: the token goes round twice, 0 → 1 → … → p-1 → 0, one
+    // message at a time: 2pα.
+    for p in [16u32, 13] {
+        both(
+            "barrier double_ring",
+            p,
+            Op::Barrier,
+            0,
+            "barrier=2",
+            2.0 * f64::from(p) * ALPHA,
+        );
+    }
     let got = time(Ports::Unlimited, 13, Op::Barrier, 0, 0, "barrier=3");
     check("barrier rd p=13 unlimited", got, 5.0 * ALPHA);
 }
