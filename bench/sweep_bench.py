@@ -48,7 +48,9 @@ def run() -> dict[str, Any]:
         try:
             env_text = subprocess.run(
                 [str(REPO / "scripts" / "slurm-local"), "env", str(cluster)],
-                capture_output=True, text=True, check=True,
+                capture_output=True,
+                text=True,
+                check=True,
             ).stdout
             env = {k: v for k, v in os.environ.items() if not k.startswith(("SBATCH_", "SLURM_"))}
             for line in env_text.splitlines():

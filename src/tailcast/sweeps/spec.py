@@ -74,7 +74,7 @@ class SweepSpec:
     def points(self) -> list[Point]:
         """Every point, in a fixed order: traces × axes (in spec order) × seeds."""
         names = list(self.axes)
-        out = []
+        out: list[Point] = []
         combos = itertools.product(*(self.axes[n] for n in names))
         for trace, combo in itertools.product(self.traces, list(combos)):
             for _ in range(self.seeds):

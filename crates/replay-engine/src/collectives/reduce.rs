@@ -160,7 +160,7 @@ fn redscat_gather(p: u32, root: u32, me: u32, count: u64, elem: u64, prog: &mut 
         halving::reduce_scatter(&fold, v, count, elem, prog);
     }
     let nsteps = fold.pof2.trailing_zeros() as usize;
-    let odd_root = root < 2 * fold.rem && root % 2 != 0;
+    let odd_root = root < 2 * fold.rem && !root.is_multiple_of(2);
     let vroot = if odd_root {
         0
     } else {

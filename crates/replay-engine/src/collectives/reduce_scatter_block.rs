@@ -173,7 +173,7 @@ fn butterfly(p: u32, me: u32, rcount: u64, elem: u64, prog: &mut Program) {
     let log2 = pof2.trailing_zeros();
     let real = |v: u32| if v < rem { v * 2 + 1 } else { v + rem };
     let Some(v) = vrank else {
-        let vpeer = mirror_perm((me + 1) / 2, log2);
+        let vpeer = mirror_perm(me.div_ceil(2), log2);
         prog.recv(real(vpeer), rcount * elem);
         return;
     };
