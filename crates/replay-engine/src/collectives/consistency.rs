@@ -59,10 +59,7 @@ pub fn play(progs: &[Program]) -> Result<u64, String> {
     loop {
         let mut progress = false;
         for r in 0..p {
-            loop {
-                let Some(&ins) = ranks[r].prog.instrs.get(ranks[r].pc) else {
-                    break;
-                };
+            while let Some(&ins) = ranks[r].prog.instrs.get(ranks[r].pc) {
                 let step = match ins {
                     Instr::Send { peer, bytes, sync } => {
                         let peer = peer as usize;
