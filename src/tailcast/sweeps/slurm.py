@@ -1,6 +1,7 @@
 """A sweep as a Slurm job array: one sbatch script per submission (task k runs shard k of
 the plan, or of a resubmission's assignment), submitted with inherited SBATCH_* scrubbed;
-status from squeue (sacct when the cluster keeps accounting); cancel with scancel."""
+status from squeue (`-r`: a line per array task); cancel with scancel. A task squeue no
+longer lists is judged by its stored points, so no accounting (sacct) is needed."""
 
 from __future__ import annotations
 
