@@ -193,6 +193,21 @@ fn reduce_rabenseifner() {
         "reduce=rabenseifner",
         want,
     );
+    // p = 13 (p' = 8, r = 5), root 0: the first 10 ranks swap halves (α + n/2 β), reduce
+    // (n/2 γ), the odd ones send their reduced half to the even ones (α + n/2 β), which
+    // become vranks 0..4; p' ranks halve (3α + (7/8)nβ + (7/8)nγ) and the binomial gather
+    // brings the pieces to vroot 0 (3α + (7/8)nβ).
+    let f8 = 7.0 / 8.0 * n as f64;
+    let want = 2.0 * t(n / 2) + g(n / 2) + 6.0 * ALPHA + 2.0 * f8 * BETA + f8 * GAMMA;
+    let got = time(
+        Ports::Unlimited,
+        13,
+        Op::Reduce,
+        n as i64,
+        n as i64,
+        "reduce=rabenseifner",
+    );
+    check("reduce rabenseifner p=13 unlimited", got, want);
 }
 
 #[test]
