@@ -98,6 +98,8 @@ fn main() {
             ("model", Value::from("alpha_beta")),
             ("alpha_us", Value::from(1.0)),
             ("beta_ns_per_byte", Value::from(0.1)),
+            // as the bundled `ideal` fabric: contention-free endpoints
+            ("ports", Value::Int(0)),
         ],
         _ => vec![
             ("model", Value::from("flow")),

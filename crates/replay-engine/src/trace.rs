@@ -79,6 +79,11 @@ pub struct TraceColumns<'a> {
     /// sendrecv: source and receive tag (SAME = as peer / tag).
     pub recv_peer: &'a [i32],
     pub recv_tag: &'a [i32],
+    /// Collectives: MPI_Type_size of the datatype (SAME = not recorded: 1-byte elements,
+    /// OSU's MPI_CHAR) and whether the op is commutative (1 / 0; SAME = not recorded:
+    /// commutative, as MPI_SUM). Empty column = all SAME.
+    pub dtype_bytes: &'a [i32],
+    pub commutative: &'a [i32],
     /// wait*/test*: the requests the call completed.
     pub requests: Lists<'a>,
     /// v-collectives: bytes per communicator rank.
@@ -126,6 +131,8 @@ impl<'a> TraceColumns<'a> {
             iteration: &self.iteration[lo..hi],
             recv_peer: part(self.recv_peer, lo, hi),
             recv_tag: part(self.recv_tag, lo, hi),
+            dtype_bytes: part(self.dtype_bytes, lo, hi),
+            commutative: part(self.commutative, lo, hi),
             requests: lists(&self.requests),
             send_counts: lists(&self.send_counts),
             recv_counts: lists(&self.recv_counts),
@@ -187,9 +194,14 @@ pub fn check_lengths(c: &TraceColumns<'_>, n: usize) -> Result<(), String> {
         ("iteration", c.iteration.len()),
         ("recv_peer", c.recv_peer.len()),
         ("recv_tag", c.recv_tag.len()),
+        ("dtype_bytes", c.dtype_bytes.len()),
+        ("commutative", c.commutative.len()),
     ];
     for (name, len) in lens {
-        let optional = matches!(name, "recv_peer" | "recv_tag" | "rank");
+        let optional = matches!(
+            name,
+            "recv_peer" | "recv_tag" | "rank" | "dtype_bytes" | "commutative"
+        );
         if len != n && !(optional && len == 0) {
             return Err(format!("column {name} has {len} rows, seq has {n}"));
         }

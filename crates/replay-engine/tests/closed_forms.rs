@@ -1,391 +1,515 @@
-//! Closed forms of Thakur, Rabenseifner & Gropp, "Optimization of Collective Communication
-//! Operations in MPICH", IJHPCA 19(1), 2005, checked against the Open MPI 4.1 schedules of
-//! `replay_engine::collectives` played by a small lockstep α-β-γ evaluator (a message of n
-//! bytes costs α + nβ and is eager; the sends and receives of a step overlap; a step ends
-//! when its sends are out and its receives have arrived, then γ per reduced byte is spent).
-//! p = 16, α = 1 µs, β = 1 ns/B, γ = 0.5 ns/B, sizes 8 B and 1 MiB, OSU's size convention.
+//! Hand-derived α-β-γ times of Open MPI 4.1.4's algorithms, replayed through the engine
+//! (`replay_engine::replay`, one collective per rank, the algorithm forced as `--coll`
+//! does) at p = 16 and p = 13. α = 1 µs, β = 1 ns/B, γ = 0.5 ns/B; T(n) = α + nβ is one
+//! message, G(n) = nγ one reduction. Messages above 8 KiB are rendezvous (data moves once
+//! both sides are posted), smaller ones eager.
+//!
+//! `Ports::One` is the alpha_beta default: single-port, full-duplex endpoints, the Hockney
+//! model Pješivac-Grbović, Bosilca, Fagg, Angskun & Dongarra ("Performance analysis of MPI
+//! collective operations", Cluster Computing 10(2), 2007) use for Open MPI's collectives;
+//! `Ports::Unlimited` is the contention-free form. The published forms are those of
+//! Thakur, Rabenseifner & Gropp (IJHPCA 19(1), 2005) and of Pješivac-Grbović et al.;
+//! where a form is stated for a power of two only, p = 13 is derived for 4.1.4's code
+//! (named in each test) and the derivation is in the comment.
 
-use std::collections::{HashMap, VecDeque};
+mod support;
 
-use replay_engine::collectives::{allreduce, schedule, Algo, AlgoParams, CollKind, CollSpec, Step};
-
-const ALPHA: f64 = 1000.0;
-const BETA: f64 = 1.0;
-const GAMMA: f64 = 0.5;
-const P: u32 = 16;
-const LG_P: f64 = 4.0;
-const MIB: u64 = 1 << 20;
-
-/// Completion time (ns) of the slowest rank when every rank starts at 0.
-fn play(all: &[Vec<Step>]) -> f64 {
-    let p = all.len();
-    let mut chan: HashMap<(u32, u32), VecDeque<(u64, f64)>> = HashMap::new();
-    let (mut pos, mut posted) = (vec![0usize; p], vec![None::<f64>; p]);
-    let mut t = vec![0.0f64; p];
-    loop {
-        let mut progress = false;
-        for r in 0..p {
-            let Some(step) = all[r].get(pos[r]) else {
-                continue;
-            };
-            let start = t[r];
-            if posted[r].is_none() {
-                let mut end = start;
-                for &(to, b) in &step.sends {
-                    let arrive = start + ALPHA + b as f64 * BETA;
-                    chan.entry((r as u32, to))
-                        .or_default()
-                        .push_back((b, arrive));
-                    end = end.max(arrive);
-                }
-                posted[r] = Some(end);
-                progress = true;
-            }
-            let mut need: HashMap<u32, usize> = HashMap::new();
-            for &(from, _) in &step.recvs {
-                *need.entry(from).or_default() += 1;
-            }
-            let ready = need
-                .iter()
-                .all(|(&f, &n)| chan.get(&(f, r as u32)).is_some_and(|q| q.len() >= n));
-            if ready {
-                let mut end = posted[r].take().unwrap_or(start);
-                for &(from, b) in &step.recvs {
-                    let (got, arrive) = chan
-                        .get_mut(&(from, r as u32))
-                        .unwrap()
-                        .pop_front()
-                        .unwrap();
-                    assert_eq!(got, b, "size mismatch {from}->{r}");
-                    end = end.max(arrive);
-                }
-                t[r] = end + step.reduce_bytes as f64 * GAMMA;
-                pos[r] += 1;
-                progress = true;
-            }
-        }
-        if !progress {
-            break;
-        }
-    }
-    assert!(
-        (0..p).all(|r| pos[r] == all[r].len()),
-        "schedule did not complete"
-    );
-    t.iter().copied().fold(0.0, f64::max)
-}
-
-fn run(kind: CollKind, algo: Algo, bytes: u64) -> f64 {
-    let spec = CollSpec::new(kind, P, 0, bytes);
-    let all: Vec<Vec<Step>> = (0..P)
-        .map(|me| schedule(&spec, algo, &AlgoParams::default(), me).unwrap())
-        .collect();
-    play(&all)
-}
-
-fn assert_close(what: &str, got: f64, want: f64) {
-    let rel = (got - want).abs() / want;
-    println!(
-        "{what}: simulated {got:.1} ns, formula {want:.1} ns, diff {:.4} %",
-        rel * 100.0
-    );
-    assert!(
-        rel <= 0.01,
-        "{what}: simulated {got} ns vs formula {want} ns ({:.3} %)",
-        rel * 100.0
-    );
-}
-
-/// (p-1)/p * n
-fn frac(n: u64) -> f64 {
-    (P as f64 - 1.0) / P as f64 * n as f64
-}
+use replay_engine::ops::Op;
+use support::*;
 
 #[test]
-fn binomial_bcast_is_lg_p_hops() {
-    // ⌈lg p⌉(α + nβ): Open MPI's root isends to all children at once (children nearest
-    // first), the depth of the binomial tree is lg p.
-    for n in [8, MIB] {
-        let want = LG_P * (ALPHA + n as f64 * BETA);
-        assert_close(
-            &format!("bcast binomial n={n}"),
-            run(CollKind::Bcast, Algo::Binomial, n),
+fn bcast_linear_is_p_minus_1_messages_at_the_root() {
+    // bcast_intra_basic_linear: the root isends p-1 copies; its port sends one at a time:
+    // (p-1)(α + nβ) (Pješivac-Grbović et al., linear broadcast).
+    for p in [16, 13] {
+        let want = f64::from(p - 1) * t(MIB);
+        one(
+            "bcast linear 1MiB",
+            p,
+            Op::Bcast,
+            MIB as i64,
+            "bcast=linear",
             want,
         );
     }
 }
 
 #[test]
-fn ring_allreduce() {
-    // 2(p−1)α + 2((p−1)/p)nβ + ((p−1)/p)nγ at 1 MiB (count >= p).
-    let n = MIB;
-    let want = 2.0 * 15.0 * ALPHA + 2.0 * frac(n) * BETA + frac(n) * GAMMA;
-    assert_close(
-        "allreduce ring 1MiB",
-        run(CollKind::Allreduce, Algo::Ring, n),
+fn bcast_pipeline_is_p_plus_segments_minus_2_hops() {
+    // bcast_intra_pipeline with segsize 128 KiB: 8 segments down a chain; an inner node
+    // receives segment s+1 while it forwards segment s: (p + ns - 2)(α + ms β).
+    let (ms, ns) = (128 * 1024u64, 8.0);
+    for p in [16, 13] {
+        let want = (f64::from(p) + ns - 2.0) * t(ms);
+        one(
+            "bcast pipeline",
+            p,
+            Op::Bcast,
+            MIB as i64,
+            "bcast=pipeline:segsize=128K",
+            want,
+        );
+    }
+}
+
+#[test]
+fn bcast_binomial_is_lg_p_hops() {
+    // ompi_coll_base_topo_build_bmtree: the children of index i are i | m for every power
+    // of two m above i's highest bit, nearest first (1, 2, 4, 8 at the root), so the
+    // first child roots the largest subtree. Without port limits a rank is reached after
+    // popcount(index) hops, max over 0..p-1: lg p at p = 16, 3 at p = 13 (7 and 11). With
+    // one send at a time a node feeds its largest subtree first and the root's k-th child
+    // is reached at hop k: ⌈lg p⌉(α + nβ) (Thakur et al., binomial broadcast) at both p.
+    let depth = |p: u32| f64::from((0..p).map(u32::count_ones).max().unwrap_or(0));
+    for p in [16, 13] {
+        for n in [8u64, MIB] {
+            let ni = n as i64;
+            one(
+                "bcast binomial",
+                p,
+                Op::Bcast,
+                ni,
+                "bcast=binomial",
+                lg(p) * t(n),
+            );
+            let got = time(Ports::Unlimited, p, Op::Bcast, ni, ni, "bcast=binomial");
+            check(
+                &format!("bcast binomial p={p} n={n} unlimited"),
+                got,
+                depth(p) * t(n),
+            );
+        }
+    }
+}
+
+#[test]
+fn bcast_scatter_allgather_van_de_geijn() {
+    // bcast_intra_scatter_allgather_ring, n = p·B: the binomial scatter sends the halves
+    // down (the root's sends to children 8, 4, 2, 1 one after the other; rank 1's block
+    // comes last, at ⌈lg p⌉α + (p-1)Bβ), then p-1 ring steps carry it around:
+    // (⌈lg p⌉ + p - 1)α + 2((p-1)/p)nβ (Thakur et al.).
+    for p in [16u32, 13] {
+        let n = u64::from(p) * B;
+        let want = (lg(p) + f64::from(p - 1)) * ALPHA + 2.0 * f64::from(p - 1) * B as f64 * BETA;
+        both(
+            "bcast scatter_allgather_ring",
+            p,
+            Op::Bcast,
+            n as i64,
+            "bcast=9",
+            want,
+        );
+    }
+    // bcast_intra_scatter_allgather (recursive doubling), p = 16: 2 lg p α + 2((p-1)/p)nβ.
+    let n = 16 * B;
+    let want = 8.0 * ALPHA + 2.0 * 15.0 * B as f64 * BETA;
+    both(
+        "bcast scatter_allgather",
+        16,
+        Op::Bcast,
+        n as i64,
+        "bcast=8",
         want,
     );
-    // At 8 B (count 8 < p 16) Open MPI's ring falls back to recursive doubling
-    // (allreduce_intra_ring: "if (count < size) ... recursivedoubling"), so the forced ring
-    // costs lg p (α + nβ + nγ), not the ring formula.
-    let rd = LG_P * (ALPHA + 8.0 * (BETA + GAMMA));
-    assert_close(
-        "allreduce ring 8B (OMPI: RD)",
-        run(CollKind::Allreduce, Algo::Ring, 8),
-        rd,
-    );
-    // The ring itself (no fallback: 8 one-byte blocks and 8 empty ones) follows the paper.
-    let all: Vec<Vec<Step>> = (0..P).map(|me| allreduce::ring(P, me, 8, 1)).collect();
-    let want = 2.0 * 15.0 * ALPHA + 2.0 * frac(8) * BETA + frac(8) * GAMMA;
-    assert_close("allreduce pure ring 8B", play(&all), want);
 }
 
 #[test]
-fn recursive_doubling_allreduce() {
-    // lg p (α + nβ + nγ)
-    for n in [8, MIB] {
-        let want = LG_P * (ALPHA + n as f64 * (BETA + GAMMA));
-        let got = run(CollKind::Allreduce, Algo::RecursiveDoubling, n);
-        assert_close(&format!("allreduce recursive doubling n={n}"), got, want);
+fn reduce_linear_and_pipeline() {
+    // reduce_intra_basic_linear: the root receives from p-1, ..., 1 in turn and reduces
+    // each (and its own buffer): (p-1)(α + nβ + nγ) (Pješivac-Grbović et al.).
+    for p in [16, 13] {
+        let want = f64::from(p - 1) * (t(MIB) + g(MIB));
+        one(
+            "reduce linear 1MiB",
+            p,
+            Op::Reduce,
+            MIB as i64,
+            "reduce=linear",
+            want,
+        );
+    }
+    // reduce_intra_pipeline, 8 segments of 128 KiB: each node reduces a segment and sends
+    // it on while the next arrives: (p + ns - 2)(α + msβ + msγ).
+    let ms = 128 * 1024u64;
+    for p in [16, 13] {
+        let want = (f64::from(p) + 6.0) * (t(ms) + g(ms));
+        one(
+            "reduce pipeline",
+            p,
+            Op::Reduce,
+            MIB as i64,
+            "reduce=pipeline:segsize=128K",
+            want,
+        );
     }
 }
 
 #[test]
-fn rabenseifner_allreduce() {
-    // 2 lg p α + 2((p−1)/p)nβ + ((p−1)/p)nγ at 1 MiB.
+fn reduce_binomial_reduces_children_as_they_arrive() {
+    // reduce_generic over the in-order binomial tree: a parent reduces each child's data as
+    // it arrives (the next child's receive is already posted), so the chain 15→14→12→8→0
+    // costs one message and one reduction per hop: lg p (α + nβ + nγ) (Thakur et al.).
+    both(
+        "reduce binomial",
+        16,
+        Op::Reduce,
+        MIB as i64,
+        "reduce=binomial",
+        4.0 * (t(MIB) + g(MIB)),
+    );
+    // p = 13, unlimited ports, in-order bmtree (children vrank + 1, 2, 4, … below the
+    // lowest set bit): 0 ← 1, 2, 4, 8; 8 ← 9, 10, 12; 4 ← 5, 6; 2 ← 3; 6 ← 7; 10 ← 11.
+    // reduce_generic reduces children in that order, each once it has arrived and the
+    // previous one is reduced. Rank 8: 9 at t+g, 10 (after reducing 11) arrives 2t+g →
+    // 2t+2g, 12 (arrived) → 2t+3g, at the root 3t+3g. Rank 4: 6 arrives 2t+g → 2t+2g, at the
+    // root 3t+2g. Root: 1 → t+g, 2 (arrives 2t+g) → 2t+2g, 4 → 3t+3g, 8 → 3t+4g.
+    let got = time(
+        Ports::Unlimited,
+        13,
+        Op::Reduce,
+        MIB as i64,
+        MIB as i64,
+        "reduce=binomial",
+    );
+    check(
+        "reduce binomial p=13 unlimited",
+        got,
+        3.0 * t(MIB) + 4.0 * g(MIB),
+    );
+}
+
+#[test]
+fn reduce_rabenseifner() {
+    // reduce_intra_redscat_gather, p = 16: reduce-scatter by recursive halving, binomial
+    // gather of the pieces: 2 lg p α + 2((p-1)/p)nβ + ((p-1)/p)nγ (Thakur et al.).
     let n = MIB;
-    let want = 2.0 * LG_P * ALPHA + 2.0 * frac(n) * BETA + frac(n) * GAMMA;
-    assert_close(
-        "allreduce rabenseifner 1MiB",
-        run(CollKind::Allreduce, Algo::Rabenseifner, n),
+    let f = 15.0 / 16.0 * n as f64;
+    let want = 8.0 * ALPHA + 2.0 * f * BETA + f * GAMMA;
+    both(
+        "reduce rabenseifner",
+        16,
+        Op::Reduce,
+        n as i64,
+        "reduce=rabenseifner",
         want,
     );
-    // At 8 B (count 8 < p' 16) Open MPI's redscat_allgather falls back to recursive doubling.
-    let rd = LG_P * (ALPHA + 8.0 * (BETA + GAMMA));
-    assert_close(
-        "allreduce rabenseifner 8B (OMPI: RD)",
-        run(CollKind::Allreduce, Algo::Rabenseifner, 8),
-        rd,
+    // p = 13 (p' = 8, r = 5), root 0: the first 10 ranks swap halves (α + n/2 β), reduce
+    // (n/2 γ), the odd ones send their reduced half to the even ones (α + n/2 β), which
+    // become vranks 0..4; p' ranks halve (3α + (7/8)nβ + (7/8)nγ) and the binomial gather
+    // brings the pieces to vroot 0 (3α + (7/8)nβ).
+    let f8 = 7.0 / 8.0 * n as f64;
+    let want = 2.0 * t(n / 2) + g(n / 2) + 6.0 * ALPHA + 2.0 * f8 * BETA + f8 * GAMMA;
+    let got = time(
+        Ports::Unlimited,
+        13,
+        Op::Reduce,
+        n as i64,
+        n as i64,
+        "reduce=rabenseifner",
     );
-    // Rabenseifner proper on 8 bytes (windows 4, 2, 1, 0/1 elements) still follows the paper.
-    let all: Vec<Vec<Step>> = (0..P)
-        .map(|me| allreduce::rabenseifner(P, me, 8, 1))
-        .collect();
-    let want = 2.0 * LG_P * ALPHA + 2.0 * frac(8) * BETA + frac(8) * GAMMA;
-    assert_close("allreduce pure rabenseifner 8B", play(&all), want);
+    check("reduce rabenseifner p=13 unlimited", got, want);
 }
 
 #[test]
-fn ring_allgather() {
-    // (p−1)α + ((p−1)/p)nβ where n = p·b is the gathered total; OSU's size b is one block.
-    for b in [8, MIB] {
-        let n = u64::from(P) * b;
-        let want = 15.0 * ALPHA + frac(n) * BETA;
-        assert_close(
-            &format!("allgather ring b={b}"),
-            run(CollKind::Allgather, Algo::Ring, b),
+fn allreduce_recursive_doubling() {
+    // allreduce_intra_recursivedoubling: lg p (α + nβ + nγ) (Thakur et al.). p = 13: the
+    // even ranks of the first 2·5 send their vector to rank+1, which reduces it, 3
+    // exchanges follow, then the result goes back: (⌊lg p⌋ + 2)(α + nβ) + (⌊lg p⌋ + 1)nγ
+    // without port limits. With one port the p = 13 pre-step collides with the first
+    // exchange (rank 10's message to 9 meets 8's on 9's receive port), so only the
+    // contention-free form is hand-derived there and single-port may only be slower.
+    for n in [8u64, MIB] {
+        both(
+            "allreduce rd",
+            16,
+            Op::Allreduce,
+            n as i64,
+            "allreduce=3",
+            4.0 * (t(n) + g(n)),
+        );
+        let want = 5.0 * t(n) + 4.0 * g(n);
+        let ni = n as i64;
+        let got = time(Ports::Unlimited, 13, Op::Allreduce, ni, ni, "allreduce=3");
+        check(&format!("allreduce rd p=13 n={n} unlimited"), got, want);
+        let single = time(Ports::One, 13, Op::Allreduce, ni, ni, "allreduce=3");
+        assert!(
+            single >= want,
+            "single-port {single} < contention-free {want}"
+        );
+    }
+}
+
+#[test]
+fn allreduce_ring() {
+    // allreduce_intra_ring, n = p·B: p-1 reduce-scatter steps (receive, reduce, send on)
+    // and p-1 allgather steps: 2(p-1)α + 2((p-1)/p)nβ + ((p-1)/p)nγ.
+    for p in [16u32, 13] {
+        let n = u64::from(p) * B;
+        let k = f64::from(p - 1);
+        let want = 2.0 * k * ALPHA + 2.0 * k * B as f64 * BETA + k * B as f64 * GAMMA;
+        both(
+            "allreduce ring",
+            p,
+            Op::Allreduce,
+            n as i64,
+            "allreduce=ring",
             want,
         );
     }
 }
 
 #[test]
-fn pairwise_alltoall() {
-    // (p−1)(α + (n/p)β) with n = p·b the data one rank holds, b = OSU's per-peer block:
-    // p−1 exchanges of one block (the self block is a local copy).
-    for b in [8, MIB] {
-        let want = 15.0 * (ALPHA + b as f64 * BETA);
-        assert_close(
-            &format!("alltoall pairwise b={b}"),
-            run(CollKind::Alltoall, Algo::Pairwise, b),
-            want,
-        );
-    }
-}
-
-#[test]
-fn bruck_alltoall() {
-    // lg p α + (n/2) lg p β with n = p·b: Open MPI's modified Bruck sends, at each of the
-    // lg p steps, the p/2 blocks whose index has that bit set (local rotations are copies).
-    for b in [8, MIB] {
-        let n = (u64::from(P) * b) as f64;
-        let want = LG_P * ALPHA + n / 2.0 * LG_P * BETA;
-        assert_close(
-            &format!("alltoall bruck b={b}"),
-            run(CollKind::Alltoall, Algo::Bruck, b),
-            want,
-        );
-    }
-}
-
-#[test]
-fn what_open_mpi_picks_at_p16() {
-    // The fixed rules' choices for the Done-when sizes, and what they cost here.
-    let pick = |kind, n| replay_engine::collectives::decide(&CollSpec::new(kind, P, 0, n)).0;
-    assert_eq!(pick(CollKind::Bcast, 8), Algo::Knomial);
-    assert_eq!(pick(CollKind::Bcast, MIB), Algo::ScatterAllgather);
-    // p = 16 falls in the `communicator_size < 32` row: < 64 B is segmented ring (5),
-    // which with segsize 0 is the plain ring, which with count < p is recursive doubling.
-    assert_eq!(pick(CollKind::Allreduce, 8), Algo::SegmentedRing);
-    let rd = LG_P * (ALPHA + 8.0 * (BETA + GAMMA));
-    assert_close(
-        "allreduce decided 8B",
-        run(CollKind::Allreduce, Algo::SegmentedRing, 8),
-        rd,
+fn allreduce_rabenseifner() {
+    // allreduce_intra_redscat_allgather, p = 16: 2 lg p α + 2((p-1)/p)nβ + ((p-1)/p)nγ.
+    let n = MIB;
+    let f = 15.0 / 16.0 * n as f64;
+    let want = 8.0 * ALPHA + 2.0 * f * BETA + f * GAMMA;
+    both(
+        "allreduce rabenseifner",
+        16,
+        Op::Allreduce,
+        n as i64,
+        "allreduce=6",
+        want,
     );
-    assert_eq!(pick(CollKind::Allreduce, MIB), Algo::Rabenseifner);
-    assert_eq!(pick(CollKind::Allgather, MIB), Algo::RecursiveDoubling);
-    assert_eq!(pick(CollKind::Alltoall, 8), Algo::Bruck);
-    assert_eq!(pick(CollKind::Alltoall, MIB), Algo::LinearSync);
-    // scatter-allgather bcast at 1 MiB: lg p (α) + (p−1)/p nβ for the scatter plus lg p α
-    // + (p−1)/p nβ for the recursive-doubling allgather (the comment of
-    // bcast_intra_scatter_allgather); the scatter's sends are sequential at each parent.
-    let got = run(CollKind::Bcast, Algo::ScatterAllgather, MIB);
-    let want = 2.0 * LG_P * ALPHA + 2.0 * frac(MIB) * BETA;
-    assert_close("bcast scatter_allgather 1MiB", got, want);
+    // p = 13 (p' = 8, r = 5), n = 1 MiB: the first 10 ranks swap halves (α + n/2 β),
+    // reduce (n/2 γ), the odd ones send their half to the even ones (α + n/2 β); p' ranks
+    // halve and double (2·3α + 2(7/8)nβ + (7/8)nγ); the even ones send the result back
+    // (α + nβ).
+    let f8 = 7.0 / 8.0 * n as f64;
+    let want = 2.0 * t(n / 2) + g(n / 2) + 6.0 * ALPHA + 2.0 * f8 * BETA + f8 * GAMMA + t(n);
+    both(
+        "allreduce rabenseifner",
+        13,
+        Op::Allreduce,
+        n as i64,
+        "allreduce=6",
+        want,
+    );
 }
 
-/// The same checks through the real engine (`replay_engine::replay`) on its `loggp` fabric
-/// in α-β form (no handshake, no host overhead), one collective per rank in a 16-rank
-/// trace, the algorithm forced with `--coll`-style overrides.
-mod through_engine {
-    use super::*;
-    use replay_engine::fabric::schema::Value;
-    use replay_engine::TraceColumns;
-    use replay_engine::{replay, FabricSpec, JobInput, Placement, ReplayOptions};
-
-    /// Simulated time of one collective (op code, send/recv bytes per the trace schema's
-    /// convention: alltoall/allgather carry the per-peer block) with `coll` overrides.
-    fn engine_time(op: u8, send: i64, recv: i64, coll: &str) -> f64 {
-        let p = P as usize;
-        let rank: Vec<u32> = (0..P).collect();
-        let zeros = vec![0i64; p];
-        let (ops, peer, root) = (vec![op; p], vec![-1i32; p], vec![0i32; p]);
-        let (sb, rb, tag, comm) = (vec![send; p], vec![recv; p], vec![0i32; p], vec![0i32; p]);
-        let (req, iter) = (vec![-1i64; p], vec![0i32; p]);
-        let columns = TraceColumns {
-            rank: &rank,
-            seq: &zeros,
-            op: &ops,
-            peer: &peer,
-            root: &root,
-            send_bytes: &sb,
-            recv_bytes: &rb,
-            tag: &tag,
-            comm: &comm,
-            request: &req,
-            t_start_ns: &zeros,
-            t_end_ns: &zeros,
-            iteration: &iter,
-            ..TraceColumns::default()
-        };
-        let spec = FabricSpec::from_pairs([
-            ("model", Value::from("alpha_beta")),
-            ("alpha_us", Value::from(ALPHA / 1000.0)),
-            ("beta_ns_per_byte", Value::from(BETA)),
-            ("gamma_ns_per_byte", Value::from(GAMMA)),
-        ])
-        .expect("spec");
-        let options = ReplayOptions {
-            compute_scale: 0.0,
-            coll_overrides: coll.to_string(),
-            ..ReplayOptions::default()
-        };
-        let job = JobInput {
-            columns,
-            placement: Placement::Linear { offset: 0 },
-            foreground: true,
-        };
-        let out = replay(&[job], Vec::new(), &spec, &options).expect("replay");
-        out.jobs[0].total_time_ns
+#[test]
+fn allgather_ring_recursive_doubling_bruck() {
+    // b = 64 KiB blocks (n = p·b gathered): ring (p-1)(α + bβ); recursive doubling (p = 16)
+    // lg p α + (p-1)bβ; Bruck ⌈lg p⌉α + (p-1)bβ (Thakur et al.); recursive doubling on 13
+    // ranks is Bruck (allgather_intra_recursivedoubling: "switching to bruck").
+    let b = B;
+    for p in [16u32, 13] {
+        let k = f64::from(p - 1);
+        let (bi, coll) = (b as i64, |a: &str| format!("allgather={a}"));
+        both(
+            "allgather ring",
+            p,
+            Op::Allgather,
+            bi,
+            &coll("ring"),
+            k * t(b),
+        );
+        let log = lg(p) * ALPHA + k * b as f64 * BETA;
+        both("allgather bruck", p, Op::Allgather, bi, &coll("bruck"), log);
+        both(
+            "allgather rd",
+            p,
+            Op::Allgather,
+            bi,
+            &coll("recursive_doubling"),
+            log,
+        );
     }
+}
 
-    const BCAST: u8 = 33;
-    const ALLREDUCE: u8 = 35;
-    const ALLTOALL: u8 = 36;
-    const ALLGATHER: u8 = 38;
+#[test]
+fn allgather_neighbor_exchange() {
+    // allgather_intra_neighborexchange (Chen et al. 2005), p = 16: one block with the first
+    // neighbour, then p/2 - 1 sendrecvs of two blocks: (p/2)α + (p-1)bβ. Odd p = 13:
+    // "odd size, switching to ring algorithm": (p-1)(α + bβ).
+    let b = B as i64;
+    let want = 8.0 * ALPHA + 15.0 * B as f64 * BETA;
+    both(
+        "allgather neighbor_exchange",
+        16,
+        Op::Allgather,
+        b,
+        "allgather=5",
+        want,
+    );
+    both(
+        "allgather neighbor_exchange",
+        13,
+        Op::Allgather,
+        b,
+        "allgather=5",
+        12.0 * t(B),
+    );
+}
 
-    #[test]
-    fn engine_matches_thakur_formulas() {
-        let n = MIB as i64;
-        let nf = MIB as f64;
-        let lgp_hops = |b: f64| LG_P * (ALPHA + b * BETA);
-        let cases: Vec<(&str, u8, i64, i64, &str, f64)> = vec![
-            (
-                "bcast binomial 8B",
-                BCAST,
-                8,
-                8,
-                "bcast=binomial",
-                lgp_hops(8.0),
-            ),
-            (
-                "bcast binomial 1MiB",
-                BCAST,
-                n,
-                n,
-                "bcast=binomial",
-                lgp_hops(nf),
-            ),
-            (
-                "allreduce ring 1MiB",
-                ALLREDUCE,
-                n,
-                n,
-                "allreduce=ring",
-                30.0 * ALPHA + 2.0 * frac(MIB) * BETA + frac(MIB) * GAMMA,
-            ),
-            (
-                "allreduce recursive doubling 1MiB",
-                ALLREDUCE,
-                n,
-                n,
-                "allreduce=recursive_doubling",
-                LG_P * (ALPHA + nf * (BETA + GAMMA)),
-            ),
-            (
-                "allreduce rabenseifner 1MiB",
-                ALLREDUCE,
-                n,
-                n,
-                "allreduce=rabenseifner",
-                2.0 * LG_P * ALPHA + 2.0 * frac(MIB) * BETA + frac(MIB) * GAMMA,
-            ),
-            (
-                "allreduce ring 8B (OMPI: RD)",
-                ALLREDUCE,
-                8,
-                8,
-                "allreduce=ring",
-                LG_P * (ALPHA + 8.0 * (BETA + GAMMA)),
-            ),
-            (
-                "allgather ring 1MiB blocks",
-                ALLGATHER,
-                n,
-                n,
-                "allgather=ring",
-                15.0 * ALPHA + frac(16 * MIB) * BETA,
-            ),
-            (
-                "alltoall pairwise 1MiB blocks",
-                ALLTOALL,
-                n,
-                n,
-                "alltoall=pairwise",
-                15.0 * (ALPHA + nf * BETA),
-            ),
-            (
-                "alltoall bruck 8B blocks",
-                ALLTOALL,
-                8,
-                8,
-                "alltoall=bruck",
-                LG_P * ALPHA + 64.0 * LG_P * BETA,
-            ),
-        ];
-        for (what, op, s, r, coll, want) in cases {
-            assert_close(&format!("engine {what}"), engine_time(op, s, r, coll), want);
-        }
+#[test]
+fn alltoall_pairwise_bruck_linear() {
+    // pairwise: (p-1)(α + bβ); modified Bruck: ⌈lg p⌉ steps, step d moving the blocks with
+    // bit d set: p = 16: 4α + 32bβ = lg p α + (n/2) lg p β; p = 13: 6+6+5+5 = 22 blocks.
+    for (p, blocks) in [(16u32, 32.0), (13, 22.0)] {
+        let k = f64::from(p - 1);
+        let bi = B as i64;
+        both(
+            "alltoall pairwise",
+            p,
+            Op::Alltoall,
+            bi,
+            "alltoall=pairwise",
+            k * t(B),
+        );
+        let bruck = lg(p) * ALPHA + blocks * B as f64 * BETA;
+        both(
+            "alltoall bruck",
+            p,
+            Op::Alltoall,
+            bi,
+            "alltoall=bruck",
+            bruck,
+        );
     }
+}
+
+#[test]
+fn alltoall_linear_single_port() {
+    // alltoall_intra_basic_linear posts the receives from me+1, me+2, … and the sends to
+    // me-1, me-2, … all at once. Eager (8 B): each port sends in post order, step k is the
+    // permutation me → me-k, every receiver takes one message per step: (p-1)(α + nβ).
+    // Unlimited ports: one message time.
+    for p in [16u32, 13] {
+        let k = f64::from(p - 1);
+        one(
+            "alltoall linear 8B",
+            p,
+            Op::Alltoall,
+            8,
+            "alltoall=linear",
+            k * t(8),
+        );
+        let got = time(Ports::Unlimited, p, Op::Alltoall, 8, 8, "alltoall=linear");
+        check(&format!("alltoall linear 8B p={p} unlimited"), got, t(8));
+    }
+    // Rendezvous blocks (64 KiB) start when both sides are posted; every rank posts at 0,
+    // so a port serves them in the order the matches were made, not in post order: not
+    // the ideal (p-1)(α + nβ) but no less, and (issue 22) at least (p-1)nβ at the root.
+    for p in [16u32, 13] {
+        let k = f64::from(p - 1);
+        let got = time(
+            Ports::One,
+            p,
+            Op::Alltoall,
+            B as i64,
+            B as i64,
+            "alltoall=linear",
+        );
+        println!(
+            "alltoall linear 64KiB p={p} single-port: {got} ns, ideal {}",
+            k * t(B)
+        );
+        assert!(got >= k * t(B) * (1.0 - 1e-12), "{got} below (p-1)(α + nβ)");
+    }
+}
+
+#[test]
+fn reduce_scatter_recursive_halving_and_ring() {
+    // n = p·B, one block each. Recursive halving (p = 16): lg p α + ((p-1)/p)n(β + γ);
+    // ring: (p-1)(α + Bβ + Bγ) (Thakur et al.).
+    let n = 16 * B;
+    let f = 15.0 * B as f64;
+    let want = 4.0 * ALPHA + f * (BETA + GAMMA);
+    both(
+        "reduce_scatter halving",
+        16,
+        Op::ReduceScatter,
+        n as i64,
+        "reduce_scatter=2",
+        want,
+    );
+    for p in [16u32, 13] {
+        let n = u64::from(p) * B;
+        let want = f64::from(p - 1) * (t(B) + g(B));
+        both(
+            "reduce_scatter ring",
+            p,
+            Op::ReduceScatter,
+            n as i64,
+            "reduce_scatter=ring",
+            want,
+        );
+    }
+}
+
+#[test]
+fn gather_scatter_binomial_and_linear() {
+    // Binomial (in-order tree, whole subtrees per message): ⌈lg p⌉α + (p-1)bβ (Thakur
+    // et al.); basic_linear one block at a time at the root: (p-1)(α + bβ).
+    for p in [16u32, 13] {
+        let k = f64::from(p - 1);
+        let bi = B as i64;
+        let binomial = lg(p) * ALPHA + k * B as f64 * BETA;
+        both(
+            "gather binomial",
+            p,
+            Op::Gather,
+            bi,
+            "gather=binomial",
+            binomial,
+        );
+        both(
+            "scatter binomial",
+            p,
+            Op::Scatter,
+            bi,
+            "scatter=binomial",
+            binomial,
+        );
+        one(
+            "gather linear",
+            p,
+            Op::Gather,
+            bi,
+            "gather=linear",
+            k * t(B),
+        );
+        one(
+            "scatter linear",
+            p,
+            Op::Scatter,
+            bi,
+            "scatter=linear",
+            k * t(B),
+        );
+    }
+}
+
+#[test]
+fn barriers() {
+    // Bruck (dissemination): ⌈lg p⌉α; recursive doubling: lg p α, on 13 ranks lg 8 α plus
+    // the extra ranks' entry and release: 5α without port limits (the release is a
+    // synchronous send, complete once matched: the model has no acknowledgement message).
+    for p in [16u32, 13] {
+        both(
+            "barrier bruck",
+            p,
+            Op::Barrier,
+            0,
+            "barrier=bruck",
+            lg(p) * ALPHA,
+        );
+    }
+    both("barrier rd", 16, Op::Barrier, 0, "barrier=3", 4.0 * ALPHA);
+    // barrier_intra_doublering: the token goes round twice, 0 → 1 → … → p-1 → 0, one
+    // message at a time: 2pα.
+    for p in [16u32, 13] {
+        both(
+            "barrier double_ring",
+            p,
+            Op::Barrier,
+            0,
+            "barrier=2",
+            2.0 * f64::from(p) * ALPHA,
+        );
+    }
+    let got = time(Ports::Unlimited, 13, Op::Barrier, 0, 0, "barrier=3");
+    check("barrier rd p=13 unlimited", got, 5.0 * ALPHA);
 }

@@ -1,14 +1,20 @@
-//! Open MPI 4.1 coll/tuned fixed decision points, each read off
-//! ompi/mca/coll/tuned/coll_tuned_decision_fixed.c (v4.1.x, commutative branch). The
-//! comment on each line quotes the `communicator_size` row and `total_dsize` condition.
+//! Open MPI 4.1.4 coll/tuned fixed decision points, each read off
+//! ompi/mca/coll/tuned/coll_tuned_decision_fixed.c (tag v4.1.4). The comment on each line
+//! quotes the `communicator_size` row and `total_dsize` condition.
 
 use replay_engine::collectives::{decide, Algo, AlgoParams, CollKind, CollSpec};
 
 fn pick(kind: CollKind, p: u32, bytes: u64) -> Algo {
     let (algo, params) = decide(&CollSpec::new(kind, p, 0, bytes));
     // 4.1 calls *_intra_do_this(..., alg, 0, 0): no fan-out, no segmentation
-    assert_eq!(params, AlgoParams::default());
+    assert_eq!(params, AlgoParams::FIXED);
     algo
+}
+
+fn pick_noncommutative(kind: CollKind, p: u32, bytes: u64) -> Algo {
+    let mut spec = CollSpec::new(kind, p, 0, bytes);
+    spec.commutative = false;
+    decide(&spec).0
 }
 
 fn pick_v(kind: CollKind, p: u32, per_rank: u64) -> Algo {
@@ -103,4 +109,28 @@ fn allgather_gather_scatter_rules() {
     assert_eq!(pick(Scatter, 16, 1000), Binomial); // size < 32: < 16384 -> 2
     assert_eq!(pick(Scatter, 16, 20_000), Linear); // size < 32: < 32768 -> 1
     assert_eq!(pick(Scatter, 16, 100_000), LinearNb); // size < 32: else -> 3
+}
+
+#[test]
+fn non_commutative_rules() {
+    // "if( !ompi_op_is_commute(op) )" branches
+    assert_eq!(pick_noncommutative(Allreduce, 2, 100), RecursiveDoubling); // size < 4: < 131072 -> 3
+    assert_eq!(pick_noncommutative(Allreduce, 2, 1 << 20), Linear); // size < 4: else -> 1
+    assert_eq!(pick_noncommutative(Allreduce, 10, 1 << 20), Nonoverlapping); // size < 16: else -> 2
+    assert_eq!(
+        pick_noncommutative(Allreduce, 16, 1 << 20),
+        RecursiveDoubling
+    ); // size < 128 -> 3
+    assert_eq!(pick_noncommutative(Allreduce, 600, 1000), Nonoverlapping); // else: < 2048 -> 2
+    assert_eq!(pick_noncommutative(Reduce, 16, 1 << 20), InOrderBinary); // size < 128 -> 6
+    assert_eq!(pick_noncommutative(Reduce, 10, 5000), Linear); // size < 16: < 8192 -> 1
+    assert_eq!(pick_noncommutative(Reduce, 5, 8), Linear); // size < 8 -> 1
+    assert_eq!(
+        pick_noncommutative(ReduceScatter, 16, 1 << 20),
+        Nonoverlapping
+    ); // -> 1
+    assert_eq!(pick_noncommutative(ReduceScatterBlock, 16, 100_000), Linear); // -> 1
+                                                                              // the commutative rules for the same calls differ
+    assert_eq!(pick(Reduce, 16, 1 << 20), Binomial);
+    assert_eq!(pick(Allreduce, 16, 1 << 20), Rabenseifner);
 }

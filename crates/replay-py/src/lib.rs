@@ -80,6 +80,9 @@ pub(crate) struct Columns<'py> {
     recv_peer: PyReadonlyArray1<'py, i32>,
     recv_tag: PyReadonlyArray1<'py, i32>,
     comm_ids: Option<PyReadonlyArray1<'py, i32>>,
+    /// Bytes per element and op commutativity per row (absent: not recorded).
+    dtype_bytes: Option<PyReadonlyArray1<'py, i32>>,
+    commutative: Option<PyReadonlyArray1<'py, i32>>,
     /// (offsets, values) of requests, send_counts, recv_counts, comm_members.
     lists: Vec<Option<(PyReadonlyArray1<'py, i64>, PyReadonlyArray1<'py, i64>)>>,
 }
@@ -145,6 +148,8 @@ impl<'py> Columns<'py> {
             recv_peer: column(d, "recv_peer", "int32")?,
             recv_tag: column(d, "recv_tag", "int32")?,
             comm_ids: optional(d, "comm_ids", "int32")?,
+            dtype_bytes: optional(d, "dtype_bytes", "int32")?,
+            commutative: optional(d, "commutative", "int32")?,
             lists: LIST_COLUMNS
                 .iter()
                 .map(|name| {
@@ -177,6 +182,8 @@ impl<'py> Columns<'py> {
             send_counts: self.list(1)?,
             recv_counts: self.list(2)?,
             comm_ids: slice(&self.comm_ids)?,
+            dtype_bytes: slice(&self.dtype_bytes)?,
+            commutative: slice(&self.commutative)?,
             comm_members: self.list(3)?,
         })
     }

@@ -1,11 +1,11 @@
-//! Open MPI 4.1 coll/tuned fixed decision rules, transcribed as data from
-//! ompi/mca/coll/tuned/coll_tuned_decision_fixed.c of the v4.1.x branch (the tables
-//! "generated based off of results that were gathered using the ompi-collectives-tuning
-//! package"). Every rule reads `if (communicator_size < P) { if (total_dsize < S) alg = A
-//! ...` ; a row (P, [(S, A), ...]) encodes one such block, the last S/P being "else".
-//! Operations are assumed commutative (MPI_SUM etc., as in OSU and most applications).
-//! Open MPI 4.1 passes faninout = 0 and segsize = 0 to `*_intra_do_this`, so the fixed rules
-//! never segment; `AlgoParams::default()` reproduces that.
+//! Open MPI 4.1.4 coll/tuned fixed decision rules, transcribed as data from
+//! ompi/mca/coll/tuned/coll_tuned_decision_fixed.c (tag v4.1.4; the tables "generated based
+//! off of results that were gathered using the ompi-collectives-tuning package"). Every rule
+//! reads `if (communicator_size < P) { if (total_dsize < S) alg = A ...`; a row (P, [(S, A),
+//! ...]) encodes one such block, the last S/P being "else". Allreduce and reduce have their
+//! own rules for non-commutative ops (`!ompi_op_is_commute(op)`); reduce_scatter and
+//! reduce_scatter_block use algorithm 1 for those. The fixed rules pass faninout = 0 and
+//! segsize = 0 to `*_intra_do_this` (`AlgoParams::FIXED`), so they never segment.
 
 use super::names::algo_from_id;
 use super::{Algo, AlgoParams, CollKind, CollSpec};
@@ -40,6 +40,17 @@ const ALLREDUCE: Rule = &[
 ];
 
 /// Alltoall decides on the per-peer block (dsize * scount).
+/// Allreduce with a non-commutative op.
+const ALLREDUCE_NONCOMMUTE: Rule = &[
+    (4, &[(131072, 3), (E, 1)]),
+    (8, &[(E, 3)]),
+    (16, &[(1048576, 3), (E, 2)]),
+    (128, &[(E, 3)]),
+    (256, &[(131072, 2), (524288, 3), (E, 2)]),
+    (512, &[(4096, 2), (524288, 3), (E, 2)]),
+    (P, &[(2048, 2), (E, 3)]),
+];
+
 const ALLTOALL: Rule = &[
     (
         3,
@@ -230,6 +241,17 @@ const REDUCE: Rule = &[
 ];
 
 /// Reduce_scatter decides on the whole vector (sum of rcounts * dsize).
+/// Reduce with a non-commutative op ("only linear and in-order binary tree algorithms are
+/// capable of non commutative ops").
+const REDUCE_NONCOMMUTE: Rule = &[
+    (4, &[(8, 6), (E, 1)]),
+    (8, &[(E, 1)]),
+    (16, &[(1024, 6), (8192, 1), (16384, 6), (262144, 1), (E, 6)]),
+    (128, &[(E, 6)]),
+    (256, &[(512, 6), (1024, 1), (E, 6)]),
+    (P, &[(E, 6)]),
+];
+
 const REDUCE_SCATTER: Rule = &[
     (4, &[(65536, 3), (131072, 4), (E, 3)]),
     (8, &[(8, 1), (262144, 2), (E, 3)]),
@@ -380,8 +402,16 @@ const SCATTER: Rule = &[
     (P, &[(512, 2), (E, 3)]),
 ];
 
-fn rule(kind: CollKind) -> Rule {
+/// Algorithm 1 whatever the size (reduce_scatter(_block) with a non-commutative op).
+const FIRST: Rule = &[(P, &[(E, 1)])];
+
+fn rule(kind: CollKind, commutative: bool) -> Rule {
     match kind {
+        CollKind::Allreduce if !commutative => ALLREDUCE_NONCOMMUTE,
+        CollKind::Reduce if !commutative => REDUCE_NONCOMMUTE,
+        CollKind::ReduceScatter | CollKind::ReduceScatterBlock if !commutative => FIRST,
+        // coll/basic's gatherv / scatterv: no decision (one algorithm)
+        CollKind::Gatherv | CollKind::Scatterv => FIRST,
         CollKind::Allreduce => ALLREDUCE,
         CollKind::Alltoall => ALLTOALL,
         CollKind::Alltoallv => ALLTOALLV,
@@ -397,9 +427,10 @@ fn rule(kind: CollKind) -> Rule {
     }
 }
 
-/// Open MPI's numeric algorithm id the fixed rules pick for (kind, p, size in bytes).
-pub fn fixed_id(kind: CollKind, comm_size: u32, size: u64) -> u8 {
-    let rows = rule(kind);
+/// Open MPI's numeric algorithm id the fixed rules pick for (kind, p, size in bytes,
+/// op commutativity).
+pub fn fixed_id(kind: CollKind, comm_size: u32, size: u64, commutative: bool) -> u8 {
+    let rows = rule(kind, commutative);
     let row = rows
         .iter()
         .find(|(p, _)| comm_size < *p)
@@ -425,10 +456,16 @@ pub fn decision_size(spec: &CollSpec) -> u64 {
 }
 
 pub fn decide(spec: &CollSpec) -> (Algo, AlgoParams) {
+    let first = || algo_from_id(spec.kind, 1).unwrap_or(Algo::Linear);
     if spec.comm_size < 2 {
-        return (Algo::Linear, AlgoParams::default());
+        return (first(), AlgoParams::FIXED);
     }
-    let id = fixed_id(spec.kind, spec.comm_size, decision_size(spec));
-    let algo = algo_from_id(spec.kind, id).unwrap_or(Algo::Linear);
-    (algo, AlgoParams::default())
+    let id = fixed_id(
+        spec.kind,
+        spec.comm_size,
+        decision_size(spec),
+        spec.commutative,
+    );
+    let algo = algo_from_id(spec.kind, id).unwrap_or_else(first);
+    (algo, AlgoParams::FIXED)
 }

@@ -4,7 +4,7 @@
 //! window sizes the later allgather / gather phases reuse in reverse.
 
 use super::util::pof2_floor;
-use super::Step;
+use super::Program;
 
 /// Rank renumbering of the non-power-of-two fold: of the first 2r ranks only the even ones
 /// take part (vrank = rank / 2), the others get vrank = rank - r.
@@ -42,25 +42,22 @@ impl Fold {
         }
     }
 
-    /// Step 1: ranks < 2r swap halves with their neighbour, each reduces one half, and the
-    /// odd one sends its reduced right half to the even one (counts in elements).
-    pub fn fold_in(&self, rank: u32, count: u64, elem: u64) -> Vec<Step> {
+    /// Step 1: ranks < 2r swap halves with their neighbour (sendrecv), each reduces one
+    /// half, and the odd one sends its reduced right half to the even one (counts in
+    /// elements).
+    pub fn fold_in(&self, rank: u32, count: u64, elem: u64, prog: &mut Program) {
         if rank >= 2 * self.rem {
-            return Vec::new();
+            return;
         }
         let (lhalf, rhalf) = (count / 2, count - count / 2);
         if !rank.is_multiple_of(2) {
-            vec![
-                Step::sendrecv(rank - 1, lhalf * elem, rank - 1, rhalf * elem)
-                    .reducing(rhalf * elem),
-                Step::send(rank - 1, rhalf * elem),
-            ]
+            prog.sendrecv(rank, rank - 1, lhalf * elem, rank - 1, rhalf * elem);
+            prog.reduce(rhalf * elem);
+            prog.send(rank - 1, rhalf * elem);
         } else {
-            vec![
-                Step::sendrecv(rank + 1, rhalf * elem, rank + 1, lhalf * elem)
-                    .reducing(lhalf * elem),
-                Step::recv(rank + 1, rhalf * elem),
-            ]
+            prog.sendrecv(rank, rank + 1, rhalf * elem, rank + 1, lhalf * elem);
+            prog.reduce(lhalf * elem);
+            prog.recv(rank + 1, rhalf * elem);
         }
     }
 }
@@ -84,28 +81,26 @@ pub fn windows(count: u64, pof2: u32, v: u32) -> Vec<(u64, u64)> {
     out
 }
 
-/// Step 2: reduce-scatter by recursive vector halving and distance doubling.
-pub fn reduce_scatter(fold: &Fold, v: u32, count: u64, elem: u64) -> Vec<Step> {
-    windows(count, fold.pof2, v)
-        .iter()
-        .enumerate()
-        .map(|(s, &(r, snd))| {
-            let dest = fold.real(v ^ (1 << s));
-            Step::sendrecv(dest, snd * elem, dest, r * elem).reducing(r * elem)
-        })
-        .collect()
+/// Step 2: reduce-scatter by recursive halving and distance doubling (sendrecv, then
+/// reduce the received window).
+pub fn reduce_scatter(fold: &Fold, v: u32, count: u64, elem: u64, prog: &mut Program) {
+    let me = fold.real(v);
+    for (s, &(r, snd)) in windows(count, fold.pof2, v).iter().enumerate() {
+        let dest = fold.real(v ^ (1 << s));
+        prog.sendrecv(me, dest, snd * elem, dest, r * elem);
+        prog.reduce(r * elem);
+    }
 }
 
-/// Allgather by recursive doubling with distance halving, undoing the halving in reverse.
-pub fn allgather_back(fold: &Fold, v: u32, count: u64, elem: u64) -> Vec<Step> {
+/// Step 3 of allreduce: allgather by recursive doubling with distance halving, the
+/// exchanges of step 2 in reverse.
+pub fn allgather_back(fold: &Fold, v: u32, count: u64, elem: u64, prog: &mut Program) {
+    let me = fold.real(v);
     let w = windows(count, fold.pof2, v);
-    (0..w.len())
-        .rev()
-        .map(|s| {
-            let dest = fold.real(v ^ (1 << s));
-            Step::sendrecv(dest, w[s].0 * elem, dest, w[s].1 * elem)
-        })
-        .collect()
+    for s in (0..w.len()).rev() {
+        let dest = fold.real(v ^ (1 << s));
+        prog.sendrecv(me, dest, w[s].0 * elem, dest, w[s].1 * elem);
+    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
-//! Collective operations decomposed into point-to-point schedules the way Open MPI 4.1's
-//! `coll/tuned` component does: `decide` reproduces its fixed decision rules
-//! (ompi/mca/coll/tuned/coll_tuned_decision_fixed.c, v4.1.x) and `schedule` produces one
-//! rank's part of the selected algorithm (ompi/mca/coll/base/coll_base_*.c) as a list of
-//! lockstep [`Step`]s, which the engine runs (engine/collective.rs) or evaluates in closed
-//! form (engine/plan.rs).
+//! Collective operations decomposed into point-to-point programs the way Open MPI 4.1.4's
+//! `coll/tuned` component runs them: `Selector` reproduces its fixed decision rules
+//! (ompi/mca/coll/tuned/coll_tuned_decision_fixed.c, tag v4.1.4) or a forced algorithm with
+//! the forced-mode parameters (coll_tuned_<coll>_algorithm_segmentsize, _chain_fanout,
+//! _max_requests), and `schedule` produces one rank's part of the selected algorithm
+//! (ompi/mca/coll/base/coll_base_*.c, coll/basic for gatherv/scatterv) as a [`Program`]:
+//! the isends, irecvs, waits and reductions in the order that code issues them, with every
+//! fallback of the base functions judged on element counts and op commutativity.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -17,24 +19,16 @@ pub mod decision;
 pub mod gather_scatter;
 pub mod halving;
 pub mod names;
+pub mod program;
 pub mod reduce;
 pub mod reduce_scatter;
+pub mod reduce_scatter_block;
 pub mod topo;
 pub mod util;
 
-/// One step of one rank's part of a collective. All sends and receives of a step are posted
-/// together (nonblocking); the step completes when all of them completed (waitall); then
-/// `reduce_bytes` bytes are combined locally (costs gamma * reduce_bytes), then the next step.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Step {
-    /// (peer rank within the communicator, bytes)
-    pub sends: Vec<(u32, u64)>,
-    /// (peer rank within the communicator, bytes)
-    pub recvs: Vec<(u32, u64)>,
-    pub reduce_bytes: u64,
-}
+pub use program::{Instr, Program, Req};
 
-/// The collectives Open MPI's `coll/tuned` decides for.
+/// The collectives Open MPI's `coll/tuned` decides for, plus gatherv/scatterv (coll/basic).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CollKind {
     Bcast,
@@ -45,7 +39,9 @@ pub enum CollKind {
     Allgather,
     Allgatherv,
     Gather,
+    Gatherv,
     Scatter,
+    Scatterv,
     ReduceScatter,
     ReduceScatterBlock,
     Barrier,
@@ -83,38 +79,66 @@ pub enum Algo {
     Tree,
 }
 
-/// Tuning parameters of an algorithm, as the decision function passes them to coll/base.
-/// `segsize` 0 means "no segmentation"; `fanout` is the tree fan-out (chain count for
-/// chain/pipeline, radix for knomial).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Parameters an algorithm receives from coll/tuned: segment size in bytes (0 = one
+/// segment), fan-out (chain count of chain algorithms), the request window of
+/// linear_sync alltoall / reduce leaves / linear_nb scatter (0 = no limit), k-nomial radix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AlgoParams {
     pub segsize: u64,
     pub fanout: u32,
+    pub max_requests: u32,
+    pub radix: u32,
+}
+
+impl AlgoParams {
+    /// What the fixed rules pass: `*_intra_do_this(..., alg, 0, 0)` (faninout 0, segsize
+    /// 0; alltoall ompi_coll_tuned_alltoall_max_requests = 0, reduce 0), and
+    /// coll_tuned_bcast_knomial_radix = 4.
+    pub const FIXED: AlgoParams = AlgoParams {
+        segsize: 0,
+        fanout: 0,
+        max_requests: 0,
+        radix: 4,
+    };
+    /// A forced algorithm's MCA defaults: coll_tuned_<coll>_algorithm_segmentsize 0,
+    /// _tree_fanout = _chain_fanout = 4 (ompi_coll_tuned_init_*_fanout), max_requests 0,
+    /// radix 4 (coll_tuned_component.c, coll_tuned_*_decision.c).
+    pub const FORCED: AlgoParams = AlgoParams {
+        segsize: 0,
+        fanout: 4,
+        max_requests: 0,
+        radix: 4,
+    };
 }
 
 /// Description of one collective call on one communicator.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CollSpec {
     pub kind: CollKind,
     pub comm_size: u32,
     pub root: u32,
-    /// Bytes per OSU convention for the collective: bcast/reduce/allreduce: whole buffer;
-    /// alltoall/allgather/gather/scatter: per-peer block; reduce_scatter: whole vector;
-    /// reduce_scatter_block: per-rank block.
+    /// Bytes per MPI's argument (= OSU's size) convention: bcast/reduce/allreduce the whole
+    /// buffer; alltoall/allgather/gather/scatter the per-peer block; reduce_scatter the
+    /// whole vector; reduce_scatter_block one block; gatherv (scatterv) this rank's send
+    /// (receive) block.
     pub bytes: u64,
     /// For v-variants: per-peer counts in bytes, else empty. Alltoallv: this rank's send
     /// bytes to each peer. Allgatherv: every rank's contribution (MPI's recvcounts, the same
     /// on every rank). ReduceScatter: optional recvcounts per rank (empty = even split).
+    /// Gatherv / scatterv: the root's recvcounts / sendcounts.
     pub per_peer_bytes: Vec<u64>,
     /// Alltoallv only: bytes this rank receives from each peer (empty = same as sent).
     pub recv_per_peer_bytes: Vec<u64>,
-    /// Size of one datatype element in bytes (Open MPI's decisions and block splits count
-    /// elements, e.g. ring allreduce falls back when count < p). 0 is treated as 1.
+    /// Size of one datatype element in bytes (MPI_Type_size; 0 is treated as 1). Open MPI's
+    /// fallbacks and block splits count elements.
     pub elem_bytes: u32,
+    /// Whether the reduction operation is commutative (ompi_op_is_commute).
+    pub commutative: bool,
 }
 
 impl CollSpec {
-    /// A non-v collective with 1-byte elements (MPI_CHAR / MPI_BYTE, as OSU's default).
+    /// A non-v collective with 1-byte elements and a commutative op: MPI_CHAR and MPI_SUM,
+    /// OSU 7.4's defaults, and the documented default for traces that do not say.
     pub fn new(kind: CollKind, comm_size: u32, root: u32, bytes: u64) -> Self {
         Self {
             kind,
@@ -124,6 +148,7 @@ impl CollSpec {
             per_peer_bytes: Vec::new(),
             recv_per_peer_bytes: Vec::new(),
             elem_bytes: 1,
+            commutative: true,
         }
     }
 
@@ -136,6 +161,18 @@ impl CollSpec {
     pub fn count(&self) -> u64 {
         self.bytes / self.elem()
     }
+
+    /// The same call as another collective (a collective built from others).
+    pub fn as_kind(&self, kind: CollKind, root: u32, bytes: u64) -> CollSpec {
+        CollSpec {
+            kind,
+            root,
+            bytes,
+            per_peer_bytes: Vec::new(),
+            recv_per_peer_bytes: Vec::new(),
+            ..self.clone()
+        }
+    }
 }
 
 /// Why a schedule or an override could not be produced.
@@ -146,6 +183,8 @@ pub enum CollError {
     BadSpec(String),
     /// The algorithm does not exist for this collective in Open MPI 4.1.
     Unsupported { kind: CollKind, algo: Algo },
+    /// Open MPI returns an error for this call (e.g. a two_proc algorithm on 3 ranks).
+    Refused(String),
     /// Override text could not be parsed.
     BadOverride(String),
 }
@@ -157,6 +196,7 @@ impl fmt::Display for CollError {
             Self::Unsupported { kind, algo } => {
                 write!(f, "algorithm {algo:?} is not available for {kind:?}")
             }
+            Self::Refused(m) => write!(f, "Open MPI 4.1.4 refuses this call: {m}"),
             Self::BadOverride(m) => write!(f, "invalid --coll override: {m}"),
         }
     }
@@ -164,8 +204,40 @@ impl fmt::Display for CollError {
 
 impl std::error::Error for CollError {}
 
-/// Open MPI 4.1 coll/tuned fixed decision (coll_tuned_decision_fixed.c, v4.1.x): returns the
-/// algorithm and its parameters (segment size, fan-out) for this call.
+/// How algorithms are chosen: Open MPI's fixed rules, except for the collectives a
+/// `--coll` override forces (coll_tuned_use_dynamic_rules with coll_tuned_<coll>_algorithm).
+/// Collectives built from other collectives (allreduce nonoverlapping, allgather linear,
+/// ...) call them through `comm->c_coll`, so they ask the same selector.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selector {
+    forced: Vec<(CollKind, Algo, AlgoParams)>,
+}
+
+impl Selector {
+    /// Fixed rules for every collective.
+    pub fn fixed() -> Self {
+        Self::default()
+    }
+
+    /// Parses "allreduce=ring,bcast=pipeline:segsize=128K" (see `names::parse_overrides`).
+    pub fn parse(text: &str) -> Result<Self, CollError> {
+        let map = names::parse_overrides(text)?;
+        let mut forced: Vec<(CollKind, Algo, AlgoParams)> =
+            map.into_iter().map(|(k, (a, p))| (k, a, p)).collect();
+        forced.sort_unstable_by_key(|f| (f.0, f.1));
+        Ok(Self { forced })
+    }
+
+    /// The algorithm and parameters for this call.
+    pub fn select(&self, spec: &CollSpec) -> (Algo, AlgoParams) {
+        match self.forced.iter().find(|f| f.0 == spec.kind) {
+            Some(&(_, algo, params)) => (algo, params),
+            None => decision::decide(spec),
+        }
+    }
+}
+
+/// Open MPI 4.1.4 coll/tuned fixed decision: the algorithm and its parameters.
 pub fn decide(spec: &CollSpec) -> (Algo, AlgoParams) {
     decision::decide(spec)
 }
@@ -197,15 +269,17 @@ fn validate(spec: &CollSpec, me: u32) -> Result<(), CollError> {
     Ok(())
 }
 
-/// The schedule of rank `me` (0-based within the communicator). Open MPI's own fallbacks
-/// (e.g. ring allreduce with count < p runs recursive doubling) are applied; an algorithm
-/// the collective does not have in Open MPI 4.1 is an error.
+/// The program of rank `me` (0-based within the communicator) for `algo`. Open MPI's own
+/// fallbacks are applied; an algorithm the collective does not have in Open MPI 4.1 is an
+/// error, and so is a call Open MPI refuses. Collectives that call other collectives ask
+/// `sel` for those.
 pub fn schedule(
     spec: &CollSpec,
     algo: Algo,
     params: &AlgoParams,
     me: u32,
-) -> Result<Vec<Step>, CollError> {
+    sel: &Selector,
+) -> Result<Program, CollError> {
     validate(spec, me)?;
     if names::id_of(spec.kind, algo).is_none() {
         return Err(CollError::Unsupported {
@@ -213,26 +287,83 @@ pub fn schedule(
             algo,
         });
     }
-    if spec.comm_size == 1 {
-        return Ok(Vec::new());
+    let mut prog = Program::default();
+    if spec.comm_size == 1 || nothing_to_do(spec) {
+        return Ok(prog);
     }
-    let steps = match spec.kind {
-        CollKind::Bcast => bcast::schedule(spec, algo, params, me)?,
-        CollKind::Reduce => reduce::schedule(spec, algo, params, me)?,
-        CollKind::Allreduce => allreduce::schedule(spec, algo, params, me)?,
-        CollKind::Alltoall | CollKind::Alltoallv => alltoall::schedule(spec, algo, params, me)?,
-        CollKind::Allgather | CollKind::Allgatherv => allgather::schedule(spec, algo, params, me)?,
-        CollKind::Gather | CollKind::Scatter => gather_scatter::schedule(spec, algo, params, me)?,
-        CollKind::ReduceScatter | CollKind::ReduceScatterBlock => {
-            reduce_scatter::schedule(spec, algo, params, me)?
-        }
-        CollKind::Barrier => barrier::schedule(spec.comm_size, algo, me)?,
+    let at = Ctx {
+        spec,
+        params,
+        me,
+        sel,
     };
-    Ok(steps.into_iter().filter(|s| !s.is_empty()).collect())
+    match spec.kind {
+        CollKind::Bcast => bcast::build(&at, algo, &mut prog)?,
+        CollKind::Reduce => reduce::build(&at, algo, &mut prog)?,
+        CollKind::Allreduce => allreduce::build(&at, algo, &mut prog)?,
+        CollKind::Alltoall | CollKind::Alltoallv => alltoall::build(&at, algo, &mut prog)?,
+        CollKind::Allgather | CollKind::Allgatherv => allgather::build(&at, algo, &mut prog)?,
+        CollKind::Gather | CollKind::Gatherv | CollKind::Scatter | CollKind::Scatterv => {
+            gather_scatter::build(&at, algo, &mut prog)?
+        }
+        CollKind::ReduceScatter => reduce_scatter::build(&at, algo, &mut prog)?,
+        CollKind::ReduceScatterBlock => reduce_scatter_block::build(&at, algo, &mut prog)?,
+        CollKind::Barrier => barrier::build(spec.comm_size, algo, me, &mut prog)?,
+    }
+    Ok(prog)
 }
 
-/// Parse "--coll allreduce=ring,bcast=binomial" overrides (names and Open MPI numeric ids).
-pub fn parse_overrides(text: &str) -> Result<HashMap<CollKind, Algo>, CollError> {
+/// The MPI layer returns before any communication for a zero count (ompi/mpi/c/bcast.c,
+/// reduce.c, allreduce.c, alltoall.c, allgather.c, gather.c, scatter.c,
+/// reduce_scatter_block.c: `if (0 == count) return MPI_SUCCESS`; reduce_scatter.c when every
+/// recvcount is 0). Barrier and the other v-forms always run.
+fn nothing_to_do(spec: &CollSpec) -> bool {
+    match spec.kind {
+        CollKind::Bcast
+        | CollKind::Reduce
+        | CollKind::Allreduce
+        | CollKind::Alltoall
+        | CollKind::Allgather
+        | CollKind::Gather
+        | CollKind::Scatter
+        | CollKind::ReduceScatterBlock => spec.count() == 0,
+        CollKind::ReduceScatter => {
+            spec.count() == 0 && spec.per_peer_bytes.iter().all(|&b| b < spec.elem())
+        }
+        _ => false,
+    }
+}
+
+/// What a program builder needs: the call, its parameters, the rank, and the selector for
+/// the collectives it calls.
+pub struct Ctx<'a> {
+    pub spec: &'a CollSpec,
+    pub params: &'a AlgoParams,
+    pub me: u32,
+    pub sel: &'a Selector,
+}
+
+impl Ctx<'_> {
+    /// Appends the program of another collective called through `comm->c_coll` (chosen by
+    /// the selector).
+    pub fn call(&self, spec: &CollSpec, prog: &mut Program) -> Result<(), CollError> {
+        let (algo, params) = self.sel.select(spec);
+        let sub = schedule(spec, algo, &params, self.me, self.sel)?;
+        prog.append(&sub);
+        Ok(())
+    }
+
+    pub fn unsupported(&self, algo: Algo) -> CollError {
+        CollError::Unsupported {
+            kind: self.spec.kind,
+            algo,
+        }
+    }
+}
+
+/// Parse "--coll allreduce=ring,bcast=pipeline:segsize=128K" overrides (names and Open MPI
+/// numeric ids; parameters segsize, fanout, max_requests, radix).
+pub fn parse_overrides(text: &str) -> Result<HashMap<CollKind, (Algo, AlgoParams)>, CollError> {
     names::parse_overrides(text)
 }
 

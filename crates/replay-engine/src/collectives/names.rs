@@ -1,10 +1,10 @@
 //! Names and Open MPI numeric ids of the coll/tuned algorithms (the `Algorithms:` comment
 //! blocks of coll_tuned_decision_fixed.c and the coll_tuned_<coll>_algorithm MCA enums of
-//! v4.1), and the parser of `--coll allreduce=ring,bcast=6` overrides.
+//! v4.1.4), and the parser of `--coll allreduce=ring,bcast=pipeline:segsize=128K` overrides.
 
 use std::collections::HashMap;
 
-use super::{Algo, CollError, CollKind};
+use super::{Algo, AlgoParams, CollError, CollKind};
 
 /// Open MPI's algorithm list of each collective, in id order (id = index + 1; id 0 means
 /// "let the fixed rules decide").
@@ -55,6 +55,8 @@ pub fn algorithms(kind: CollKind) -> &'static [Algo] {
         CollKind::Allgatherv => &[Linear, Bruck, Ring, NeighborExchange, TwoProc],
         CollKind::Gather => &[Linear, Binomial, LinearSync],
         CollKind::Scatter => &[Linear, Binomial, LinearNb],
+        // coll/basic (coll/tuned has no gatherv / scatterv in 4.1)
+        CollKind::Gatherv | CollKind::Scatterv => &[Linear],
     }
 }
 
@@ -127,18 +129,76 @@ pub fn algo_from_name(name: &str) -> Option<Algo> {
     })
 }
 
-/// Parse "allreduce=ring,bcast=binomial" (also "allreduce=4"): comma-separated
-/// collective=algorithm pairs; id 0 leaves the collective to the fixed rules.
-pub fn parse_overrides(text: &str) -> Result<HashMap<CollKind, Algo>, CollError> {
+/// A size with an optional binary suffix: 131072, 128K, 128KiB, 1M, 1MiB.
+fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim().to_ascii_lowercase();
+    let t = t
+        .strip_suffix("ib")
+        .or_else(|| t.strip_suffix('b'))
+        .unwrap_or(&t);
+    let (digits, unit) = match t.char_indices().last()? {
+        (i, 'k') => (&t[..i], 1u64 << 10),
+        (i, 'm') => (&t[..i], 1 << 20),
+        (i, 'g') => (&t[..i], 1 << 30),
+        _ => (t, 1),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(unit)
+}
+
+/// Applies "segsize=128K", "fanout=2", "max_requests=4", "radix=8" (the forced-mode MCA
+/// parameters coll_tuned_<coll>_algorithm_segmentsize / _chain_fanout / _max_requests and
+/// coll_tuned_bcast_knomial_radix).
+fn apply_param(params: &mut AlgoParams, item: &str, coll: &str) -> Result<(), CollError> {
+    let bad = |m: String| CollError::BadOverride(format!("{coll}: {m}"));
+    let (key, value) = item
+        .split_once('=')
+        .ok_or_else(|| bad(format!("'{item}' is not KEY=VALUE")))?;
+    let key = norm(key);
+    let number = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .map_err(|_| bad(format!("{key} must be a whole number, got '{}'", v.trim())))
+    };
+    match key.as_str() {
+        "segsize" | "segmentsize" | "segment_size" => {
+            params.segsize = parse_size(value).ok_or_else(|| {
+                bad(format!(
+                    "segsize must be a size in bytes (131072, 128K), got '{value}'"
+                ))
+            })?;
+        }
+        "fanout" | "chain_fanout" | "tree_fanout" => params.fanout = number(value)?,
+        "max_requests" => params.max_requests = number(value)?,
+        "radix" => {
+            params.radix = number(value)?;
+            if params.radix < 2 {
+                return Err(bad("radix must be >= 2".into()));
+            }
+        }
+        _ => {
+            return Err(bad(format!(
+                "unknown parameter '{key}' (segsize, fanout, max_requests, radix)"
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// Parse "allreduce=ring,bcast=pipeline:segsize=128K" (also "allreduce=4"): comma-separated
+/// COLLECTIVE=ALGORITHM[:KEY=VALUE...] items; id 0 leaves the collective to the fixed
+/// rules. A forced algorithm gets Open MPI's forced-mode defaults (`AlgoParams::FORCED`)
+/// unless a parameter says otherwise.
+pub fn parse_overrides(text: &str) -> Result<HashMap<CollKind, (Algo, AlgoParams)>, CollError> {
     let mut out = HashMap::new();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (coll, alg) = item.split_once('=').ok_or_else(|| {
+        let (coll, spec) = item.split_once('=').ok_or_else(|| {
             CollError::BadOverride(format!("'{item}' is not COLLECTIVE=ALGORITHM"))
         })?;
         let kind = kind_from_name(coll).ok_or_else(|| {
             CollError::BadOverride(format!("unknown collective '{}'", coll.trim()))
         })?;
-        let alg = alg.trim();
+        let mut parts = spec.split(':');
+        let alg = parts.next().unwrap_or("").trim();
         let algo = if let Ok(id) = alg.parse::<u8>() {
             if id == 0 {
                 out.remove(&kind);
@@ -158,7 +218,11 @@ pub fn parse_overrides(text: &str) -> Result<HashMap<CollKind, Algo>, CollError>
             }
             algo
         };
-        out.insert(kind, algo);
+        let mut params = AlgoParams::FORCED;
+        for p in parts {
+            apply_param(&mut params, p, coll.trim())?;
+        }
+        out.insert(kind, (algo, params));
     }
     Ok(out)
 }
@@ -170,12 +234,27 @@ mod tests {
     #[test]
     fn parses_names_and_ids() {
         let m = parse_overrides("allreduce=ring, bcast=6,alltoall=modified-bruck").unwrap();
-        assert_eq!(m[&CollKind::Allreduce], Algo::Ring);
-        assert_eq!(m[&CollKind::Bcast], Algo::Binomial);
-        assert_eq!(m[&CollKind::Alltoall], Algo::Bruck);
+        assert_eq!(m[&CollKind::Allreduce].0, Algo::Ring);
+        assert_eq!(m[&CollKind::Bcast], (Algo::Binomial, AlgoParams::FORCED));
+        assert_eq!(m[&CollKind::Alltoall].0, Algo::Bruck);
         assert_eq!(
-            parse_overrides("allreduce=6").unwrap()[&CollKind::Allreduce],
+            parse_overrides("allreduce=6").unwrap()[&CollKind::Allreduce].0,
             Algo::Rabenseifner
+        );
+        let m = parse_overrides("bcast=pipeline:segsize=128K,alltoall=linear_sync:max_requests=3")
+            .unwrap();
+        assert_eq!(m[&CollKind::Bcast].1.segsize, 131072);
+        assert_eq!(m[&CollKind::Bcast].1.fanout, 4);
+        assert_eq!(m[&CollKind::Alltoall].1.max_requests, 3);
+        let m = parse_overrides("bcast=chain:fanout=2:segsize=1MiB:radix=3").unwrap();
+        assert_eq!(
+            m[&CollKind::Bcast].1,
+            AlgoParams {
+                segsize: 1 << 20,
+                fanout: 2,
+                max_requests: 0,
+                radix: 3
+            }
         );
         assert!(parse_overrides("allreduce=0").unwrap().is_empty());
         assert!(parse_overrides("").unwrap().is_empty());
@@ -188,6 +267,9 @@ mod tests {
         assert!(parse_overrides("allreduce=pairwise").is_err());
         assert!(parse_overrides("allfoo=ring").is_err());
         assert!(parse_overrides("bcast=warp").is_err());
+        assert!(parse_overrides("bcast=pipeline:segsize=lots").is_err());
+        assert!(parse_overrides("bcast=pipeline:depth=3").is_err());
+        assert!(parse_overrides("bcast=knomial:radix=1").is_err());
     }
 
     #[test]

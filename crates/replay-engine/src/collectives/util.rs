@@ -1,46 +1,6 @@
-//! Small helpers shared by the schedule builders: step constructors, Open MPI's block and
-//! segment arithmetic (coll_base_util.h: COLL_BASE_COMPUTE_BLOCKCOUNT, COLL_BASE_COMPUTED_SEGCOUNT)
-//! and power-of-two helpers (opal/util/bit_ops.h).
-
-use super::Step;
-
-impl Step {
-    /// A step with one send.
-    pub fn send(peer: u32, bytes: u64) -> Self {
-        Step {
-            sends: vec![(peer, bytes)],
-            ..Step::default()
-        }
-    }
-
-    /// A step with one receive.
-    pub fn recv(peer: u32, bytes: u64) -> Self {
-        Step {
-            recvs: vec![(peer, bytes)],
-            ..Step::default()
-        }
-    }
-
-    /// A step with one send and one receive (MPI_Sendrecv / irecv+send+wait).
-    pub fn sendrecv(to: u32, send_bytes: u64, from: u32, recv_bytes: u64) -> Self {
-        Step {
-            sends: vec![(to, send_bytes)],
-            recvs: vec![(from, recv_bytes)],
-            reduce_bytes: 0,
-        }
-    }
-
-    /// The same step, followed by a local reduction of `bytes` bytes.
-    pub fn reducing(mut self, bytes: u64) -> Self {
-        self.reduce_bytes += bytes;
-        self
-    }
-
-    /// True when the step neither communicates nor computes.
-    pub fn is_empty(&self) -> bool {
-        self.sends.is_empty() && self.recvs.is_empty() && self.reduce_bytes == 0
-    }
-}
+//! Small helpers shared by the program builders: Open MPI's block and segment arithmetic
+//! (coll_base_functions.h: COLL_BASE_COMPUTE_BLOCKCOUNT, COLL_BASE_COMPUTED_SEGCOUNT), bit
+//! helpers (opal/util/bit_ops.h; coll_base_util.c: ompi_mirror_perm, ompi_rounddown).
 
 /// Largest power of two <= n (n >= 1).
 pub fn pof2_floor(n: u32) -> u32 {
@@ -101,6 +61,19 @@ pub fn segments(count: u64, segcount: u64) -> Vec<u64> {
         .collect()
 }
 
+/// ompi_mirror_perm: `x` with its low `nbits` bits reversed.
+pub fn mirror_perm(x: u32, nbits: u32) -> u32 {
+    if nbits == 0 {
+        return 0;
+    }
+    (x & ((1u64 << nbits) - 1) as u32).reverse_bits() >> (32 - nbits)
+}
+
+/// ompi_rounddown: `num` rounded down to a multiple of `factor`.
+pub fn rounddown(num: u32, factor: u32) -> u32 {
+    num / factor * factor
+}
+
 /// (rank - root) mod p: the rank as seen by algorithms written for root 0.
 pub fn vrank(rank: u32, root: u32, p: u32) -> u32 {
     (rank + p - root % p) % p
@@ -130,6 +103,15 @@ mod tests {
         assert_eq!(seg_count(8192, 1, 1000), 1000);
         assert_eq!(segments(1000, 256), vec![256, 256, 256, 232]);
         assert_eq!(segments(0, 5), vec![0]);
+    }
+
+    #[test]
+    fn mirror_and_rounddown() {
+        assert_eq!(mirror_perm(1, 3), 4);
+        assert_eq!(mirror_perm(6, 3), 3);
+        assert_eq!(mirror_perm(5, 4), 10);
+        assert_eq!(rounddown(14, 3), 12);
+        assert_eq!(rounddown(10, 4), 8);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use super::core::{Engine, Ev, Outcome};
 use super::plan::{Costs, Plan, ShapeKey};
 use super::ranks::RState;
-use crate::collectives::{self, Algo, AlgoParams, CollSpec, Step};
+use crate::collectives::{self, Algo, AlgoParams, CollSpec, Program};
 use crate::error::ReplayError;
 use crate::fabric::Time;
 use crate::hash::FastMap;
@@ -73,15 +73,15 @@ impl Engine {
     fn build_plan(&self, spec: &CollSpec, algo: Algo, params: &AlgoParams) -> Option<Plan> {
         let p = spec.comm_size as usize;
         let words = p.div_ceil(64);
-        let mut scheds: Vec<Rc<[Step]>> = Vec::with_capacity(p);
+        let mut progs: Vec<Rc<Program>> = Vec::with_capacity(p);
         let mut nodes = 0;
         for me in 0..p as u32 {
-            let steps: Rc<[Step]> = collectives::schedule(spec, algo, params, me).ok()?.into();
-            nodes += steps.len() + 1;
+            let prog = collectives::schedule(spec, algo, params, me, self.colls.selector()).ok()?;
+            nodes += prog.instrs.len() + 1;
             if nodes * words > MAX_PLAN_WORDS {
                 return None;
             }
-            scheds.push(steps);
+            progs.push(Rc::new(prog));
         }
         let (alpha_ns, beta_ns_per_byte) = self.net.alpha_beta?;
         let costs = Costs {
@@ -92,7 +92,7 @@ impl Engine {
             gamma_ns_per_byte: self.net.host.gamma_ns_per_byte,
             eager_threshold: self.net.eager_threshold,
         };
-        Plan::build(&scheds, &costs)
+        Plan::build(&progs, &costs)
     }
 
     /// Rank `r` (member `me`) enters instance `inst` of a closed-form collective.

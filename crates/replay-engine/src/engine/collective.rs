@@ -1,12 +1,13 @@
-//! Collectives: a trace row becomes a `CollSpec`, Open MPI's decision (or a `--coll`
-//! override) picks the algorithm, the collectives module gives this rank's step schedule,
-//! and the steps run as point-to-point messages on the collective channels.
+//! Collectives: a trace row becomes a `CollSpec`, the selector (Open MPI's fixed rules or a
+//! `--coll` override) picks the algorithm, the collectives module gives this rank's
+//! program, and the program runs call by call on the collective channels.
 //!
 //! Byte conventions of trace rows are those of tailcast.traces.schema (MPI's arguments, i.e.
 //! OSU's size convention): bcast/reduce/allreduce the message size; alltoall, allgather,
 //! gather, scatter the per-peer block; v-forms per-rank `send_counts`/`recv_counts`;
 //! reduce_scatter `recv_counts` (vector = their sum); reduce_scatter_block the block.
-//! gatherv/scatterv have no coll/tuned decision in Open MPI 4.1 (basic linear is used).
+//! `dtype_bytes` and `commutative` give element counts and op commutativity (not recorded:
+//! 1-byte elements and a commutative op, OSU's MPI_CHAR and MPI_SUM).
 
 use std::rc::Rc;
 
@@ -14,40 +15,39 @@ use super::closed_form::ClosedForms;
 use super::core::{Engine, Outcome};
 use super::plan::ShapeKey;
 use super::ranks::{CollMemo, CollRun, RState};
-use crate::collectives::{self, Algo, AlgoParams, CollKind, CollSpec, Step};
+use crate::collectives::{self, CollKind, CollSpec, Instr, Program, Selector};
 use crate::error::ReplayError;
 use crate::hash::FastMap;
 use crate::ops::Op;
-
-/// Open MPI's defaults when an algorithm is forced by MCA parameter
-/// (coll_tuned_<coll>_algorithm_segmentsize = 0, *_tree_fanout = *_chain_fanout = 4).
-const FORCED_PARAMS: AlgoParams = AlgoParams {
-    segsize: 0,
-    fanout: 4,
-};
+use crate::trace::SAME;
 
 /// A collective shape and one member's communicator rank.
-type ScheduleKey = (ShapeKey, u32);
+type ProgramKey = (ShapeKey, u32);
 
-/// What the engine keeps about collectives: forced algorithms, schedules and communicator
-/// member lists built so far, and the closed-form evaluation.
+/// What the engine keeps about collectives: the algorithm selector, programs and
+/// communicator member lists built so far, and the closed-form evaluation.
 pub(super) struct Collectives {
-    overrides: Vec<(CollKind, Algo)>,
-    schedules: FastMap<ScheduleKey, Rc<[Step]>>,
+    selector: Selector,
+    programs: FastMap<ProgramKey, Rc<Program>>,
     members: FastMap<(u32, i32), Rc<[u32]>>,
+    /// Request-slot buffers of finished runs, reused.
+    spare: Vec<Vec<u32>>,
     pub closed: ClosedForms,
 }
 
 impl Collectives {
-    pub fn new(overrides: std::collections::HashMap<CollKind, Algo>, closed: ClosedForms) -> Self {
-        let mut overrides: Vec<(CollKind, Algo)> = overrides.into_iter().collect();
-        overrides.sort_unstable();
+    pub fn new(selector: Selector, closed: ClosedForms) -> Self {
         Self {
-            overrides,
-            schedules: FastMap::default(),
+            selector,
+            programs: FastMap::default(),
             members: FastMap::default(),
+            spare: Vec::new(),
             closed,
         }
+    }
+
+    pub fn selector(&self) -> &Selector {
+        &self.selector
     }
 }
 
@@ -55,8 +55,20 @@ fn to_u64(v: &[i64]) -> Vec<u64> {
     v.iter().map(|&x| x.max(0) as u64).collect()
 }
 
-/// The CollSpec of a trace row; `s`/`r` are send/recv bytes, `sc`/`rc` the count lists.
-fn spec_of(kind: CollKind, p: u32, root: u32, s: u64, r: u64, sc: &[i64], rc: &[i64]) -> CollSpec {
+/// The CollSpec of a trace row; `s`/`r` are send/recv bytes, `sc`/`rc` the count lists,
+/// `me` this rank's communicator rank.
+#[allow(clippy::too_many_arguments)]
+fn spec_of(
+    op: Op,
+    kind: CollKind,
+    p: u32,
+    root: u32,
+    me: u32,
+    s: u64,
+    r: u64,
+    sc: &[i64],
+    rc: &[i64],
+) -> CollSpec {
     let n = u64::from(p.max(1));
     let or = |a: u64, b: u64| if a > 0 { a } else { b };
     let counts = |c: &[i64], total: u64| {
@@ -66,6 +78,11 @@ fn spec_of(kind: CollKind, p: u32, root: u32, s: u64, r: u64, sc: &[i64], rc: &[
             vec![total / n; p as usize]
         }
     };
+    let kind = match (op, kind) {
+        (Op::Gatherv, _) => CollKind::Gatherv,
+        (Op::Scatterv, _) => CollKind::Scatterv,
+        (_, k) => k,
+    };
     let bytes = match kind {
         CollKind::Barrier => 0,
         CollKind::Bcast | CollKind::Reduce | CollKind::Allreduce => s.max(r),
@@ -74,6 +91,8 @@ fn spec_of(kind: CollKind, p: u32, root: u32, s: u64, r: u64, sc: &[i64], rc: &[
         CollKind::Alltoallv => or(s, r) / n,
         CollKind::Allgatherv => counts(rc, r).iter().sum::<u64>() / n,
         CollKind::ReduceScatter => or(s, rc.iter().map(|&x| x.max(0) as u64).sum()),
+        CollKind::Gatherv => s,
+        CollKind::Scatterv => r,
     };
     let mut spec = CollSpec::new(kind, p, root, bytes);
     match kind {
@@ -83,6 +102,13 @@ fn spec_of(kind: CollKind, p: u32, root: u32, s: u64, r: u64, sc: &[i64], rc: &[
         }
         CollKind::Allgatherv => spec.per_peer_bytes = counts(rc, r),
         CollKind::ReduceScatter if rc.len() == p as usize => spec.per_peer_bytes = to_u64(rc),
+        // the root's counts; a non-root's own block is `bytes`
+        CollKind::Gatherv if me == root && rc.len() == p as usize => {
+            spec.per_peer_bytes = to_u64(rc)
+        }
+        CollKind::Scatterv if me == root && sc.len() == p as usize => {
+            spec.per_peer_bytes = to_u64(sc)
+        }
         _ => {}
     }
     spec
@@ -100,7 +126,16 @@ impl Engine {
         let row_id = rank.rows.current_id() as usize;
         let comm = row.comm;
         let (sc, rc) = (rank.rows.send_counts(), rank.rows.recv_counts());
-        let args = (op as u8, comm, row.root, row.send_bytes, row.recv_bytes);
+        let (dtype, commute) = rank.rows.current_dtype();
+        let args = (
+            op as u8,
+            comm,
+            row.root,
+            row.send_bytes,
+            row.recv_bytes,
+            dtype,
+            commute,
+        );
         let plain = sc.is_empty() && rc.is_empty();
         if plain {
             // A repeated call (same arguments) takes the same closed-form path.
@@ -141,28 +176,16 @@ impl Engine {
             0
         };
         let (s, v) = (row.send_bytes.max(0) as u64, row.recv_bytes.max(0) as u64);
-        let spec = spec_of(kind, p, root, s, v, sc, rc);
-        let forced = self
-            .colls
-            .overrides
-            .iter()
-            .find(|o| o.0 == kind)
-            .map(|o| o.1);
-        let (algo, params) = match forced {
-            Some(algo) => (algo, FORCED_PARAMS),
-            None if matches!(op, Op::Gatherv | Op::Scatterv) => (Algo::Linear, FORCED_PARAMS),
-            None => collectives::decide(&spec),
-        };
+        let mut spec = spec_of(op, kind, p, root, me, s, v, sc, rc);
+        if dtype != SAME && dtype > 0 {
+            spec.elem_bytes = dtype as u32;
+        }
+        if commute != SAME {
+            spec.commutative = commute != 0;
+        }
+        let (algo, params) = self.colls.selector.select(&spec);
         let cacheable = spec.per_peer_bytes.is_empty() && spec.recv_per_peer_bytes.is_empty();
-        let shape = (
-            kind,
-            p,
-            root,
-            spec.bytes,
-            algo,
-            params.segsize,
-            params.fanout,
-        );
+        let shape = ShapeKey::of(&spec, algo, params);
         if cacheable && self.colls.closed.enabled {
             if let Some(plan) = self.plan_for(shape, &spec, algo, &params) {
                 let rank = &mut self.ranks[r as usize];
@@ -181,19 +204,19 @@ impl Engine {
         }
         let key = (shape, me);
         let cached = if cacheable {
-            self.colls.schedules.get(&key).cloned()
+            self.colls.programs.get(&key).cloned()
         } else {
             None
         };
-        let steps = match cached {
-            Some(steps) => steps,
-            None => match collectives::schedule(&spec, algo, &params, me) {
-                Ok(steps) => {
-                    let steps: Rc<[Step]> = steps.into();
+        let prog = match cached {
+            Some(prog) => prog,
+            None => match collectives::schedule(&spec, algo, &params, me, &self.colls.selector) {
+                Ok(prog) => {
+                    let prog: Rc<Program> = Rc::new(prog);
                     if cacheable {
-                        self.colls.schedules.insert(key, steps.clone());
+                        self.colls.programs.insert(key, prog.clone());
                     }
-                    steps
+                    prog
                 }
                 Err(e) => {
                     let m = format!("{} ({algo:?}): {e}", op.name());
@@ -201,14 +224,18 @@ impl Engine {
                 }
             },
         };
+        let mut slots = self.colls.spare.pop().unwrap_or_default();
+        slots.clear();
         let rank = &mut self.ranks[r as usize];
         let inst = rank.next_instance(comm);
         rank.coll = Some(CollRun {
-            steps,
-            step: 0,
+            prog,
+            pc: 0,
             members,
             comm,
             inst,
+            slots,
+            window: None,
         });
         rank.state = RState::CollStep;
         Outcome::Continue(self.now)
@@ -225,47 +252,116 @@ impl Engine {
         Outcome::Failed
     }
 
-    /// Posts every send and receive of the current step, or ends the collective.
+    /// Runs the rank's program from its next instruction at `now` until it waits, computes
+    /// or ends. Posting and waiting are the point-to-point machinery's (p2p.rs); a wait
+    /// that ends later, or a reduction, continues the rank then.
     pub(super) fn coll_step(&mut self, r: u32) -> Outcome {
-        let run = self.ranks[r as usize]
-            .coll
-            .clone()
-            .expect("in a collective");
-        if run.step == run.steps.len() {
-            self.ranks[r as usize].coll = None;
-            return Outcome::End(self.now);
-        }
-        let step = &run.steps[run.step];
-        let mut slots = self.take_scratch();
-        for &(peer, bytes) in &step.sends {
-            let dst = run.members[peer as usize];
-            if dst != r {
-                slots.push(self.post_send(r, Some(dst), bytes, 0, run.comm, run.inst, false));
+        let mut run = self.ranks[r as usize].coll.take().expect("in a collective");
+        let outcome = loop {
+            let Some(&ins) = run.prog.instrs.get(run.pc) else {
+                let slots = std::mem::take(&mut run.slots);
+                self.colls.spare.push(slots);
+                return Outcome::End(self.now);
+            };
+            match ins {
+                Instr::Send { peer, bytes, sync } => {
+                    let dst = run.members[peer as usize];
+                    let slot = self.post_send(r, Some(dst), bytes, 0, run.comm, run.inst, sync);
+                    run.slots.push(slot);
+                }
+                Instr::Recv { peer, .. } => {
+                    let src = i64::from(run.members[peer as usize]);
+                    let slot = self.post_recv(r, Some(src), 0, run.comm, run.inst);
+                    run.slots.push(slot);
+                }
+                Instr::Wait { lo, hi } => {
+                    run.pc += 1;
+                    let mut slots = self.take_scratch();
+                    let waited = run.prog.waited(lo, hi).iter();
+                    slots.extend(waited.map(|&q| run.slots[q as usize]));
+                    match self.wait_on(r, slots, false) {
+                        Outcome::End(t) if t <= self.now => continue,
+                        Outcome::End(t) => break Outcome::Continue(t),
+                        other => break other,
+                    }
+                }
+                Instr::Reduce { bytes } => {
+                    run.pc += 1;
+                    let gamma = self.net.host.gamma_ns_per_byte;
+                    break Outcome::Continue(self.now + bytes as f64 * gamma);
+                }
+                Instr::Window { .. } => match self.window_step(r, &mut run) {
+                    Some(outcome) => break outcome,
+                    None => continue, // done: pc moved on
+                },
             }
+            run.pc += 1;
+        };
+        let rank = &mut self.ranks[r as usize];
+        if !matches!(outcome, Outcome::Blocked) {
+            rank.state = RState::CollStep;
         }
-        for &(peer, _) in &step.recvs {
-            let src = run.members[peer as usize];
-            if src != r {
-                slots.push(self.post_recv(r, Some(i64::from(src)), 0, run.comm, run.inst));
-            }
-        }
-        match self.wait_on(r, slots, false) {
-            Outcome::End(t) => {
-                self.now = t.max(self.now);
-                self.coll_step_done(r)
-            }
-            other => other,
-        }
+        rank.coll = Some(run);
+        outcome
     }
 
-    /// The current step's messages completed at `now`: reduce, then go to the next step.
+    /// The wait the rank was blocked on ended at `now`: go on with the program.
     pub(super) fn coll_step_done(&mut self, r: u32) -> Outcome {
-        let gamma = self.net.host.gamma_ns_per_byte;
-        let rank = &mut self.ranks[r as usize];
-        let run = rank.coll.as_mut().expect("in a collective");
-        let reduce = run.steps[run.step].reduce_bytes as f64 * gamma;
-        run.step += 1;
-        rank.state = RState::CollStep;
-        Outcome::Continue(self.now + reduce)
+        self.ranks[r as usize].state = RState::CollStep;
+        Outcome::Continue(self.now)
+    }
+
+    /// One turn of the waitany loop of alltoall linear_sync (`Instr::Window`): retire the
+    /// requests complete by now (the one a waitany returned is already gone), post
+    /// replacements, and wait for the next completion. None when the loop has ended.
+    fn window_step(&mut self, r: u32, run: &mut CollRun) -> Option<Outcome> {
+        let Instr::Window { lo, mid, hi, k } = run.prog.instrs[run.pc] else {
+            unreachable!("window_step on another instruction");
+        };
+        let mut w = run.window.take().unwrap_or_default();
+        let now = self.now;
+        let mut open = std::mem::take(&mut w.open);
+        open.retain(|&(s, gen, _)| {
+            if !self.reqs.valid(s, gen) {
+                return false; // consumed by the waitany that woke us
+            }
+            let req = self.reqs[s];
+            if req.is_done() && req.done_at <= now {
+                self.consume(s);
+                return false;
+            }
+            true
+        });
+        let count = |recv: bool| open.iter().filter(|o| o.2 == recv).count() as u32;
+        let (mut nr, mut ns) = (count(true), count(false));
+        while nr < k && lo + w.next_recv < mid {
+            let (peer, _) = run.prog.window[(lo + w.next_recv) as usize];
+            let src = i64::from(run.members[peer as usize]);
+            let s = self.post_recv(r, Some(src), 0, run.comm, run.inst);
+            open.push((s, self.reqs[s].gen, true));
+            w.next_recv += 1;
+            nr += 1;
+        }
+        while ns < k && mid + w.next_send < hi {
+            let (peer, bytes) = run.prog.window[(mid + w.next_send) as usize];
+            let dst = run.members[peer as usize];
+            let s = self.post_send(r, Some(dst), bytes, 0, run.comm, run.inst, false);
+            open.push((s, self.reqs[s].gen, false));
+            w.next_send += 1;
+            ns += 1;
+        }
+        if open.is_empty() {
+            run.pc += 1;
+            return None;
+        }
+        let mut slots = self.take_scratch();
+        slots.extend(open.iter().map(|o| o.0));
+        w.open = open;
+        run.window = Some(w);
+        Some(match self.wait_on(r, slots, true) {
+            // one was complete already (at `now`): the next turn retires it
+            Outcome::End(_) => Outcome::Continue(now),
+            other => other,
+        })
     }
 }

@@ -19,10 +19,10 @@ impl Engine {
         if op.collective().is_some() {
             if let Some(run) = &rank.coll {
                 text += &format!(
-                    ", comm {}, step {} of {}",
+                    ", comm {}, call {} of {}",
                     run.comm,
-                    run.step + 1,
-                    run.steps.len()
+                    run.pc.min(run.prog.instrs.len()),
+                    run.prog.instrs.len()
                 );
             }
         } else {

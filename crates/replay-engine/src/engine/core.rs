@@ -151,7 +151,7 @@ impl Engine {
                 "compute_scale must be finite and >= 0".into(),
             ));
         }
-        let overrides = collectives::parse_overrides(&options.coll_overrides)
+        let selector = collectives::Selector::parse(&options.coll_overrides)
             .map_err(|e| ReplayError::BadConfig(e.to_string()))?;
         let built = spec
             .build(options.seed)
@@ -203,7 +203,7 @@ impl Engine {
             reqs: Requests::default(),
             msgs: Messages::default(),
             matching: Matching::new(nranks),
-            colls: Collectives::new(overrides, ClosedForms::new(closed_form)),
+            colls: Collectives::new(selector, ClosedForms::new(closed_form)),
             queue: EventQueue::with_capacity(nranks * 2),
             now: 0.0,
             net,

@@ -1,13 +1,18 @@
-//! Closed-form collectives on stateless, contention-free fabrics (the α-β form).
+//! Closed-form collectives on stateless, contention-free fabrics (the α-β form with
+//! unlimited ports).
 //!
 //! There a message's cost depends only on when its two sides are posted (eager: the data
 //! leaves at post + o and arrives α + nβ later; rendezvous without handshake: it leaves
 //! when both sides are posted), so a collective instance is a max-plus computation over its
 //! members' entry times. Matching within an instance is FIFO per (sender, receiver) in
 //! program order, which does not depend on time either. A `Plan` fixes, once per collective
-//! shape, the message pairing and an order in which every step's inputs are ready; each
+//! shape, the message pairing and an order in which every node's inputs are ready; each
 //! instance is then evaluated in one pass over flat arrays, without requests, queues or
 //! events — exactly the times the event-driven path computes (same expressions).
+//!
+//! A node is a stretch of a rank's program that runs at one instant: the requests it posts,
+//! then the wait or the reduction that ends it. The next node starts when the waited
+//! requests completed (or the reduction is done).
 //!
 //! Causality: the engine can only evaluate when the last member enters, so a plan is used
 //! only if every member's exit depends on every member's entry (`all_dependent`; true for
@@ -15,7 +20,7 @@
 
 use std::rc::Rc;
 
-use crate::collectives::{Algo, CollKind, Step};
+use crate::collectives::{Algo, AlgoParams, CollKind, CollSpec, Instr, Program};
 use crate::fabric::Time;
 use crate::hash::FastMap;
 
@@ -23,31 +28,57 @@ use crate::hash::FastMap;
 mod order;
 use order::topological;
 
-/// The shape of one collective instance, which fixes its schedules and plan: kind, size,
-/// root, bytes, algorithm, segment size, fanout.
-pub type ShapeKey = (CollKind, u32, u32, u64, Algo, u64, u32);
+/// The shape of one collective instance, which fixes its programs and plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ShapeKey {
+    pub kind: CollKind,
+    pub p: u32,
+    pub root: u32,
+    pub bytes: u64,
+    pub elem_bytes: u32,
+    pub commutative: bool,
+    pub algo: Algo,
+    pub params: AlgoParams,
+}
 
-/// One step of one rank, a node of the plan.
+impl ShapeKey {
+    /// The shape of a call without per-peer counts.
+    pub fn of(spec: &CollSpec, algo: Algo, params: AlgoParams) -> Self {
+        Self {
+            kind: spec.kind,
+            p: spec.comm_size,
+            root: spec.root,
+            bytes: spec.bytes,
+            elem_bytes: spec.elem_bytes,
+            commutative: spec.commutative,
+            algo,
+            params,
+        }
+    }
+}
+
+/// A node of the plan (see the module comment).
 #[derive(Debug, Clone, Copy)]
-struct Node {
+pub(super) struct Node {
     rank: u32,
-    /// Its messages: sends `send_lo..send_hi`, receives `recv_lo..recv_hi` (global ids).
-    send_lo: u32,
-    send_hi: u32,
-    recv_lo: u32,
-    recv_hi: u32,
+    /// The requests whose completion it waits for: `waited[wait_lo..wait_hi]`.
+    wait_lo: u32,
+    wait_hi: u32,
     reduce_bytes: u64,
     /// The rank's last node: its start is the exit.
     terminal: bool,
 }
 
+/// One request of one rank.
 #[derive(Debug, Clone, Copy)]
-struct Msg {
-    /// Node that posts the send / the matching receive.
-    send_node: u32,
-    recv_node: u32,
+pub(super) struct Request {
+    /// Node that posts it, and the node that posts its partner (the matching send or
+    /// receive).
+    node: u32,
+    partner: u32,
+    send: bool,
     rndv: bool,
-    /// n·β and the host overhead o + n·O of this message.
+    /// n·β and the host overhead o + n·O of its message.
     n_beta: f64,
     o: f64,
 }
@@ -58,57 +89,51 @@ pub struct Plan {
     alpha: f64,
     gamma: f64,
     nodes: Vec<Node>,
-    /// Node ids in an order where each node's inputs are known. Node `first[r] + j` is step
-    /// j of rank r; node `first[r + 1] - 1` is its terminal node (its start is the exit).
+    requests: Vec<Request>,
+    /// Waited request ids, in node order.
+    waited: Vec<u32>,
+    /// Node ids in an order where each node's inputs are known. Node `first[r] + j` is
+    /// node j of rank r; node `first[r + 1] - 1` is its terminal node (its start is the
+    /// exit).
     order: Vec<u32>,
     first: Vec<u32>,
-    msgs: Vec<Msg>,
-    /// Per receive id, its message id (sends are message ids directly).
-    recv_msg: Vec<u32>,
+    sends: u64,
     /// `order` compiled for `evaluate`: the non-terminal nodes with their terms inline.
     program: Vec<Compiled>,
     terms: Vec<Term>,
 }
 
-/// One non-terminal node of the evaluation program: its start slot, its terms
-/// `terms[lo..mid]` (receives) and `terms[mid..hi]` (sends), and its reduction time
-/// (bytes · γ, the product the event path computes).
+/// One non-terminal node of the evaluation program: its terms `terms[lo..hi]` and its
+/// reduction time (bytes · γ, the product the event path computes).
 #[derive(Debug, Clone, Copy)]
 struct Compiled {
     node: u32,
     lo: u32,
-    mid: u32,
     hi: u32,
     reduce_ns: f64,
 }
 
-/// A message as `evaluate` reads it: the partner node's start slot and the costs.
+/// A waited request as `evaluate` reads it: the start slots of the node that posted it
+/// and of the node that posted its partner, and the costs.
 #[derive(Debug, Clone, Copy)]
 struct Term {
+    own: u32,
     partner: u32,
+    send: bool,
     rndv: bool,
     n_beta: f64,
     o: f64,
 }
 
 impl Term {
-    /// When a receive posted at `t` completes, its send posted at `sent`.
+    /// When the request completes, posted at `t`, its partner posted at `other`.
     #[inline(always)]
-    fn recv_done(&self, t: Time, sent: Time, alpha: f64) -> Time {
-        if self.rndv {
-            later(sent, t) + alpha + self.n_beta + self.o
-        } else {
-            later(t, sent + self.o + alpha + self.n_beta) + self.o
-        }
-    }
-
-    /// When a send posted at `t` completes, its receive posted at `posted`.
-    #[inline(always)]
-    fn send_done(&self, t: Time, posted: Time, alpha: f64) -> Time {
-        if self.rndv {
-            later(t, posted) + alpha + self.n_beta
-        } else {
-            t + self.o
+    fn done(&self, t: Time, other: Time, alpha: f64) -> Time {
+        match (self.send, self.rndv) {
+            (true, true) => later(t, other) + alpha + self.n_beta,
+            (true, false) => t + self.o,
+            (false, true) => later(other, t) + alpha + self.n_beta + self.o,
+            (false, false) => later(t, other + self.o + alpha + self.n_beta) + self.o,
         }
     }
 }
@@ -134,97 +159,135 @@ pub struct Costs {
     pub eager_threshold: u64,
 }
 
-impl Plan {
-    /// The plan of a collective whose members run `scheds` (indexed by communicator rank);
-    /// None if the schedules do not pair up, cannot complete, or some exit would not depend
-    /// on every entry.
-    pub fn build(scheds: &[Rc<[Step]>], costs: &Costs) -> Option<Plan> {
-        let p = scheds.len();
-        let mut nodes = Vec::new();
-        let mut first = Vec::with_capacity(p + 1);
-        let mut msgs: Vec<Msg> = Vec::new();
-        let mut recvs: Vec<(u32, u32)> = Vec::new(); // (node, src)
-                                                     // FIFO pairing per (src, dst): k-th send ↔ k-th receive.
-        let mut chan: FastMap<(u32, u32), (Vec<u32>, Vec<u32>)> = FastMap::default();
-        for (r, steps) in scheds.iter().enumerate() {
-            first.push(nodes.len() as u32);
-            for step in steps.iter() {
-                let id = nodes.len() as u32;
-                let (send_lo, recv_lo) = (msgs.len() as u32, recvs.len() as u32);
-                for &(peer, bytes) in &step.sends {
-                    if peer as usize == r {
-                        continue;
-                    }
-                    if peer as usize >= p {
-                        return None;
-                    }
-                    chan.entry((r as u32, peer))
-                        .or_default()
-                        .0
-                        .push(msgs.len() as u32);
-                    msgs.push(Msg {
-                        send_node: id,
-                        recv_node: u32::MAX,
-                        rndv: bytes > costs.eager_threshold,
+/// What `split` fills while the programs are read.
+#[derive(Default)]
+struct Parts {
+    nodes: Vec<Node>,
+    requests: Vec<Request>,
+    waited: Vec<u32>,
+    /// Per (src, dst): its sends and receives in program order (FIFO pairing).
+    chan: FastMap<(u32, u32), (Vec<u32>, Vec<u32>)>,
+}
+
+impl Parts {
+    /// An empty node of rank `r` at the end of the waited list.
+    fn node(&self, r: u32, terminal: bool) -> Node {
+        let at = self.waited.len() as u32;
+        Node {
+            rank: r,
+            wait_lo: at,
+            wait_hi: at,
+            reduce_bytes: 0,
+            terminal,
+        }
+    }
+
+    /// Splits rank `r`'s program into nodes; false on a waitany window or a bad peer (no
+    /// closed form).
+    fn split(&mut self, r: u32, prog: &Program, costs: &Costs, p: u32) -> bool {
+        let base = self.requests.len() as u32;
+        let mut cur = self.node(r, false);
+        for &ins in &prog.instrs {
+            let node = self.nodes.len() as u32;
+            match ins {
+                Instr::Send { peer, .. } | Instr::Recv { peer, .. } if peer >= p || peer == r => {
+                    return false;
+                }
+                Instr::Send { peer, bytes, sync } => {
+                    let id = self.requests.len() as u32;
+                    self.chan.entry((r, peer)).or_default().0.push(id);
+                    self.requests.push(Request {
+                        node,
+                        partner: u32::MAX,
+                        send: true,
+                        rndv: sync || bytes > costs.eager_threshold,
                         // The engine's expressions, so both paths give bit-identical times.
                         n_beta: bytes as f64 * costs.beta_ns_per_byte,
                         o: costs.overhead_ns + bytes as f64 * costs.overhead_ns_per_byte,
                     });
                 }
-                for &(peer, _) in &step.recvs {
-                    if peer as usize == r {
-                        continue;
-                    }
-                    if peer as usize >= p {
-                        return None;
-                    }
-                    chan.entry((peer, r as u32))
-                        .or_default()
-                        .1
-                        .push(recvs.len() as u32);
-                    recvs.push((id, peer));
+                Instr::Recv { peer, .. } => {
+                    let id = self.requests.len() as u32;
+                    self.chan.entry((peer, r)).or_default().1.push(id);
+                    self.requests.push(Request {
+                        node,
+                        partner: u32::MAX,
+                        send: false,
+                        rndv: false,
+                        n_beta: 0.0,
+                        o: 0.0,
+                    });
                 }
-                nodes.push(Node {
-                    rank: r as u32,
-                    send_lo,
-                    send_hi: msgs.len() as u32,
-                    recv_lo,
-                    recv_hi: recvs.len() as u32,
-                    reduce_bytes: step.reduce_bytes,
-                    terminal: false,
-                });
+                Instr::Wait { lo, hi } => {
+                    self.waited
+                        .extend(prog.waited(lo, hi).iter().map(|q| base + q));
+                    cur.wait_hi = self.waited.len() as u32;
+                    self.nodes.push(cur);
+                    cur = self.node(r, false);
+                }
+                Instr::Reduce { bytes } => {
+                    cur.reduce_bytes = bytes;
+                    self.nodes.push(cur);
+                    cur = self.node(r, false);
+                }
+                Instr::Window { .. } => return false,
             }
-            nodes.push(Node {
-                rank: r as u32,
-                send_lo: msgs.len() as u32,
-                send_hi: msgs.len() as u32,
-                recv_lo: recvs.len() as u32,
-                recv_hi: recvs.len() as u32,
-                reduce_bytes: 0,
-                terminal: true,
-            }); // terminal node: its start is the rank's exit
         }
-        first.push(nodes.len() as u32);
-        let mut recv_msg = vec![u32::MAX; recvs.len()];
-        for (sends, rs) in chan.values() {
-            if sends.len() != rs.len() {
+        // the terminal node: its start is the exit
+        self.nodes.push(self.node(r, true));
+        true
+    }
+}
+
+impl Plan {
+    /// The plan of a collective whose members run `progs` (indexed by communicator rank);
+    /// None if the programs do not pair up, cannot complete, use a waitany window, or some
+    /// exit would not depend on every entry.
+    pub fn build(progs: &[Rc<Program>], costs: &Costs) -> Option<Plan> {
+        let p = progs.len();
+        let mut parts = Parts::default();
+        let mut first = Vec::with_capacity(p + 1);
+        for (r, prog) in progs.iter().enumerate() {
+            first.push(parts.nodes.len() as u32);
+            if !parts.split(r as u32, prog, costs, p as u32) {
                 return None;
             }
-            for (&m, &v) in sends.iter().zip(rs) {
-                msgs[m as usize].recv_node = recvs[v as usize].0;
-                recv_msg[v as usize] = m;
+        }
+        first.push(parts.nodes.len() as u32);
+        let Parts {
+            nodes,
+            mut requests,
+            waited,
+            chan,
+        } = parts;
+        // FIFO pairing per (src, dst): k-th send ↔ k-th receive.
+        for (sends, recvs) in chan.values() {
+            if sends.len() != recvs.len() {
+                return None;
+            }
+            for (&s, &v) in sends.iter().zip(recvs) {
+                let (sn, vn) = (requests[s as usize].node, requests[v as usize].node);
+                requests[s as usize].partner = vn;
+                let send = requests[s as usize];
+                let recv = &mut requests[v as usize];
+                recv.partner = sn;
+                recv.rndv = send.rndv;
+                recv.n_beta = send.n_beta;
+                recv.o = send.o;
             }
         }
-        let order = topological(&nodes, &first, &msgs, &recvs, &recv_msg)?;
+        let sends = requests.iter().filter(|q| q.send).count() as u64;
+        let order = topological(&nodes, &first, &requests, &waited)?;
         let mut plan = Plan {
             p: p as u32,
             alpha: costs.alpha_ns,
             gamma: costs.gamma_ns_per_byte,
             nodes,
+            requests,
+            waited,
             order,
             first,
-            msgs,
-            recv_msg,
+            sends,
             program: Vec::new(),
             terms: Vec::new(),
         };
@@ -240,28 +303,20 @@ impl Plan {
                 continue;
             }
             let lo = self.terms.len() as u32;
-            for v in node.recv_lo..node.recv_hi {
-                let m = self.msgs[self.recv_msg[v as usize] as usize];
+            for &q in &self.waited[node.wait_lo as usize..node.wait_hi as usize] {
+                let q = self.requests[q as usize];
                 self.terms.push(Term {
-                    partner: m.send_node,
-                    rndv: m.rndv,
-                    n_beta: m.n_beta,
-                    o: m.o,
-                });
-            }
-            let mid = self.terms.len() as u32;
-            for m in &self.msgs[node.send_lo as usize..node.send_hi as usize] {
-                self.terms.push(Term {
-                    partner: m.recv_node,
-                    rndv: m.rndv,
-                    n_beta: m.n_beta,
-                    o: m.o,
+                    own: q.node,
+                    partner: q.partner,
+                    send: q.send,
+                    rndv: q.rndv,
+                    n_beta: q.n_beta,
+                    o: q.o,
                 });
             }
             self.program.push(Compiled {
                 node: n,
                 lo,
-                mid,
                 hi: self.terms.len() as u32,
                 reduce_ns: node.reduce_bytes as f64 * self.gamma,
             });
@@ -270,11 +325,12 @@ impl Plan {
 
     /// Messages one instance exchanges.
     pub fn messages(&self) -> u64 {
-        self.msgs.len() as u64
+        self.sends
     }
 
     /// Exit times of all members from their entry times (`start` is a reused buffer).
-    /// Every expression is the event-driven path's (p2p.rs, coll.rs), in the same order.
+    /// Every expression is the event-driven path's (p2p.rs, collective.rs), in the same
+    /// order.
     pub fn evaluate(&self, entry: &[Time], start: &mut Vec<Time>, exits: &mut Vec<Time>) {
         start.clear();
         start.resize(self.nodes.len(), f64::NAN);
@@ -285,21 +341,10 @@ impl Plan {
         let terms = self.terms.as_slice();
         for c in &self.program {
             let n = c.node as usize;
-            let t = start[n];
-            let mut latest = t;
-            let (lo, mid, hi) = (c.lo as usize, c.mid as usize, c.hi as usize);
-            if mid == lo + 1 && hi == mid + 1 {
-                // One receive and one send: most steps of most algorithms.
-                let (v, s) = (&terms[lo], &terms[mid]);
-                latest = later(latest, v.recv_done(t, start[v.partner as usize], alpha));
-                latest = later(latest, s.send_done(t, start[s.partner as usize], alpha));
-            } else {
-                for v in &terms[lo..mid] {
-                    latest = later(latest, v.recv_done(t, start[v.partner as usize], alpha));
-                }
-                for s in &terms[mid..hi] {
-                    latest = later(latest, s.send_done(t, start[s.partner as usize], alpha));
-                }
+            let mut latest = start[n];
+            for q in &terms[c.lo as usize..c.hi as usize] {
+                let (t, other) = (start[q.own as usize], start[q.partner as usize]);
+                latest = later(latest, q.done(t, other, alpha));
             }
             start[n + 1] = latest + c.reduce_ns;
         }
@@ -311,7 +356,7 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collectives::{schedule, AlgoParams, CollKind, CollSpec};
+    use crate::collectives::{schedule, AlgoParams, CollKind, CollSpec, Selector};
 
     const COSTS: Costs = Costs {
         alpha_ns: 1000.0,
@@ -322,26 +367,17 @@ mod tests {
         eager_threshold: 8192,
     };
 
-    fn scheds(
-        kind: CollKind,
-        p: u32,
-        bytes: u64,
-        algo: crate::collectives::Algo,
-    ) -> Vec<Rc<[Step]>> {
+    fn progs(kind: CollKind, p: u32, bytes: u64, algo: Algo) -> Vec<Rc<Program>> {
         let spec = CollSpec::new(kind, p, 0, bytes);
-        let params = AlgoParams {
-            segsize: 0,
-            fanout: 4,
-        };
+        let sel = Selector::fixed();
         (0..p)
-            .map(|me| schedule(&spec, algo, &params, me).unwrap().into())
+            .map(|me| Rc::new(schedule(&spec, algo, &AlgoParams::FORCED, me, &sel).unwrap()))
             .collect()
     }
 
     #[test]
     fn recursive_doubling_allreduce_matches_the_closed_form() {
-        use crate::collectives::Algo;
-        let s = scheds(CollKind::Allreduce, 8, 8, Algo::RecursiveDoubling);
+        let s = progs(CollKind::Allreduce, 8, 8, Algo::RecursiveDoubling);
         let plan = Plan::build(&s, &COSTS).expect("plan");
         let (mut start, mut exits) = (Vec::new(), Vec::new());
         plan.evaluate(&[0.0; 8], &mut start, &mut exits);
@@ -359,10 +395,9 @@ mod tests {
 
     #[test]
     fn an_eager_bcast_root_does_not_wait_so_it_has_no_plan() {
-        use crate::collectives::Algo;
-        let s = scheds(CollKind::Bcast, 8, 8, Algo::Binomial);
+        let s = progs(CollKind::Bcast, 8, 8, Algo::Binomial);
         assert!(Plan::build(&s, &COSTS).is_none());
-        let s = scheds(CollKind::Barrier, 8, 0, Algo::RecursiveDoubling);
+        let s = progs(CollKind::Barrier, 8, 0, Algo::RecursiveDoubling);
         assert!(Plan::build(&s, &COSTS).is_some());
     }
 }

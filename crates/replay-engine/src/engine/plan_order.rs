@@ -1,6 +1,21 @@
 //! The order a plan is evaluated in, and its causality check (see plan.rs).
 
-use super::{Msg, Node, Plan};
+use super::{Node, Plan, Request};
+
+/// The nodes whose starts node `v`'s completion needs besides its own: the partner nodes
+/// of the requests it waits for (senders of its receives, receivers of its rendezvous
+/// sends; an eager send completes on its own).
+fn partners<'a>(
+    node: &Node,
+    requests: &'a [Request],
+    waited: &'a [u32],
+) -> impl Iterator<Item = u32> + 'a {
+    waited[node.wait_lo as usize..node.wait_hi as usize]
+        .iter()
+        .map(|&q| requests[q as usize])
+        .filter(|q| !q.send || q.rndv)
+        .map(|q| q.partner)
+}
 
 impl Plan {
     /// Whether every rank's exit depends on every rank's entry (bitset propagation in the
@@ -18,17 +33,9 @@ impl Plan {
                 continue;
             }
             acc.copy_from_slice(&start[n as usize * words..(n as usize + 1) * words]);
-            let mut join = |other: u32| {
+            for other in partners(&node, &self.requests, &self.waited) {
                 for w in 0..words {
                     acc[w] |= start[other as usize * words + w];
-                }
-            };
-            for v in node.recv_lo..node.recv_hi {
-                join(self.msgs[self.recv_msg[v as usize] as usize].send_node);
-            }
-            for m in &self.msgs[node.send_lo as usize..node.send_hi as usize] {
-                if m.rndv {
-                    join(m.recv_node);
                 }
             }
             start[(n as usize + 1) * words..(n as usize + 2) * words].copy_from_slice(&acc);
@@ -41,15 +48,15 @@ impl Plan {
     }
 }
 
-/// Kahn's algorithm over "step n completes" events: n needs its own start (the previous
-/// step of its rank) and the start of every partner node (senders of its receives, and
-/// receivers of its rendezvous sends). None if the schedules cannot complete.
+/// Kahn's algorithm over "node n completes" events: n needs its own start (the previous
+/// node of its rank) and the start of every partner node. The requests a node waits for
+/// were posted by it or by an earlier node of its rank, so its own start covers them. None
+/// if the programs cannot complete.
 pub(super) fn topological(
     nodes: &[Node],
     first: &[u32],
-    msgs: &[Msg],
-    recvs: &[(u32, u32)],
-    recv_msg: &[u32],
+    requests: &[Request],
+    waited: &[u32],
 ) -> Option<Vec<u32>> {
     let n = nodes.len();
     // An edge u → v: v's completion needs u's completion (u = the node before v's partner).
@@ -65,16 +72,8 @@ pub(super) fn topological(
             }
         };
         add(v);
-        for r in node.recv_lo..node.recv_hi {
-            add(msgs[recv_msg[r as usize] as usize].send_node);
-        }
-        for m in &msgs[node.send_lo as usize..node.send_hi as usize] {
-            if m.rndv {
-                add(m.recv_node);
-            }
-        }
+        partners(&node, requests, waited).for_each(&mut add);
     }
-    debug_assert!(recvs.len() == recv_msg.len());
     let mut order: Vec<u32> = (0..n as u32).filter(|&v| needs[v as usize] == 0).collect();
     let mut i = 0;
     while i < order.len() {

@@ -25,15 +25,29 @@ pub enum RState {
     Done,
 }
 
-/// A running collective of one rank.
-#[derive(Debug, Clone)]
+/// A running collective of one rank (its program, event by event).
+#[derive(Debug)]
 pub struct CollRun {
-    pub steps: std::rc::Rc<[crate::collectives::Step]>,
-    pub step: usize,
+    pub prog: std::rc::Rc<crate::collectives::Program>,
+    /// The next instruction.
+    pub pc: usize,
     /// Global rank of each communicator rank.
     pub members: std::rc::Rc<[u32]>,
     pub comm: i32,
     pub inst: u64,
+    /// Engine request slot of each program request posted so far.
+    pub slots: Vec<u32>,
+    /// The waitany window in progress (alltoall linear_sync with max_requests).
+    pub window: Option<WindowRun>,
+}
+
+/// A running `Instr::Window`: the next receive and send to post, and the open requests
+/// (slot, generation, is a receive).
+#[derive(Debug, Default)]
+pub struct WindowRun {
+    pub next_recv: u32,
+    pub next_send: u32,
+    pub open: Vec<(u32, u32, bool)>,
 }
 
 /// One rank's state. With hundreds of ranks taking turns, an action's cost is mostly the
@@ -71,7 +85,7 @@ pub struct RankRt {
 /// Arguments of a collective call and what they led to (closed-form path).
 #[derive(Debug, Clone)]
 pub struct CollMemo {
-    pub args: (u8, i32, i32, i64, i64),
+    pub args: (u8, i32, i32, i64, i64, i32, i32),
     pub shape: super::plan::ShapeKey,
     pub plan: std::rc::Rc<super::plan::Plan>,
     pub members: std::rc::Rc<[u32]>,

@@ -91,6 +91,8 @@ pub struct Chunk {
 struct Extra {
     /// (recv_peer, recv_tag) of each row, or empty: all SAME.
     recv: Vec<(i32, i32)>,
+    /// (dtype_bytes, commutative) of each row, or empty: all SAME (not recorded).
+    dtype: Vec<(i32, i32)>,
     requests: OwnedLists,
     send_counts: OwnedLists,
     recv_counts: OwnedLists,
@@ -99,6 +101,7 @@ struct Extra {
 impl Extra {
     fn is_empty(&self) -> bool {
         self.recv.is_empty()
+            && self.dtype.is_empty()
             && [&self.requests, &self.send_counts, &self.recv_counts]
                 .iter()
                 .all(|l| l.offsets.is_empty())
@@ -116,6 +119,7 @@ impl Chunk {
         let mut extra = Extra::default();
         // Optional columns (empty = all SAME) are checked once, not row by row.
         let (rp, rt) = (!c.recv_peer.is_empty(), !c.recv_tag.is_empty());
+        let (db, cm) = (!c.dtype_bytes.is_empty(), !c.commutative.is_empty());
         // List columns without offsets hold only empty lists: skip them row by row.
         let has_lists =
             [&c.requests, &c.send_counts, &c.recv_counts].map(|l| !l.offsets.is_empty());
@@ -125,6 +129,12 @@ impl Chunk {
             if rp || rt {
                 let get = |v: &[i32], on: bool| if on { v[i] } else { SAME };
                 extra.recv.push((get(c.recv_peer, rp), get(c.recv_tag, rt)));
+            }
+            if db || cm {
+                let get = |v: &[i32], on: bool| if on { v[i] } else { SAME };
+                extra
+                    .dtype
+                    .push((get(c.dtype_bytes, db), get(c.commutative, cm)));
             }
             chunk.rows.push(Row {
                 seq: c.seq[i],
@@ -152,6 +162,9 @@ impl Chunk {
         }
         if extra.recv.iter().all(|&r| r == (SAME, SAME)) {
             extra.recv.clear();
+        }
+        if extra.dtype.iter().all(|&d| d == (SAME, SAME)) {
+            extra.dtype.clear();
         }
         let n = chunk.rows.len();
         for lists in [
@@ -215,9 +228,13 @@ impl Chunk {
             !trace::all_same(c.recv_peer, lo, hi),
             !trace::all_same(c.recv_tag, lo, hi),
         );
+        let (db, cm) = (
+            !trace::all_same(c.dtype_bytes, lo, hi),
+            !trace::all_same(c.commutative, lo, hi),
+        );
         let has_list = |l: &Lists<'_>| !l.offsets.is_empty() && l.offsets[lo] != l.offsets[hi];
         let lists = [&c.requests, &c.send_counts, &c.recv_counts];
-        if !(rp || rt || lists.iter().any(|l| has_list(l))) {
+        if !(rp || rt || db || cm || lists.iter().any(|l| has_list(l))) {
             chunk.extra = None;
             return chunk;
         }
@@ -227,6 +244,12 @@ impl Chunk {
             let get = |v: &[i32], on: bool, k: usize| if on { v[lo + k] } else { SAME };
             let recv = (0..n).map(|k| (get(c.recv_peer, rp, k), get(c.recv_tag, rt, k)));
             extra.recv.extend(recv);
+        }
+        extra.dtype.clear();
+        if db || cm {
+            let get = |v: &[i32], on: bool, k: usize| if on { v[lo + k] } else { SAME };
+            let dtype = (0..n).map(|k| (get(c.dtype_bytes, db, k), get(c.commutative, cm, k)));
+            extra.dtype.extend(dtype);
         }
         extra.requests.assign_range(&c.requests, lo, hi);
         extra.send_counts.assign_range(&c.send_counts, lo, hi);
@@ -253,6 +276,12 @@ impl Chunk {
     pub fn recv(&self, i: usize) -> (i32, i32) {
         let recv = self.extra.as_ref().and_then(|e| e.recv.get(i));
         recv.copied().unwrap_or((SAME, SAME))
+    }
+
+    /// (dtype_bytes, commutative) of row `i` (SAME: not recorded).
+    pub fn dtype(&self, i: usize) -> (i32, i32) {
+        let d = self.extra.as_ref().and_then(|e| e.dtype.get(i));
+        d.copied().unwrap_or((SAME, SAME))
     }
 
     fn requests(&self, i: usize) -> &[i64] {
@@ -363,6 +392,11 @@ impl RankRows {
     /// (recv_peer, recv_tag) of the current row.
     pub fn current_recv(&self) -> (i32, i32) {
         self.front.recv(self.at)
+    }
+
+    /// (dtype_bytes, commutative) of the current row (SAME: not recorded).
+    pub fn current_dtype(&self) -> (i32, i32) {
+        self.front.dtype(self.at)
     }
 
     pub fn requests(&self) -> &[i64] {

@@ -75,6 +75,8 @@ impl T {
             iteration: &self.iteration,
             recv_peer: &self.same,
             recv_tag: &self.same,
+            dtype_bytes: &self.same,
+            commutative: &self.same,
             requests: Default::default(),
             send_counts: Default::default(),
             recv_counts: Default::default(),
@@ -84,11 +86,13 @@ impl T {
     }
 }
 
+/// The contention-free α-β form (unlimited ports): the times below are α + nβ each.
 fn alpha_beta() -> FabricSpec {
     FabricSpec::from_pairs([
         ("model", Value::from("alpha_beta")),
         ("alpha_us", Value::from(1.0)),
         ("beta_ns_per_byte", Value::from(1.0)),
+        ("ports", Value::Int(0)),
     ])
     .unwrap()
 }

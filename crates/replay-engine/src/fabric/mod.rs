@@ -23,6 +23,7 @@
 pub mod flow_network;
 pub mod graphs;
 pub mod maxmin;
+pub mod ports;
 pub mod registry;
 pub mod schema;
 pub mod timers;

@@ -1,11 +1,19 @@
 //! The α-β(-γ) model (Hockney; Thakur, Rabenseifner & Gropp, IJHPCA 2005): a message of n
-//! bytes costs exactly α + nβ, with no contention and no rendezvous handshake; γ per byte
-//! reduced and the optional CPU overheads o + nO are host costs the engine charges.
+//! bytes costs α + nβ, with no rendezvous handshake; γ per byte reduced and the optional
+//! CPU overheads o + nO are host costs the engine charges.
+//!
+//! Endpoints have `ports` send and receive ports (fabric/ports.rs): the default 1 is the
+//! single-port, full-duplex endpoint of the Hockney model as Pješivac-Grbović et al. (2007)
+//! apply it to Open MPI's collectives, so a root's linear bcast of p-1 messages takes
+//! (p-1)(α + nβ). A message holds its send port and then its destination's receive port
+//! for α + nβ each. `ports = 0` is the contention-free form: every message costs exactly
+//! α + nβ whatever else is in flight, and collectives have closed forms (engine/plan.rs).
 
 use crate::config::{host_params, HostParams, HOST};
+use crate::fabric::ports::PortedLinks;
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
-use crate::fabric::{Fabric, Submitted, Time, Transfer};
+use crate::fabric::{Delivery, Fabric, Submitted, Time, Transfer};
 
 const NON_NEGATIVE: Type = Type::Float {
     min: 0.0,
@@ -14,7 +22,7 @@ const NON_NEGATIVE: Type = Type::Float {
 
 pub const MODEL: Model = Model {
     name: "alpha_beta",
-    doc: "alpha-beta-gamma cost model (Hockney; Thakur et al. 2005): a message costs alpha + n*beta, no contention, no handshake",
+    doc: "alpha-beta-gamma cost model (Hockney; Thakur et al. 2005): a message costs alpha + n*beta, single-port endpoints by default, no handshake",
     params: &[
         &[
             Param {
@@ -29,6 +37,12 @@ pub const MODEL: Model = Model {
                 default: DefaultValue::Required,
                 doc: "transfer time per byte (1 / bandwidth)",
             },
+            Param {
+                key: "ports",
+                ty: Type::Int { min: 0, max: 1024 },
+                default: DefaultValue::Int(1),
+                doc: "messages an endpoint sends (and receives) at once, each holding its port for alpha + n*beta; 0 = unlimited (contention-free, closed-form collectives)",
+            },
         ],
         HOST,
     ],
@@ -36,9 +50,11 @@ pub const MODEL: Model = Model {
 };
 
 fn build(c: &Config, _seed: u64) -> Result<Built, ConfigError> {
+    let ports = c.u32("ports");
     let fabric = AlphaBeta {
         alpha_ns: c.f64("alpha_us") * 1000.0,
         beta_ns_per_byte: c.f64("beta_ns_per_byte"),
+        links: (ports > 0).then(|| PortedLinks::new(ports)),
     };
     let host = HostParams {
         handshake: false,
@@ -53,6 +69,8 @@ fn build(c: &Config, _seed: u64) -> Result<Built, ConfigError> {
 pub struct AlphaBeta {
     pub alpha_ns: f64,
     pub beta_ns_per_byte: f64,
+    /// Endpoint ports, None = unlimited.
+    links: Option<PortedLinks>,
 }
 
 impl Fabric for AlphaBeta {
@@ -68,8 +86,16 @@ impl Fabric for AlphaBeta {
         if t.kind.is_control() {
             return Submitted::At(now + self.alpha_ns);
         }
-        // Exactly α + nβ: the closed forms of Thakur et al. assume nothing else.
-        Submitted::At(now + self.alpha_ns + t.bytes as f64 * self.beta_ns_per_byte)
+        let cost = self.alpha_ns + t.bytes as f64 * self.beta_ns_per_byte;
+        let Some(links) = self.links.as_mut() else {
+            // Exactly α + nβ: the closed forms of Thakur et al. assume nothing else.
+            return Submitted::At(now + self.alpha_ns + t.bytes as f64 * self.beta_ns_per_byte);
+        };
+        let left = links.ports.send(t.src, now, cost);
+        match links.arrive(now, t.id, t.dst, left, cost, cost) {
+            Some(at) => Submitted::At(at),
+            None => Submitted::Later,
+        }
     }
 
     fn control_at_once(&self) -> bool {
@@ -77,17 +103,24 @@ impl Fabric for AlphaBeta {
     }
 
     fn next_time(&mut self) -> Option<Time> {
-        None
+        self.links.as_ref().and_then(PortedLinks::next_time)
     }
 
-    fn advance(&mut self, _now: Time, _delivered: &mut Vec<crate::fabric::Delivery>) {}
+    fn advance(&mut self, now: Time, delivered: &mut Vec<Delivery>) {
+        if let Some(links) = self.links.as_mut() {
+            links.advance(now, delivered);
+        }
+    }
 
     fn alpha_beta(&self) -> Option<(f64, f64)> {
-        Some((self.alpha_ns, self.beta_ns_per_byte))
+        // Only unlimited ports make every message cost α + nβ whatever else is in flight.
+        self.links
+            .is_none()
+            .then_some((self.alpha_ns, self.beta_ns_per_byte))
     }
 
     fn holds_transfers(&self) -> bool {
-        false
+        self.links.is_some()
     }
 }
 
@@ -102,19 +135,49 @@ mod tests {
         Transfer::new(id, src, dst, bytes, Kind::Eager)
     }
 
-    #[test]
-    fn costs_alpha_plus_n_beta_from_its_toml_keys() {
-        let spec = FabricSpec::from_pairs([
+    fn spec(ports: Option<i64>) -> FabricSpec {
+        let mut pairs = vec![
             ("model", Value::from("alpha_beta")),
             ("alpha_us", Value::from(1.0)),
             ("beta_ns_per_byte", Value::Int(1)),
-        ])
-        .unwrap();
-        let Built { mut fabric, host } = spec.build(0).unwrap();
+        ];
+        if let Some(k) = ports {
+            pairs.push(("ports", Value::Int(k)));
+        }
+        FabricSpec::from_pairs(pairs).unwrap()
+    }
+
+    #[test]
+    fn unlimited_ports_cost_alpha_plus_n_beta_from_its_toml_keys() {
+        let Built { mut fabric, host } = spec(Some(0)).build(0).unwrap();
         assert!(!host.handshake);
         assert_eq!(fabric.submit(5.0, &transfer(0, 0, 1, 8)), Submitted::At(1013.0));
-        // No sender serialization in the α-β form.
+        // No sender serialization with unlimited ports.
         assert_eq!(fabric.submit(5.0, &transfer(1, 0, 2, 8)), Submitted::At(1013.0));
         assert_eq!(fabric.alpha_beta(), Some((1000.0, 1.0)));
+        assert!(!fabric.holds_transfers());
+    }
+
+    #[test]
+    fn a_single_port_endpoint_sends_and_receives_one_message_at_a_time() {
+        let Built { mut fabric, .. } = spec(None).build(0).unwrap();
+        assert_eq!(fabric.alpha_beta(), None);
+        assert!(fabric.holds_transfers());
+        let f = fabric.as_mut();
+        // 0 -> 1 at once; 0 -> 2 waits for 0's port (leaves at 1008, arrives 2016)
+        assert_eq!(f.submit(0.0, &transfer(0, 0, 1, 8)), Submitted::At(1008.0));
+        assert_eq!(f.submit(0.0, &transfer(1, 0, 2, 8)), Submitted::Later);
+        // 3 -> 2 meanwhile: 2's receive port is free until 0 -> 2 arrives at 1008
+        assert_eq!(f.submit(0.0, &transfer(2, 3, 2, 8)), Submitted::At(1008.0));
+        // 4 -> 1 right after 0 -> 1: 1's receive port is busy until 1008
+        assert_eq!(f.submit(0.0, &transfer(3, 4, 1, 8)), Submitted::At(2016.0));
+        assert_eq!(f.next_time(), Some(1008.0));
+        let mut out = Vec::new();
+        f.advance(1008.0, &mut out);
+        assert!(out.is_empty());
+        // 0 -> 2 took 2's receive port at 1008 (free again then): delivered at 2016
+        assert_eq!(f.next_time(), Some(2016.0));
+        f.advance(2016.0, &mut out);
+        assert_eq!(out.iter().map(|d| (d.id, d.at)).collect::<Vec<_>>(), vec![(1, 2016.0)]);
     }
 }

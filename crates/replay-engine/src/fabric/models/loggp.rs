@@ -1,12 +1,20 @@
 //! LogGP (Alexandrov, Ionescu, Schauser & Scheiman, SPAA 1995) with LogGOPS's per-byte
-//! overhead O: latency L, gap g between messages and G per byte at the sender's NIC, CPU
-//! overhead o (+ nO) per message at both ends. o, O and the reduction cost γ are host costs
-//! the engine charges; rendezvous messages pay an RTS/CTS handshake of L each.
+//! overhead O: latency L, gap g between messages and G per byte, CPU overhead o (+ nO) per
+//! message at both ends. o, O and the reduction cost γ are host costs the engine charges;
+//! rendezvous messages pay an RTS/CTS handshake of L each.
+//!
+//! LogGP's g is "the minimum time interval between consecutive message transmissions or
+//! consecutive message receptions at a processor": each endpoint has `ports` NIC channels
+//! per direction (fabric/ports.rs), a message holding one for max(g, (n-1)G) when it leaves
+//! and one of its destination's when its first byte arrives (L after leaving); its last
+//! byte lands (n-1)G after it took the receive channel. `ports = 0` is the older form of
+//! this model: one injection channel, reception unlimited.
 
 use crate::config::{HostParams, GAMMA};
+use crate::fabric::ports::{PortedLinks, Ports};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
-use crate::fabric::{Fabric, Submitted, Time, Transfer};
+use crate::fabric::{Delivery, Fabric, Submitted, Time, Transfer};
 
 const NON_NEGATIVE: Type = Type::Float {
     min: 0.0,
@@ -15,7 +23,7 @@ const NON_NEGATIVE: Type = Type::Float {
 
 pub const MODEL: Model = Model {
     name: "loggp",
-    doc: "LogGP (Alexandrov et al. 1995) with LogGOPS's O: contention-free, NIC gap g/G at the sender, RTS/CTS handshake",
+    doc: "LogGP (Alexandrov et al. 1995) with LogGOPS's O: NIC gap g/G on injection and reception, RTS/CTS handshake",
     params: &[
         &[
             Param {
@@ -48,6 +56,12 @@ pub const MODEL: Model = Model {
                 default: DefaultValue::Float(0.0),
                 doc: "CPU overhead per byte O (LogGOPS)",
             },
+            Param {
+                key: "ports",
+                ty: Type::Int { min: 0, max: 1024 },
+                default: DefaultValue::Int(1),
+                doc: "NIC channels per endpoint and direction, each applying g/G; 0 = one injection channel and unlimited reception (the model before reception gaps)",
+            },
         ],
         GAMMA,
     ],
@@ -55,11 +69,13 @@ pub const MODEL: Model = Model {
 };
 
 fn build(c: &Config, _seed: u64) -> Result<Built, ConfigError> {
+    let ports = c.u32("ports");
     let fabric = LogGp {
         l_ns: c.f64("L_ns"),
         g_ns: c.f64("g_ns"),
         g_ns_per_byte: c.f64("G_ns_per_byte"),
-        nic_free: Vec::new(),
+        injection: Ports::new(1),
+        links: (ports > 0).then(|| PortedLinks::new(ports)),
     };
     let host = HostParams {
         overhead_ns: c.f64("o_ns"),
@@ -77,8 +93,10 @@ pub struct LogGp {
     l_ns: f64,
     g_ns: f64,
     g_ns_per_byte: f64,
-    /// When each sender's NIC may inject its next message (gap g, G per byte).
-    nic_free: Vec<Time>,
+    /// `ports = 0`: the one injection channel of each sender.
+    injection: Ports,
+    /// `ports >= 1`: channels on both sides.
+    links: Option<PortedLinks>,
 }
 
 impl Fabric for LogGp {
@@ -94,15 +112,18 @@ impl Fabric for LogGp {
         if t.kind.is_control() {
             return Submitted::At(now + self.l_ns);
         }
-        // The NIC is busy max(g, (n-1)G); the last byte lands L after injection.
-        let s = t.src as usize;
-        if self.nic_free.len() <= s {
-            self.nic_free.resize(s + 1, 0.0);
-        }
-        let start = now.max(self.nic_free[s]);
+        // A channel is busy max(g, (n-1)G); the last byte lands L after injection.
         let wire = t.bytes.saturating_sub(1) as f64 * self.g_ns_per_byte;
-        self.nic_free[s] = start + wire.max(self.g_ns);
-        Submitted::At(start + wire + self.l_ns)
+        let busy = wire.max(self.g_ns);
+        let Some(links) = self.links.as_mut() else {
+            let start = self.injection.send(t.src, now, busy);
+            return Submitted::At(start + wire + self.l_ns);
+        };
+        let start = links.ports.send(t.src, now, busy);
+        match links.arrive(now, t.id, t.dst, start + self.l_ns, busy, wire) {
+            Some(at) => Submitted::At(at),
+            None => Submitted::Later,
+        }
     }
 
     fn control_at_once(&self) -> bool {
@@ -110,13 +131,17 @@ impl Fabric for LogGp {
     }
 
     fn next_time(&mut self) -> Option<Time> {
-        None
+        self.links.as_ref().and_then(PortedLinks::next_time)
     }
 
-    fn advance(&mut self, _now: Time, _delivered: &mut Vec<crate::fabric::Delivery>) {}
+    fn advance(&mut self, now: Time, delivered: &mut Vec<Delivery>) {
+        if let Some(links) = self.links.as_mut() {
+            links.advance(now, delivered);
+        }
+    }
 
     fn holds_transfers(&self) -> bool {
-        false
+        self.links.is_some()
     }
 }
 
@@ -139,6 +164,7 @@ mod tests {
             ("g_ns", Value::from(50.0)),
             ("G_ns_per_byte", Value::from(2.0)),
             ("o_ns", Value::from(7.0)),
+            ("ports", Value::Int(0)),
         ])
         .unwrap();
         let Built { mut fabric, host } = spec.build(0).unwrap();
@@ -154,5 +180,29 @@ mod tests {
             ..transfer(3, 0, 1, 1 << 20)
         };
         assert_eq!(f.submit(0.0, &rts), Submitted::At(100.0));
+    }
+
+    #[test]
+    fn applies_the_gap_on_reception_too() {
+        let spec = FabricSpec::from_pairs([
+            ("model", Value::from("loggp")),
+            ("L_ns", Value::from(100.0)),
+            ("g_ns", Value::from(50.0)),
+            ("G_ns_per_byte", Value::from(2.0)),
+        ])
+        .unwrap();
+        let Built { mut fabric, .. } = spec.build(0).unwrap();
+        let f = fabric.as_mut();
+        assert!(f.holds_transfers());
+        // 0 -> 2 and 1 -> 2 leave at once; both first bytes reach 2 at 100: the second
+        // waits for the first's reception gap max(g, 10 G) = 50
+        assert_eq!(f.submit(0.0, &transfer(0, 0, 2, 6)), Submitted::Later);
+        assert_eq!(f.submit(0.0, &transfer(1, 1, 2, 6)), Submitted::Later);
+        let mut out = Vec::new();
+        while let Some(t) = f.next_time() {
+            f.advance(t, &mut out);
+        }
+        let got: Vec<(u32, f64)> = out.iter().map(|d| (d.id, d.at)).collect();
+        assert_eq!(got, vec![(0, 110.0), (1, 160.0)]);
     }
 }
