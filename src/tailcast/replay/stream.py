@@ -23,13 +23,14 @@ from numpy.typing import NDArray
 
 from tailcast import _core
 from tailcast.errors import InputError, UsageError
-from tailcast.replay.background import EndpointPool, generator_dict
+from tailcast.replay.background import EndpointPool
 from tailcast.replay.columns import op_code_table
 from tailcast.replay.fabric import Fabric
 from tailcast.replay.placement import endpoints_of, placement_spec
 from tailcast.replay.rank_reader import Chunk, RankReader, scan_trace
 from tailcast.replay.row_groups import RowGroupStats
 from tailcast.replay.run import (
+    background_generators,
     ReplayFailed,
     ReplayHead,
     ReplayOptions,
@@ -147,12 +148,10 @@ def stream_replay(
         raise UsageError("background traces need an in-memory replay (not --stream)")
     placement = placement_spec(options.placement, ranks, options.seed, fabric, options.nodes)
     generators = []
-    if options.background:
-        pool = EndpointPool(fabric.endpoints, endpoints_of(fabric, ranks, placement), options.seed)
-        generators = [
-            generator_dict(job, pool.take(job.nodes, job.placement, f"background {job.pattern}"))
-            for job in options.background
-        ]
+    if options.background or options.background_b:
+        taken = endpoints_of(fabric, ranks, placement)
+        pool = EndpointPool(fabric.endpoints, taken, options.seed)
+        generators = background_generators(fabric, options, pool, taken)
     stream = _core.ReplayStream(
         ranks,
         layout.comms,
