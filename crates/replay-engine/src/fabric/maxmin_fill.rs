@@ -95,7 +95,6 @@ impl MaxMin {
                 // Below every share, so that `fix_link` pushes no candidates unless
                 // `fill_by_queue` sets it.
                 pushed: -1.0,
-                ..LinkMark::default()
             };
         }
     }

@@ -45,12 +45,6 @@ struct LinkMark {
     unfixed: u32,
     /// The share of its latest candidate entry (a lower bound of its current share).
     pushed: f64,
-    /// == `Scratch::round`: `load` and `fastest` below hold for this round's rates.
-    summed: u64,
-    /// Sum and maximum of the rates of its flows under the allocation being verified
-    /// (one pass per link and round, however many flows ask whether it is theirs).
-    load: f64,
-    fastest: f64,
 }
 
 pub(super) struct Scratch {
@@ -174,13 +168,6 @@ impl MaxMin {
 
     /// Whether F flow `g` has a bottleneck under the new rates; remembers the one found.
     fn keeps_a_bottleneck(&mut self, g: FlowSlot) -> bool {
-        let links = std::mem::take(&mut self.flows[g as usize].links);
-        let kept = self.bottleneck_among(g, &links);
-        self.flows[g as usize].links = links;
-        kept
-    }
-
-    fn bottleneck_among(&mut self, g: FlowSlot, links: &[u32]) -> bool {
         let b = self.flows[g as usize].bottleneck;
         if self.scratch.link[b as usize].round != self.scratch.round {
             return true; // no S flow on it: the link is exactly as when it was verified
@@ -188,6 +175,7 @@ impl MaxMin {
         if self.is_bottleneck(g, b) {
             return true;
         }
+        let links = &self.flows[g as usize].links;
         let found = links
             .iter()
             .copied()
@@ -202,23 +190,16 @@ impl MaxMin {
     }
 
     /// Whether link `m` is saturated and no flow on it is faster than `g` (within `EPS`).
-    fn is_bottleneck(&mut self, g: FlowSlot, m: u32) -> bool {
-        let round = self.scratch.round;
-        if self.scratch.link[m as usize].summed != round {
-            let sc = &self.scratch;
-            let (mut load, mut max) = (0.0, 0.0f64);
-            for &h in &self.link_flows[m as usize] {
-                let r = sc.rate_of(h, self.flows[h as usize].rate);
-                load += r;
-                max = max.max(r);
-            }
-            let lm = &mut self.scratch.link[m as usize];
-            (lm.summed, lm.load, lm.fastest) = (round, load, max);
-        }
+    fn is_bottleneck(&self, g: FlowSlot, m: u32) -> bool {
         let sc = &self.scratch;
-        let lm = &sc.link[m as usize];
+        let (mut load, mut max) = (0.0, 0.0f64);
+        for &h in &self.link_flows[m as usize] {
+            let r = sc.rate_of(h, self.flows[h as usize].rate);
+            load += r;
+            max = max.max(r);
+        }
         let r = sc.rate_of(g, self.flows[g as usize].rate);
-        lm.load >= self.capacity[m as usize] * (1.0 - EPS) && r >= lm.fastest * (1.0 - EPS)
+        load >= self.capacity[m as usize] * (1.0 - EPS) && r >= max * (1.0 - EPS)
     }
 
     /// Step 3: the flows that failed verification join S. Returns whether S grew.
