@@ -174,7 +174,8 @@ def test_cli_background_b_and_from_run_end_to_end(tmp_path: Path, monkeypatch: A
     assert (again["background_b"], again["placement"]) == (0.3, "same_island")
     assert json.loads(again["background"])["from_run"] == "m1"
     bad = runner.invoke(app, [*args, "--background-snapshot", "s"])
-    assert bad.exit_code == 2
+    assert isinstance(bad.exception, UsageError)
+    assert "--background-b" in str(bad.exception)
 
 
 def test_background_b_slows_a_reduce_across_islands(tmp_path: Path) -> None:
