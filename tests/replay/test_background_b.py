@@ -54,9 +54,7 @@ def test_b_sizes_the_background_to_b_times_nt_on_free_endpoints(how: str) -> Non
     nodes = [int(e) for j in jobs for e in j.placement.split(",")]
     fg_leaves = {layout["group"][e] for e in fg}
     on_fg_leaves = sum(layout["group"][e] in fg_leaves for e in nodes)
-    free_on_fg_leaves = sum(
-        layout["group"][e] in fg_leaves and e not in fg for e in range(980)
-    )
+    free_on_fg_leaves = sum(layout["group"][e] in fg_leaves and e not in fg for e in range(980))
     assert on_fg_leaves == min(free_on_fg_leaves, len(nodes))
     # "scattered": about b of the foreground's leaf neighbours are busy.
     jobs = sized_jobs(BackgroundB(b=0.45), layout, fg, fg, seed=5)

@@ -52,8 +52,17 @@ def _variant(name: str, routing: str) -> Fabric:
 
 
 @pytest.mark.parametrize(
-    ("name", "groups", "leaves", "endpoints", "routers", "cables", "per_pair", "paths_inside",
-     "paths_between"),
+    (
+        "name",
+        "groups",
+        "leaves",
+        "endpoints",
+        "routers",
+        "cables",
+        "per_pair",
+        "paths_inside",
+        "paths_between",
+    ),
     [
         # dfp-test.conf: 5 repetitions of (16 terminals, 8 routers); its dfp-test-inter file
         # holds 80 directed spine-to-spine links, 4 for every ordered pair of groups; a
@@ -115,13 +124,13 @@ def test_zero_load_chunk_latency_per_path_class_matches_codes_timing(tmp_path: P
       minimal       host, leaf, spine, spine, leaf             2t + 2l + g + 4·100 = 1637.5 ns
       non-minimal   … + intermediate spine, leaf, spine        2t + 4l + 2g + 7·100 = 2936.6 ns
     """
-    t, l, g = _codes_chunk_ns(8.0), _codes_chunk_ns(5.25), _codes_chunk_ns(1.5)
+    term, loc, glob = _codes_chunk_ns(8.0), _codes_chunk_ns(5.25), _codes_chunk_ns(1.5)
     adaptive, valiant = load_fabric("dfp-test"), _variant("dfp-test", "valiant")
     cases = [
-        (adaptive, 0, 1, 2, "minimal", 2 * t + 100),
-        (adaptive, 0, 5, 4, "minimal", 2 * t + 2 * l + 300),
-        (adaptive, 0, 48, 5, "minimal", 2 * t + 2 * l + g + 400),
-        (valiant, 0, 48, 8, "non_minimal", 2 * t + 4 * l + 2 * g + 700),
+        (adaptive, 0, 1, 2, "minimal", 2 * term + 100),
+        (adaptive, 0, 5, 4, "minimal", 2 * term + 2 * loc + 300),
+        (adaptive, 0, 48, 5, "minimal", 2 * term + 2 * loc + glob + 400),
+        (valiant, 0, 48, 8, "non_minimal", 2 * term + 4 * loc + 2 * glob + 700),
     ]
     for fabric, src, dst, hops, path, codes_ns in cases:
         m = _data_message(_replay(tmp_path, fabric, src, dst, CHUNK))
@@ -138,7 +147,7 @@ def test_messages_report_their_path_class_in_replay_ops(tmp_path: Path) -> None:
     # after a rendezvous handshake whose RTS and CTS each take the 4 router delays.
     out = _replay(tmp_path, _variant("dfp-test", "minimal"), 0, 48, 1 << 20)
     m = _data_message(out)
-    t, l, g = _codes_chunk_ns(8.0), _codes_chunk_ns(5.25), _codes_chunk_ns(1.5)
-    first_chunk = 2 * t + 2 * l + g + 400
+    term, loc, glob = _codes_chunk_ns(8.0), _codes_chunk_ns(5.25), _codes_chunk_ns(1.5)
+    first_chunk = 2 * term + 2 * loc + glob + 400
     took = int(m["delivered_ns"]) - int(m["posted_ns"])  # type: ignore[call-overload]
-    assert took == pytest.approx(2 * 400 + first_chunk + 1023 * g, rel=1e-6)
+    assert took == pytest.approx(2 * 400 + first_chunk + 1023 * glob, rel=1e-6)

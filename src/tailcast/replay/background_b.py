@@ -60,9 +60,7 @@ class BackgroundB:
         if not 0.0 <= self.b <= 1.0:
             raise UsageError(f"--background-b {self.b}: must be in [0, 1]")
         if self.pattern not in PATTERNS:
-            raise UsageError(
-                f"--background-pattern {self.pattern!r}: one of {', '.join(PATTERNS)}"
-            )
+            raise UsageError(f"--background-pattern {self.pattern!r}: one of {', '.join(PATTERNS)}")
         if not 0.0 <= self.load <= 1.0:
             raise UsageError(f"--background-load {self.load}: must be in [0, 1]")
         if self.bytes <= 0:
@@ -120,8 +118,8 @@ def nodes_around(
             members.setdefault(int(groups[e]), []).append(e)
     tiers: list[list[int]] = [[], [], []]
     for g, nodes in members.items():
-        tier = 0 if g in fg_groups else 1 if islands[nodes[0]] in fg_islands else 2
-        tiers[tier].append(g)
+        rank = 0 if g in fg_groups else 1 if islands[nodes[0]] in fg_islands else 2
+        tiers[rank].append(g)
     order: list[int] = []
     for tier in tiers:
         rng.shuffle(tier)

@@ -24,7 +24,9 @@ def snapshot_job_sizes(snapshot_id: str, results: ResultsDir | None = None) -> t
         f"{_quote(snapshot_id)} AND upper(state) = 'RUNNING' AND node_count >= 2"
     )
     with Catalog(results) as cat:
-        known = cat.rows(f"SELECT count(*) AS n FROM snapshots WHERE snapshot_id = {_quote(snapshot_id)}")
+        known = cat.rows(
+            f"SELECT count(*) AS n FROM snapshots WHERE snapshot_id = {_quote(snapshot_id)}"
+        )
         if not known[0]["n"]:
             raise UsageError(f"--background-snapshot {snapshot_id}: no such snapshot in the store")
         sizes = tuple(int(r["node_count"]) for r in cat.rows(query))

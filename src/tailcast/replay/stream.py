@@ -30,11 +30,11 @@ from tailcast.replay.placement import endpoints_of, placement_spec
 from tailcast.replay.rank_reader import Chunk, RankReader, scan_trace
 from tailcast.replay.row_groups import RowGroupStats
 from tailcast.replay.run import (
-    background_generators,
     ReplayFailed,
     ReplayHead,
     ReplayOptions,
     _meta_comms,
+    background_generators,
     store_replay_summary,
     summary_head,
 )
