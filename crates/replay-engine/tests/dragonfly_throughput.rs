@@ -71,7 +71,11 @@ fn throughput(f: &mut dyn Fabric, pattern: Pattern, outstanding: u32) -> f64 {
     };
     let mut sent: Vec<(u32, u64)> = Vec::new();
     let mut next_id = 0u32;
-    let mut send = |f: &mut dyn Fabric, now: f64, src: u32, rng: &mut SplitMix64, sent: &mut Vec<(u32, u64)>| {
+    let mut send = |f: &mut dyn Fabric,
+                    now: f64,
+                    src: u32,
+                    rng: &mut SplitMix64,
+                    sent: &mut Vec<(u32, u64)>| {
         let bytes = (2 + rng.below(17)) << 12;
         let t = Transfer::new(next_id, src, dst_of(src, rng), bytes, Kind::Eager);
         sent.push((src, bytes));
@@ -108,7 +112,10 @@ fn uniform_random_traffic_under_minimal_routing_stays_under_the_global_bound() {
     let r = throughput(fabric("minimal", 5, 4).as_mut(), Pattern::Uniform, 4);
     eprintln!("uniform, minimal: {r:.4} GiB/s per host (bound {bound:.4})");
     assert!(r <= bound * (1.0 + 1e-9), "{r} > {bound}");
-    assert!(r > 0.6 * bound, "{r} far below {bound}: the global links idle");
+    assert!(
+        r > 0.6 * bound,
+        "{r} far below {bound}: the global links idle"
+    );
 }
 
 #[test]
@@ -116,18 +123,34 @@ fn group_shift_valiant_beats_minimal_and_adaptive_beats_both() {
     let min = throughput(fabric("minimal", 5, 4).as_mut(), Pattern::GroupShift, 16);
     let valiant = throughput(fabric("valiant", 5, 4).as_mut(), Pattern::GroupShift, 16);
     let adaptive = throughput(fabric("adaptive", 5, 4).as_mut(), Pattern::GroupShift, 16);
-    let fully = throughput(fabric("fully_adaptive", 5, 4).as_mut(), Pattern::GroupShift, 16);
+    let fully = throughput(
+        fabric("fully_adaptive", 5, 4).as_mut(),
+        Pattern::GroupShift,
+        16,
+    );
     eprintln!(
         "group shift: minimal {min:.4}, valiant {valiant:.4}, adaptive {adaptive:.4}, \
          fully adaptive {fully:.4} GiB/s per host"
     );
     assert!((min - 0.375).abs() < 0.01 * 0.375, "minimal {min}");
-    assert!(valiant <= 0.5625 * (1.0 + 1e-9) && valiant > 0.9 * 0.5625, "valiant {valiant}");
+    assert!(
+        valiant <= 0.5625 * (1.0 + 1e-9) && valiant > 0.9 * 0.5625,
+        "valiant {valiant}"
+    );
     let ratio = valiant / min;
-    assert!((ratio - 1.5).abs() < 0.1 * 1.5, "valiant / minimal = {ratio}");
+    assert!(
+        (ratio - 1.5).abs() < 0.1 * 1.5,
+        "valiant / minimal = {ratio}"
+    );
     for (name, r) in [("adaptive", adaptive), ("fully adaptive", fully)] {
-        assert!(r >= 0.95 * valiant.max(min), "{name} {r} below valiant {valiant}");
-        assert!(r <= 0.9375 * (1.0 + 1e-9), "{name} {r} above the max-min optimum");
+        assert!(
+            r >= 0.95 * valiant.max(min),
+            "{name} {r} below valiant {valiant}"
+        );
+        assert!(
+            r <= 0.9375 * (1.0 + 1e-9),
+            "{name} {r} above the max-min optimum"
+        );
     }
 }
 
@@ -139,5 +162,8 @@ fn valiant_over_minimal_is_half_the_intermediate_groups() {
     let valiant = throughput(fabric("valiant", 6, 5).as_mut(), Pattern::GroupShift, 16);
     eprintln!("6 groups, group shift: minimal {min:.4}, valiant {valiant:.4}");
     let ratio = valiant / min;
-    assert!((ratio - 2.0).abs() < 0.1 * 2.0, "valiant / minimal = {ratio}");
+    assert!(
+        (ratio - 2.0).abs() < 0.1 * 2.0,
+        "valiant / minimal = {ratio}"
+    );
 }

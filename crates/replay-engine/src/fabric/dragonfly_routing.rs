@@ -38,7 +38,8 @@ pub enum Routing {
 }
 
 impl Routing {
-    pub const NAMES: &'static [&'static str] = &["minimal", "valiant", "adaptive", "fully_adaptive"];
+    pub const NAMES: &'static [&'static str] =
+        &["minimal", "valiant", "adaptive", "fully_adaptive"];
 
     pub fn parse(name: &str) -> Option<Self> {
         match name {
@@ -79,7 +80,8 @@ impl Chooser<'_> {
         let (ls, ld) = (w.leaf_of(src), w.leaf_of(dst));
         if gs == gd {
             if ls != ld {
-                let (s, _) = self.least_loaded((0..w.shape.spines).map(|s| (s, w.leaf_up(gs, ls, s))));
+                let (s, _) =
+                    self.least_loaded((0..w.shape.spines).map(|s| (s, w.leaf_up(gs, ls, s))));
                 links.push(w.leaf_up(gs, ls, s));
                 links.push(w.spine_down(gs, s, ld));
             }
@@ -244,12 +246,24 @@ mod tests {
         .unwrap()
     }
 
-    fn routes(w: &Wiring, routing: Routing, flows: &dyn Fn(u32) -> usize, src: u32, dst: u32) -> BTreeSet<(Vec<u32>, bool)> {
+    fn routes(
+        w: &Wiring,
+        routing: Routing,
+        flows: &dyn Fn(u32) -> usize,
+        src: u32,
+        dst: u32,
+    ) -> BTreeSet<(Vec<u32>, bool)> {
         let mut rng = SplitMix64::new(1);
         let mut out = BTreeSet::new();
         for _ in 0..2000 {
             let mut links = Vec::new();
-            let mut c = Chooser { wiring: w, flows, rng: &mut rng, routing, threshold: 0 };
+            let mut c = Chooser {
+                wiring: w,
+                flows,
+                rng: &mut rng,
+                routing,
+                threshold: 0,
+            };
             let detour = c.route(src, dst, &mut links);
             out.insert((links, detour));
         }
