@@ -127,11 +127,11 @@ impl Chooser<'_> {
         let leaves = (0..w.shape.leaves).map(|l| (l, w.spine_down(gi, si, l)));
         let (li, down_score) = self.least_loaded(leaves);
         if self.routing == Routing::FullyAdaptive {
-            let direct = self.global_port(gi, si, gd);
-            if direct.is_some() && self.minimal_wins(direct.map(|d| d.1), Some(down_score)) {
-                let (port, _) = direct.expect("checked");
-                self.land(gi, si, port, ld, links);
-                return true;
+            if let Some((port, score)) = self.global_port(gi, si, gd) {
+                if self.minimal_wins(Some(score), Some(down_score)) {
+                    self.land(gi, si, port, ld, links);
+                    return true;
+                }
             }
         }
         links.push(w.spine_down(gi, si, li));

@@ -154,10 +154,11 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
         leaves,
         spines: c.u32("spines_per_group"),
         hosts_per_leaf: hosts,
-        endpoints_per_group: c
-            .has("endpoints_per_group")
-            .then(|| c.u32("endpoints_per_group"))
-            .unwrap_or(leaves * hosts),
+        endpoints_per_group: if c.has("endpoints_per_group") {
+            c.u32("endpoints_per_group")
+        } else {
+            leaves * hosts
+        },
         globals_per_spine: c.u32("global_links_per_spine"),
     };
     let wiring = Wiring::new(shape).map_err(|message| ConfigError {
