@@ -16,6 +16,7 @@ from tailcast.store import Catalog, ResultsDir
 from tailcast.sweeps.plan import create_plan, done_points, load_plan, point_path
 from tailcast.sweeps.runner import run_points
 from tailcast.sweeps.spec import load_spec, point_seed
+from tests.replay.conftest import osu_parquet
 from tests.sweeps.conftest import write_spec
 
 
@@ -44,6 +45,7 @@ def test_points_are_the_product_of_the_axes_with_seeds_from_the_index(tmp_path: 
         ('placement = ["diagonal"]', "key axes.placement"),
         ('background = ["ring:nodes=2:load=0.1"]', "key axes.background"),
         ("speed = [1]", "key axes.speed: unknown axis"),
+        ("background_b = [1.5]", "key axes.background_b"),
     ],
 )
 def test_a_bad_spec_exits_2_with_one_line_before_anything_runs(
@@ -114,3 +116,37 @@ def test_results_do_not_depend_on_sharding(tmp_path: Path) -> None:
         ra = ca.rows(f"SELECT {cols} FROM sweep_points ORDER BY point")
         rb = cb.rows(f"SELECT {cols} FROM sweep_points ORDER BY point")
     assert ra == rb and len(ra) == len(subset)
+
+
+def test_background_b_and_routing_axes_on_a_dragonfly(tmp_path: Path) -> None:
+    """Issue 12's sweep: b × locality × routing (a fabric override) on the bundled dfp-test;
+    each point's replay records its b, and more b slows the mean."""
+    trace = osu_parquet(tmp_path, "reduce", 16, 1 << 18, iterations=20)
+    spec_path = tmp_path / "b.toml"
+    spec_path.write_text(
+        f"""[sweep]
+name = "b"
+traces = ["{trace.name}"]
+seeds = 1
+seed = 3
+
+[axes]
+fabric = ["dfp-test"]
+placement = ["different_islands"]
+background_b = [0.1, 0.6]
+"fabric.routing" = ["minimal", "adaptive"]
+"""
+    )
+    results = ResultsDir(tmp_path / "home")
+    plan = create_plan(load_spec(spec_path), 1, results)
+    assert len(plan.points) == 4
+    assert len(run_points(plan, range(4), results, "local")) == 4
+    with Catalog(results) as cat:
+        rows = cat.rows(
+            "SELECT p.params, p.iteration_mean_us AS mean, r.background_b AS b "
+            "FROM sweep_points p JOIN replays r USING (replay_id) ORDER BY p.point"
+        )
+    assert [r["b"] for r in rows] == [json.loads(r["params"])["background_b"] for r in rows]
+    by = {(json.loads(r["params"])["fabric.routing"], r["b"]): r["mean"] for r in rows}
+    for routing in ("minimal", "adaptive"):
+        assert by[(routing, 0.6)] > by[(routing, 0.1)], by

@@ -11,6 +11,7 @@ import typer
 from tailcast.cli import sweep
 from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.cli.progress import progress
+from tailcast.replay.background_b import DEFAULT_BYTES, DEFAULT_LOAD
 
 # Traces of more rows than this stream by default: memory then grows with the rows in
 # flight, not the trace (an in-memory replay holds ~150 bytes per row).
@@ -36,14 +37,14 @@ def run(
         typer.Option("--coll", help="Force collective algorithms, e.g. allreduce=ring,bcast=1."),
     ] = "",
     placement: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--placement",
             help="linear, random, same_group, same_island, different_islands (fabrics with "
             "groups and islands), nodes:HOSTLIST (the fabric's `nodes` names), or a file: "
-            "one endpoint per rank.",
+            "one endpoint per rank. Default: linear, or the measured run's (--from-run).",
         ),
-    ] = "linear",
+    ] = None,
     nodes: Annotated[
         int | None,
         typer.Option("--nodes", min=1, help="Nodes of a locality placement (default: ranks)."),
@@ -64,6 +65,50 @@ def run(
             "--background-trace",
             help="A trace replayed in the background on free endpoints, FILE[@random|linear|"
             "E0,E1,…]. Repeatable.",
+        ),
+    ] = None,
+    background_b: Annotated[
+        float | None,
+        typer.Option(
+            "--background-b",
+            min=0.0,
+            max=1.0,
+            help="Background utilisation b (seed 001): jobs of >= 2 nodes on about b x N_t "
+            "endpoints, placed around the foreground (fabrics with a fixed endpoint count).",
+        ),
+    ] = None,
+    background_pattern: Annotated[
+        str,
+        typer.Option("--background-pattern", help="Traffic pattern of the b-sized jobs."),
+    ] = "uniform",
+    background_load: Annotated[
+        float,
+        typer.Option(
+            "--background-load",
+            min=0.0,
+            max=1.0,
+            help="Offered load per b-sized background node (fraction of its injection "
+            "bandwidth; an assumption, squeue shows no traffic).",
+        ),
+    ] = DEFAULT_LOAD,
+    background_bytes: Annotated[
+        str,
+        typer.Option("--background-bytes", help="Message size of the b-sized jobs (K/M/G)."),
+    ] = f"{DEFAULT_BYTES >> 20}M",
+    background_snapshot: Annotated[
+        str | None,
+        typer.Option(
+            "--background-snapshot",
+            help="Sizes of the b-sized jobs from a stored queue snapshot (its running jobs "
+            "with >= 2 nodes); default: uniform over 2, 4, ..., 64 nodes.",
+        ),
+    ] = None,
+    from_run: Annotated[
+        str | None,
+        typer.Option(
+            "--from-run",
+            help="Reproduce a measured run of the store: its b before (as --background-b), "
+            "its nodes or locality (as --placement).",
         ),
     ] = None,
     messages: Annotated[
@@ -103,23 +148,46 @@ def run(
     """Replays TRACE; prints total simulated time, per-op-type p50/p99, and the time taken."""
     wall0, cpu0 = time.perf_counter(), time.process_time()
     from tailcast.errors import UsageError
-    from tailcast.replay.background import parse_job, parse_trace
+    from tailcast.replay.background import parse_job, parse_size, parse_trace
+    from tailcast.replay.background_b import BackgroundB
     from tailcast.replay.fabric import load_fabric
+    from tailcast.replay.measured_inputs import measured_run, run_placement, snapshot_job_sizes
     from tailcast.replay.run import ReplayOptions, replay_trace
     from tailcast.store.footer import read_footer
     from tailcast.store.results import ResultsDir
 
     if compute_scale < 0 or eager_threshold < 0:
         raise UsageError("--compute-scale and --eager-threshold must be >= 0")
+    the_fabric = load_fabric(fabric)
+    if from_run is not None:
+        measured = measured_run(from_run)
+        background_b = measured.b if background_b is None else background_b
+        if placement is None:
+            placement, nodes = run_placement(measured, the_fabric)
+    sized = None
+    if background_b is not None:
+        sizes = snapshot_job_sizes(background_snapshot) if background_snapshot else ()
+        sized = BackgroundB(
+            b=background_b,
+            pattern=background_pattern,
+            load=background_load,
+            bytes=parse_size(background_bytes),
+            job_sizes=sizes,
+            sizes_from=f"snapshot:{background_snapshot}" if background_snapshot else "default",
+        )
+    elif background_snapshot is not None:
+        raise UsageError("--background-snapshot sizes the jobs of --background-b (or --from-run)")
     options = ReplayOptions(
         seed=seed,
         coll=coll,
-        placement=placement,
+        placement=placement or "linear",
         compute_scale=compute_scale,
         eager_threshold_bytes=eager_threshold,
         nodes=nodes,
         background=tuple(parse_job(b) for b in background or []),
         background_traces=tuple(parse_trace(b) for b in background_trace or []),
+        background_b=sized,
+        from_run=from_run,
         record_messages=messages,
     )
     results = ResultsDir() if store else None
@@ -131,11 +199,11 @@ def run(
 
         with progress("replay", rows) as advance:
             outcome: Any = stream_replay(
-                trace, load_fabric(fabric), options, results, keep_ops=ops, progress=advance
+                trace, the_fabric, options, results, keep_ops=ops, progress=advance
             )
     else:
         with progress("replay (in memory)") as advance:
-            outcome = replay_trace(trace, load_fabric(fabric), options, results)
+            outcome = replay_trace(trace, the_fabric, options, results)
     if outcome.unknown_ops:
         note(f"replayed as local no-ops (unknown to the engine): {outcome.unknown_ops}")
     summary = outcome.summary()

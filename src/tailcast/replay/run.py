@@ -30,6 +30,7 @@ from tailcast.replay.background import (
     EndpointPool,
     generator_dict,
 )
+from tailcast.replay.background_b import BackgroundB, sized_jobs
 from tailcast.replay.columns import EngineColumns, op_code_table
 from tailcast.replay.fabric import Fabric
 from tailcast.replay.placement import endpoints_of, placement_spec
@@ -57,6 +58,10 @@ class ReplayOptions:
     nodes: int | None = None
     background: tuple[BackgroundJob, ...] = ()
     background_traces: tuple[BackgroundTrace, ...] = ()
+    # Background jobs sized from a utilisation b (seed 001), around the foreground.
+    background_b: BackgroundB | None = None
+    # The measured run this replay reproduces (--from-run), for the record.
+    from_run: str | None = None
     # One row per delivered message (None: when the fabric reports per-message details).
     record_messages: bool | None = None
 
@@ -217,7 +222,7 @@ def background_jobs(
 ) -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]]]:
     """Background traces (their columns and explicit placements) and generators, on
     endpoints the foreground trace does not use."""
-    if not options.background and not options.background_traces:
+    if not (options.background or options.background_traces or options.background_b):
         return [], [], []
     taken = endpoints_of(fabric, ranks, placement)
     pool = EndpointPool(fabric.endpoints, taken, options.seed)
@@ -228,11 +233,22 @@ def background_jobs(
         chosen = pool.take(n, bt.placement, f"background trace {bt.path}")
         traces.append(arrays)
         placements.append("explicit:" + ",".join(map(str, chosen)))
-    generators = [
+    return traces, placements, background_generators(fabric, options, pool, taken)
+
+
+def background_generators(
+    fabric: Fabric, options: ReplayOptions, pool: EndpointPool, foreground: list[int]
+) -> list[dict[str, Any]]:
+    """The engine generators of the synthetic background jobs (given ones, then those
+    sized from b around the `foreground` endpoints), each on endpoints taken from `pool`."""
+    jobs = list(options.background)
+    if options.background_b is not None:
+        busy = sorted(pool.taken)
+        jobs += sized_jobs(options.background_b, fabric.layout, foreground, busy, options.seed)
+    return [
         generator_dict(job, pool.take(job.nodes, job.placement, f"background {job.pattern} job"))
-        for job in options.background
+        for job in jobs
     ]
-    return traces, placements, generators
 
 
 def _meta_comms(trace: Path, text: str) -> dict[int, list[int]]:
@@ -299,7 +315,7 @@ def store_replay_summary(
         "fabric_toml": fabric.toml_text,
         "fabric_sha256": fabric.sha256,
         "seed": options.seed,
-        "background_b": None,
+        "background_b": options.background_b.b if options.background_b else None,
         "background": background_description(options),
         "placement": options.placement,
         "coll_overrides": options.coll,
@@ -313,10 +329,18 @@ def store_replay_summary(
 
 def background_description(options: ReplayOptions) -> str | None:
     """The background of a replay as stored in `replays.background` (JSON; None: none)."""
-    if not options.background and not options.background_traces:
+    if not (options.background or options.background_traces or options.background_b):
         return None
     traces = [{"path": str(t.path), "placement": t.placement} for t in options.background_traces]
-    return json.dumps({"jobs": [job.__dict__ for job in options.background], "traces": traces})
+    record: dict[str, Any] = {
+        "jobs": [job.__dict__ for job in options.background],
+        "traces": traces,
+    }
+    if options.background_b is not None:
+        record["from_b"] = options.background_b.describe()
+    if options.from_run is not None:
+        record["from_run"] = options.from_run
+    return json.dumps(record)
 
 
 def _store(

@@ -20,7 +20,7 @@ import numpy as np
 
 from tailcast import _core
 from tailcast.errors import InputError, UsageError
-from tailcast.replay.background import EndpointPool, generator_dict
+from tailcast.replay.background import EndpointPool
 from tailcast.replay.fabric import Fabric
 from tailcast.replay.placement import endpoints_of, placement_spec
 from tailcast.replay.rank_reader import open_feeder, open_trace, scan_trace
@@ -29,6 +29,7 @@ from tailcast.replay.run import (
     ReplayHead,
     ReplayOptions,
     _meta_comms,
+    background_generators,
     store_replay_summary,
     summary_head,
 )
@@ -116,12 +117,10 @@ def stream_replay(
         raise UsageError("background traces need an in-memory replay (not --stream)")
     placement = placement_spec(options.placement, ranks, options.seed, fabric, options.nodes)
     generators = []
-    if options.background:
-        pool = EndpointPool(fabric.endpoints, endpoints_of(fabric, ranks, placement), options.seed)
-        generators = [
-            generator_dict(job, pool.take(job.nodes, job.placement, f"background {job.pattern}"))
-            for job in options.background
-        ]
+    if options.background or options.background_b:
+        taken = endpoints_of(fabric, ranks, placement)
+        pool = EndpointPool(fabric.endpoints, taken, options.seed)
+        generators = background_generators(fabric, options, pool, taken)
     stream = _core.ReplayStream(
         ranks,
         layout.comms,

@@ -13,6 +13,7 @@ fabric = ["crossbar", "tree-2x2x4"]          # bundled names or TOML files
 placement = ["linear", "different_islands"]
 coll = ["", "alltoall=pairwise"]
 background = ["", "uniform:nodes=8:load=0.5"]   # ';' joins several jobs
+background_b = [0.2, 0.45, 0.7]  # jobs sized from b (seed 001), around the foreground
 compute_scale = [0.0]
 eager_threshold = [8192]
 nodes = [4]
@@ -36,11 +37,21 @@ from typing import Any
 from tailcast import _core
 from tailcast.errors import EXIT_USAGE, InputError
 from tailcast.replay.background import parse_job
+from tailcast.replay.background_b import BackgroundB
 from tailcast.replay.fabric import Fabric, FabricConfigError, load_fabric, parse_fabric
 from tailcast.replay.placement import LOCALITY_CLASSES
 from tailcast.replay.run import ReplayOptions
 
-AXES = ("fabric", "placement", "coll", "background", "compute_scale", "eager_threshold", "nodes")
+AXES = (
+    "fabric",
+    "placement",
+    "coll",
+    "background",
+    "background_b",
+    "compute_scale",
+    "eager_threshold",
+    "nodes",
+)
 SWEEP_KEYS = {"name", "traces", "trace", "seeds", "seed", "store_ops"}
 
 
@@ -173,6 +184,9 @@ def _check_values(spec: SweepSpec, path: Path) -> None:
                 parse_job(job)
             except Exception as exc:
                 raise SpecError(path, f"key axes.background: {exc}") from exc
+    for value in spec.axes.get("background_b", []):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise SpecError(path, f"key axes.background_b: {value!r} is not a number in [0, 1]")
     numeric = {"compute_scale": float, "eager_threshold": int, "nodes": int}
     for key, kind in numeric.items():
         for value in spec.axes.get(key, []):
@@ -246,6 +260,7 @@ def point_inputs(
         eager_threshold_bytes=int(p.get("eager_threshold", 8192)),
         nodes=int(p["nodes"]) if "nodes" in p else None,
         background=background,
+        background_b=BackgroundB(b=float(p["background_b"])) if "background_b" in p else None,
     )
     return fabric, options
 

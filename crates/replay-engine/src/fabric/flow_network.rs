@@ -75,6 +75,14 @@ pub trait Topology: Send {
     fn local_rate(&self) -> f64;
     /// Bytes per ns an endpoint can inject.
     fn injection_rate(&self, endpoint: u32) -> f64;
+    /// Latency of `bytes` on a route this topology picked, beyond the drain at its rate:
+    /// the route's latency, plus what depends on the size (e.g. store-and-forward of the
+    /// first packet on every hop).
+    fn transfer_latency(&self, route: &Route, _bytes: u64) -> f64 {
+        route.latency_ns
+    }
+    /// The topology's own counters at the end of a replay (routes per path class, …).
+    fn stats(&self, _out: &mut Vec<(String, f64)>) {}
 }
 
 /// A delivery (time, transfer) as one min-heap key, time bits << 32 | id: times are
@@ -186,7 +194,7 @@ impl<T: Topology> Fabric for FlowNetwork<T> {
         }
         let mut route = std::mem::take(&mut self.route);
         self.route(src, dst, &mut route);
-        let latency = route.latency_ns;
+        let latency = self.topology.transfer_latency(&route, t.bytes);
         if t.bytes == 0 {
             self.route = route;
             return Submitted::At(now + latency);
@@ -266,6 +274,7 @@ impl<T: Topology> Fabric for FlowNetwork<T> {
         let s = self.solver.stats;
         out.push(("maxmin_settles".into(), s.settles as f64));
         out.push(("maxmin_rerated".into(), s.rerated as f64));
+        self.topology.stats(out);
         let classes = self.topology.link_classes();
         for (c, name) in classes.names.iter().enumerate() {
             let links: Vec<usize> = (0..classes.of_link.len())

@@ -20,6 +20,8 @@
 //! Models live in `models/`, one module each, found by the registry (`registry.rs`):
 //! each declares its parameters once (`schema.rs`) and a builder.
 
+pub mod dragonfly_routing;
+pub mod dragonfly_wiring;
 pub mod flow_network;
 pub mod graphs;
 pub mod maxmin;
