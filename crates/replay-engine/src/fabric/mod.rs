@@ -20,9 +20,14 @@
 //! Models live in `models/`, one module each, found by the registry (`registry.rs`):
 //! each declares its parameters once (`schema.rs`) and a builder.
 
+pub mod arbitration;
+pub mod benes;
 pub mod flow_network;
 pub mod graphs;
 pub mod maxmin;
+pub mod psf_cells;
+pub mod psf_paths;
+pub mod psf_switch;
 pub mod registry;
 pub mod schema;
 pub mod timers;
