@@ -21,8 +21,10 @@
 //! each declares its parameters once (`schema.rs`) and a builder.
 
 pub mod arbitration;
+pub mod banyan;
 pub mod benes;
 pub mod flow_network;
+pub mod gemini;
 pub mod graphs;
 pub mod maxmin;
 pub mod psf_cells;
