@@ -2,7 +2,12 @@
 //! of arbitration: the seven policies of seed 000 §III-B.
 //!
 //! - FIFO: in the order the requests were received.
-//! - LRU: the port served least recently first (never served = first).
+//! - LRU: the port serviced least recently first (never serviced = first). The seed calls
+//!   a port *serviced* when the controller takes up its request in a round, whether it
+//!   allocates a path or blocks the port (§III-A: "serving communication requests
+//!   sequentially in the order specified by the arbitration policy … If no path is
+//!   available, the controller blocks the input port"), so every port a round looks at
+//!   moves behind the ports it did not.
 //! - LFU: the port that transmitted the least traffic first.
 //! - RND: a fresh random order every round.
 //! - RR: from an index, cyclically; the index moves on by one every round.
@@ -51,19 +56,10 @@ impl Policy {
 pub struct PortHistory {
     /// Receipt number of its pending request (smaller = earlier).
     pub request_seq: u64,
-    /// When it was last granted a path (−∞: never).
-    pub last_served: f64,
+    /// Order number of the last time a round took up its request (0: never).
+    pub last_serviced: u64,
     /// Bytes it has been granted so far.
     pub served_bytes: u64,
-}
-
-impl PortHistory {
-    pub fn new() -> Self {
-        Self {
-            last_served: f64::NEG_INFINITY,
-            ..Self::default()
-        }
-    }
 }
 
 /// The MRR port sets (at most 4, fewer on tiny switches).
@@ -103,11 +99,9 @@ impl Arbiter {
         let by_receipt = |p: &u32| (history[*p as usize].request_seq, *p);
         match self.policy {
             Policy::Fifo => requesters.sort_unstable_by_key(by_receipt),
-            Policy::Lru => requesters.sort_unstable_by(|a, b| {
-                let (ha, hb) = (&history[*a as usize], &history[*b as usize]);
-                ha.last_served
-                    .total_cmp(&hb.last_served)
-                    .then(by_receipt(a).cmp(&by_receipt(b)))
+            Policy::Lru => requesters.sort_unstable_by_key(|p| {
+                let h = &history[*p as usize];
+                (h.last_serviced, h.request_seq, *p)
             }),
             Policy::Lfu => requesters.sort_unstable_by_key(|p| {
                 let h = &history[*p as usize];
@@ -170,14 +164,14 @@ mod tests {
 
     #[test]
     fn priority_policies_rank_by_receipt_recency_and_traffic() {
-        let mut h = vec![PortHistory::new(); 4];
-        for (p, (seq, last, bytes)) in [(3, 10.0, 500), (1, 5.0, 100), (2, f64::NEG_INFINITY, 300), (0, 7.0, 100)]
+        let mut h = vec![PortHistory::default(); 4];
+        for (p, (seq, last, bytes)) in [(3, 10, 500), (1, 5, 100), (2, 0, 300), (0, 7, 100)]
             .into_iter()
             .enumerate()
         {
             h[p] = PortHistory {
                 request_seq: seq,
-                last_served: last,
+                last_serviced: last,
                 served_bytes: bytes,
             };
         }
@@ -190,7 +184,7 @@ mod tests {
 
     #[test]
     fn rr_moves_by_one_and_arr_jumps_to_the_first_blocked() {
-        let h = vec![PortHistory::new(); 4];
+        let h = vec![PortHistory::default(); 4];
         let mut rr = arbiter(Policy::Rr, 4);
         assert_eq!(order(&mut rr, &[0, 1, 2, 3], &h), vec![0, 1, 2, 3]);
         rr.end_round(Some(3));
@@ -204,7 +198,7 @@ mod tests {
 
     #[test]
     fn mrr_rotates_the_set_and_the_selected_sets_index() {
-        let h = vec![PortHistory::new(); 8];
+        let h = vec![PortHistory::default(); 8];
         let all: Vec<u32> = (0..8).collect();
         let mut m = arbiter(Policy::Mrr, 8); // sets {0,1} {2,3} {4,5} {6,7}
         assert_eq!(order(&mut m, &all, &h), vec![0, 1, 2, 3, 4, 5, 6, 7]);
@@ -216,7 +210,7 @@ mod tests {
 
     #[test]
     fn rnd_is_a_seeded_permutation() {
-        let h = vec![PortHistory::new(); 16];
+        let h = vec![PortHistory::default(); 16];
         let all: Vec<u32> = (0..16).collect();
         let a = order(&mut arbiter(Policy::Rnd, 16), &all, &h);
         let b = order(&mut arbiter(Policy::Rnd, 16), &all, &h);

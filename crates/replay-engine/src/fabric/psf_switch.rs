@@ -99,6 +99,8 @@ pub struct PsfSwitch {
     /// The last round's instant (TDM: the boundary whose slot is running).
     last_round: Time,
     next_seq: u64,
+    /// Requests taken up by rounds so far (LRU's recency).
+    serviced: u64,
     requesters: Vec<u32>,
     // Counters.
     rounds: u64,
@@ -113,10 +115,7 @@ pub struct PsfSwitch {
 impl PsfSwitch {
     pub fn new(table: PathTable, cells: Cells, arbiter: Arbiter, timing: SwitchTiming, rng: SplitMix64) -> Self {
         let ports = table.ports() as usize;
-        let port = Port {
-            history: PortHistory::new(),
-            ..Port::default()
-        };
+        let port = Port::default();
         Self {
             table,
             cells,
@@ -130,6 +129,7 @@ impl PsfSwitch {
             round_pending: None,
             last_round: f64::NEG_INFINITY,
             next_seq: 0,
+            serviced: 0,
             requesters: Vec::with_capacity(ports),
             rounds: 0,
             grants: 0,
@@ -312,6 +312,8 @@ impl PsfSwitch {
         let mut first_blocked = None;
         let mut granted_any = false;
         for &p in &requesters {
+            self.serviced += 1;
+            self.ports[p as usize].history.last_serviced = self.serviced;
             let slot = *self.ports[p as usize].queue.front().expect("requesting");
             let flow = self.flows[slot as usize];
             let Some(path) = self.cells.choose(&self.table, p, flow.dst, self.timing.routing, &mut self.rng) else {
@@ -352,7 +354,6 @@ impl PsfSwitch {
         let transmit = bytes as f64 / self.timing.rate;
         let port = &mut self.ports[p as usize];
         port.held = Some(path);
-        port.history.last_served = t;
         port.history.served_bytes += bytes;
         port.busy_ns += transmit;
         if let Some(since) = port.blocked_since.take() {
