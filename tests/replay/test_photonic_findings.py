@@ -40,7 +40,11 @@ def _sweep(tmp: Path) -> tuple[Table, Table, Table]:
                 o = replay_trace(trace, fabric, seed000_options(seed))
                 stats = o.fabric_stats
                 sums[(w, policy)].append(
-                    (o.total_time_ns, stats["mzi_energy_pj_per_bit"], stats["max_insertion_loss_db"])
+                    (
+                        o.total_time_ns,
+                        stats["mzi_energy_pj_per_bit"],
+                        stats["max_insertion_loss_db"],
+                    )
                 )
     out: tuple[Table, Table, Table] = ({}, {}, {})
     for (w, policy), rows in sums.items():

@@ -40,9 +40,9 @@ class PsfPoint:
 
     def fabric(self) -> Fabric:
         text = (
-            f"# seed 000 sweep point\nmodel = \"benes_psf\"\nports = {self.ports}\n"
-            f"arbitration = \"{self.arbitration}\"\nrouting = \"{self.routing}\"\n"
-            f"switching = \"{self.switching}\"\n"
+            f'# seed 000 sweep point\nmodel = "benes_psf"\nports = {self.ports}\n'
+            f'arbitration = "{self.arbitration}"\nrouting = "{self.routing}"\n'
+            f'switching = "{self.switching}"\n'
         )
         name = f"benes-psf-{self.ports}-{self.switching}-{self.routing}-{self.arbitration}"
         return parse_fabric(text, f"<{name}>", name=name)
@@ -63,8 +63,8 @@ class GeminiPoint:
 
     def fabric(self) -> Fabric:
         text = (
-            f"# seed 003 sweep point\nmodel = \"banyan_circuit\"\nports = {self.ports}\n"
-            f"protocol = \"{self.protocol}\"\nrendezvous = \"none\"\n"
+            f'# seed 003 sweep point\nmodel = "banyan_circuit"\nports = {self.ports}\n'
+            f'protocol = "{self.protocol}"\nrendezvous = "none"\n'
         )
         name = f"gemini-{self.ports}-{self.protocol}"
         return parse_fabric(text, f"<{name}>", name=name)

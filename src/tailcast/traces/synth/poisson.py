@@ -53,7 +53,9 @@ class GeminiLink:
 def gemini_link(fabric: Fabric) -> GeminiLink:
     """Eq. 8's inputs from a `banyan_circuit` fabric (UsageError for another model)."""
     if fabric.model != "banyan_circuit" or fabric.endpoints is None:
-        raise UsageError(f"poisson loads are normalised to a banyan_circuit fabric, not {fabric.model}")
+        raise UsageError(
+            f"poisson loads are normalised to a banyan_circuit fabric, not {fabric.model}"
+        )
     return GeminiLink(
         ports=fabric.endpoints,
         optical_gbps=float(fabric.value("optical_gbps")),
@@ -100,18 +102,36 @@ def poisson_trace(
         builder.add(r, Op.INIT, comm=0, t_start_ns=0, t_end_ns=0)
     for src, k in zip(src_of.tolist(), k_of.tolist(), strict=True):
         dst = int(dests[src, k])
-        builder.add(dst, Op.IRECV, comm=0, peer=src, tag=0, recv_bytes=int(sizes[src, k]),
-                    request=requests[dst], t_start_ns=0, t_end_ns=0)  # fmt: skip
+        builder.add(
+            dst,
+            Op.IRECV,
+            comm=0,
+            peer=src,
+            tag=0,
+            recv_bytes=int(sizes[src, k]),
+            request=requests[dst],
+            t_start_ns=0,
+            t_end_ns=0,
+        )
         requests[dst] += 1
     for r in range(ranks):
         for k in range(messages):
             t = int(arrivals[r, k])
-            builder.add(r, Op.ISEND, comm=0, peer=int(dests[r, k]), tag=0,
-                        send_bytes=int(sizes[r, k]), request=requests[r],
-                        t_start_ns=t, t_end_ns=t)  # fmt: skip
+            builder.add(
+                r,
+                Op.ISEND,
+                comm=0,
+                peer=int(dests[r, k]),
+                tag=0,
+                send_bytes=int(sizes[r, k]),
+                request=requests[r],
+                t_start_ns=t,
+                t_end_ns=t,
+            )
             requests[r] += 1
         end = int(arrivals[r, -1])
-        builder.add(r, Op.WAITALL, comm=0, requests=list(range(requests[r])),
-                    t_start_ns=end, t_end_ns=end)  # fmt: skip
+        builder.add(
+            r, Op.WAITALL, comm=0, requests=list(range(requests[r])), t_start_ns=end, t_end_ns=end
+        )
         builder.add(r, Op.FINALIZE, comm=0, t_start_ns=end, t_end_ns=end)
     return builder.table()
