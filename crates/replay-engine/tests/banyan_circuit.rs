@@ -13,13 +13,20 @@ const MIB: u64 = 1 << 20;
 fn gemini(pairs: &[(&str, Value)]) -> Box<dyn Fabric> {
     let mut all = vec![("model", Value::from("banyan_circuit"))];
     all.extend(pairs.iter().cloned());
-    FabricSpec::from_pairs(all).unwrap().build(0).unwrap().fabric
+    FabricSpec::from_pairs(all)
+        .unwrap()
+        .build(0)
+        .unwrap()
+        .fabric
 }
 
 fn stat(f: &dyn Fabric, now: f64, key: &str) -> f64 {
     let mut out = Vec::new();
     f.stats(now, &mut out);
-    out.iter().find(|s| s.0 == key).unwrap_or_else(|| panic!("no {key}")).1
+    out.iter()
+        .find(|s| s.0 == key)
+        .unwrap_or_else(|| panic!("no {key}"))
+        .1
 }
 
 fn run(f: &mut dyn Fabric) -> Vec<Delivery> {
@@ -48,7 +55,10 @@ fn a_control_message_takes_eq_3_and_a_lone_message_eq_4_plus_its_insertion() {
     let rtt = 2.0 * T_SIG * (2.25 * 4.0 + 1.0); // Eq. 4
     let busy = MIB as f64 * 8.0 / 2.4;
     assert!((d[0].at - (100_000.0 + rtt + busy)).abs() < 1e-6);
-    assert_eq!((d[0].info.setup_ns, d[0].info.blocked, d[0].info.path), (rtt, 0, 0));
+    assert_eq!(
+        (d[0].info.setup_ns, d[0].info.blocked, d[0].info.path),
+        (rtt, 0, 0)
+    );
     assert!(d[0].info.wait_ns.abs() < 1e-6);
 }
 
@@ -57,7 +67,10 @@ fn a_control_message_takes_eq_3_and_a_lone_message_eq_4_plus_its_insertion() {
 /// contention-free regime of §4.2. Utilisation over the run, whose end is when the last
 /// teardown has entered the network (t_sig after the last delivery).
 fn utilisation_without_contention(ports: u32, alpha: f64) -> f64 {
-    let mut f = gemini(&[("ports", Value::from(ports)), ("alpha_sig", Value::from(alpha))]);
+    let mut f = gemini(&[
+        ("ports", Value::from(ports)),
+        ("alpha_sig", Value::from(alpha)),
+    ]);
     let per_source = 4;
     let mut id = 0;
     for _ in 0..per_source {
@@ -84,7 +97,10 @@ fn without_contention_the_utilisation_efficiency_is_eq_9() {
         for alpha in [1.25, 1.0] {
             let sim = utilisation_without_contention(ports, alpha);
             let eq = eq9(16384.0, 12.0, alpha, ports);
-            assert!((sim - eq).abs() < 1e-9, "N = {ports}, α = {alpha}: {sim} vs {eq}");
+            assert!(
+                (sim - eq).abs() < 1e-9,
+                "N = {ports}, α = {alpha}: {sim} vs {eq}"
+            );
         }
     }
     // §4.3 quotes 99.20, 98.91, 98.63 and 98.34 % for N = 4..32 "according to Equation 9"
@@ -101,9 +117,13 @@ fn without_contention_the_utilisation_efficiency_is_eq_9() {
 /// Sources kept backlogged with `backlog` messages of 1 MiB to uniformly random other
 /// terminals; throughput normalised to Eq. 8 over the messages delivered after a warm-up.
 fn saturated(protocol: &str, ports: u32, seed: u64) -> (f64, f64) {
-    let mut f = gemini(&[("ports", Value::from(ports)), ("protocol", Value::from(protocol))]);
+    let mut f = gemini(&[
+        ("ports", Value::from(ports)),
+        ("protocol", Value::from(protocol)),
+    ]);
     let mut rng = SplitMix64::new(seed);
-    let dst = |s: u32, rng: &mut SplitMix64| (s + 1 + rng.below(u64::from(ports - 1)) as u32) % ports;
+    let dst =
+        |s: u32, rng: &mut SplitMix64| (s + 1 + rng.below(u64::from(ports - 1)) as u32) % ports;
     let backlog = 2 * ports;
     let mut next_id = 0u32;
     let mut src_of = Vec::new();
@@ -137,7 +157,10 @@ fn saturated(protocol: &str, ports: u32, seed: u64) -> (f64, f64) {
     let eta = eq9(16384.0, 12.0, 1.25, ports);
     let tput = counted as f64 * MIB as f64 / (end - warm);
     let tput_max = f64::from(ports) * eta * 2.4 / 8.0;
-    (tput / tput_max, stat(f.as_ref(), end, "blocking_rate_per_s"))
+    (
+        tput / tput_max,
+        stat(f.as_ref(), end, "blocking_rate_per_s"),
+    )
 }
 
 /// §4.3: the basic protocol saturates at 35–60 % of Eq. 8's throughput (lower for larger

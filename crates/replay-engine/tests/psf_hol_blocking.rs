@@ -114,15 +114,31 @@ fn karol_chain_throughput(n: usize) -> f64 {
             break;
         }
     }
-    serve.iter().zip(&pi).map(|(&(m, _), p)| m as f64 * p).sum::<f64>() / n as f64
+    serve
+        .iter()
+        .zip(&pi)
+        .map(|(&(m, _), p)| m as f64 * p)
+        .sum::<f64>()
+        / n as f64
 }
 
 #[test]
 fn the_chain_reproduces_karol_table_i_and_tends_to_2_minus_sqrt_2() {
     // Karol et al. 1987, Table I.
-    for (n, published) in [(2, 0.7500), (3, 0.6825), (4, 0.6553), (5, 0.6399), (6, 0.6302), (7, 0.6234), (8, 0.6184)] {
+    for (n, published) in [
+        (2, 0.7500),
+        (3, 0.6825),
+        (4, 0.6553),
+        (5, 0.6399),
+        (6, 0.6302),
+        (7, 0.6234),
+        (8, 0.6184),
+    ] {
         let exact = karol_chain_throughput(n);
-        assert!((exact - published).abs() < 1e-4, "N = {n}: {exact} vs {published}");
+        assert!(
+            (exact - published).abs() < 1e-4,
+            "N = {n}: {exact} vs {published}"
+        );
     }
     let (t16, t32) = (karol_chain_throughput(16), karol_chain_throughput(32));
     let limit = 2.0 - 2f64.sqrt();
@@ -155,7 +171,13 @@ fn switch(layout: Layout, n: u32, policy: Policy, routing: Routing, seed: u64) -
         switching: Switching::Circuit,
         routing,
     };
-    PsfSwitch::new(table, cells, Arbiter::new(policy, n, SplitMix64::new(seed + 1)), timing, rng)
+    PsfSwitch::new(
+        table,
+        cells,
+        Arbiter::new(policy, n, SplitMix64::new(seed + 1)),
+        timing,
+        rng,
+    )
 }
 
 /// Flows of one slot (1000 ns) kept queued at every input with uniform destinations over
@@ -192,8 +214,15 @@ fn a_one_path_per_pair_psf_under_fifo_has_the_hol_blocking_throughput() {
     for n in [2u32, 4, 8, 16, 32] {
         let exact = karol_chain_throughput(n as usize);
         let slots = 60_000 / n.min(8);
-        let sim = saturated_throughput(switch(Layout::Crossbar, n, Policy::Fifo, Routing::Random, 11), slots, 5);
-        assert!((sim - exact).abs() / exact < 0.01, "N = {n}: simulated {sim}, chain {exact}");
+        let sim = saturated_throughput(
+            switch(Layout::Crossbar, n, Policy::Fifo, Routing::Random, 11),
+            slots,
+            5,
+        );
+        assert!(
+            (sim - exact).abs() / exact < 0.01,
+            "N = {n}: simulated {sim}, chain {exact}"
+        );
     }
 }
 
@@ -210,13 +239,23 @@ fn benes_throughput_under_uniform_traffic_barely_depends_on_routing_or_arbitrati
             let s = switch(Layout::Benes, 16, policy, routing, 3);
             by_routing.push(saturated_throughput(s, 6000, 8));
         }
-        let (lo, hi) = by_routing.iter().fold((1.0f64, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+        let (lo, hi) = by_routing
+            .iter()
+            .fold((1.0f64, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
         assert!((hi - lo) / hi < 0.02, "{policy:?}: {by_routing:?}");
         by_policy.push(hi);
     }
-    let (lo, hi) = by_policy.iter().fold((1.0f64, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
-    assert!((hi - lo) / hi < 0.05 && hi < crossbar && lo > 0.5, "{by_policy:?} vs {crossbar}");
+    let (lo, hi) = by_policy
+        .iter()
+        .fold((1.0f64, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    assert!(
+        (hi - lo) / hi < 0.05 && hi < crossbar && lo > 0.5,
+        "{by_policy:?} vs {crossbar}"
+    );
     // Serving ports sequentially saturates a little later (measured: 0.575 / 0.573 for RR /
     // ARR against 0.564 for FIFO and RND).
-    assert!(by_policy[2].min(by_policy[3]) > by_policy[0].max(by_policy[1]), "{by_policy:?}");
+    assert!(
+        by_policy[2].min(by_policy[3]) > by_policy[0].max(by_policy[1]),
+        "{by_policy:?}"
+    );
 }

@@ -32,7 +32,10 @@ fn from_toml(v: &toml::Value) -> Value {
 
 #[test]
 fn the_fixture_models_toml_loads_and_builds() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/fabrics/toy_delay.toml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/fabrics/toy_delay.toml"
+    );
     let text = std::fs::read_to_string(path).expect("fixture TOML");
     let doc: toml::Value = toml::from_str(&text).expect("valid TOML");
     let spec = FabricSpec::parse(&from_toml(&doc)).expect("valid fabric");

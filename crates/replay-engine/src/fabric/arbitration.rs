@@ -121,7 +121,11 @@ impl Arbiter {
                 let rank = |p: u32| {
                     let s = (p / size).min(sets - 1);
                     let first = s * size;
-                    let len = if s == sets - 1 { self.ports - first } else { size };
+                    let len = if s == sets - 1 {
+                        self.ports - first
+                    } else {
+                        size
+                    };
                     let set_rank = (s + sets - self.set) % sets;
                     let within = (p - first + len - self.set_index[s as usize] % len) % len;
                     (set_rank, within)
@@ -176,10 +180,19 @@ mod tests {
             };
         }
         let all = [0, 1, 2, 3];
-        assert_eq!(order(&mut arbiter(Policy::Fifo, 4), &all, &h), vec![3, 1, 2, 0]);
-        assert_eq!(order(&mut arbiter(Policy::Lru, 4), &all, &h), vec![2, 1, 3, 0]);
+        assert_eq!(
+            order(&mut arbiter(Policy::Fifo, 4), &all, &h),
+            vec![3, 1, 2, 0]
+        );
+        assert_eq!(
+            order(&mut arbiter(Policy::Lru, 4), &all, &h),
+            vec![2, 1, 3, 0]
+        );
         // Ports 1 and 3 sent 100 B each; port 3's request came first.
-        assert_eq!(order(&mut arbiter(Policy::Lfu, 4), &all, &h), vec![3, 1, 2, 0]);
+        assert_eq!(
+            order(&mut arbiter(Policy::Lfu, 4), &all, &h),
+            vec![3, 1, 2, 0]
+        );
     }
 
     #[test]

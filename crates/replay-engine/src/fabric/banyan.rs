@@ -30,7 +30,9 @@ pub struct Banyan {
 impl Banyan {
     pub fn new(ports: u32) -> Result<Self, String> {
         if ports < 2 || !ports.is_power_of_two() {
-            return Err(format!("a Banyan network needs a power-of-two port count >= 2, got {ports}"));
+            return Err(format!(
+                "a Banyan network needs a power-of-two port count >= 2, got {ports}"
+            ));
         }
         Ok(Self {
             ports,
@@ -109,7 +111,10 @@ impl Reservations {
         if mine.held() && mine.source != source {
             return false;
         }
-        if other.held() && other.source != source && (if pass { other.cross } else { other.pass }) > 0 {
+        if other.held()
+            && other.source != source
+            && (if pass { other.cross } else { other.pass }) > 0
+        {
             return false;
         }
         let h = &mut self.held[hop.switch as usize][hop.input as usize];
@@ -125,7 +130,11 @@ impl Reservations {
     /// A teardown passes a switch its setup was granted.
     pub fn release(&mut self, hop: &Hop) {
         let h = &mut self.held[hop.switch as usize][hop.input as usize];
-        let count = if hop.input == hop.output { &mut h.pass } else { &mut h.cross };
+        let count = if hop.input == hop.output {
+            &mut h.pass
+        } else {
+            &mut h.cross
+        };
         debug_assert!(*count > 0, "release of a switch input nobody holds");
         *count -= 1;
     }
@@ -157,7 +166,10 @@ mod tests {
             let mut r = Reservations::new(b.switches());
             for s in 0..16 {
                 for k in 0..b.stages() {
-                    assert!(r.reserve(&b.hop(s, s ^ c, k), s), "xor {c}: source {s} stage {k}");
+                    assert!(
+                        r.reserve(&b.hop(s, s ^ c, k), s),
+                        "xor {c}: source {s} stage {k}"
+                    );
                 }
             }
         }
@@ -192,7 +204,10 @@ mod tests {
             r.release(&b.hop(0, 4, k));
         }
         let pass_ok = b.hop(4, 2, 0).input == b.hop(4, 2, 0).output;
-        assert_eq!(r.reserve(&b.hop(4, 2, 0), 4), pass_ok == (b.hop(0, 0, 0).input == b.hop(0, 0, 0).output));
+        assert_eq!(
+            r.reserve(&b.hop(4, 2, 0), 4),
+            pass_ok == (b.hop(0, 0, 0).input == b.hop(0, 0, 0).output)
+        );
         // Another source on an input source 0 holds is refused.
         let h = b.hop(0, 0, 1);
         let s = (1..8u32)

@@ -63,14 +63,14 @@ impl Benes {
         wire(&mut wires, ports, 0, 0, stages as usize - 1);
         let crossings = wires.iter().map(|w| wire_crossings(w)).collect();
         let mut reach = vec![vec![0u64; ports as usize]; stages as usize];
-        for row in 0..ports as usize {
-            reach[stages as usize - 1][row] = 0b11 << (row & !1);
+        for (row, mask) in reach[stages as usize - 1].iter_mut().enumerate() {
+            *mask = 0b11 << (row & !1);
         }
         for s in (0..stages as usize - 1).rev() {
-            for row in 0..ports as usize {
+            let (here, next) = reach.split_at_mut(s + 1);
+            for (row, mask) in here[s].iter_mut().enumerate() {
                 let base = row & !1;
-                reach[s][row] =
-                    reach[s + 1][wires[s][base] as usize] | reach[s + 1][wires[s][base + 1] as usize];
+                *mask = next[0][wires[s][base] as usize] | next[0][wires[s][base + 1] as usize];
             }
         }
         Ok(Self {
@@ -106,7 +106,15 @@ impl Benes {
         out
     }
 
-    fn walk(&self, s: usize, row: u32, dst: u32, crossings: u32, hops: &mut Vec<Hop>, out: &mut Vec<Path>) {
+    fn walk(
+        &self,
+        s: usize,
+        row: u32,
+        dst: u32,
+        crossings: u32,
+        hops: &mut Vec<Hop>,
+        out: &mut Vec<Path>,
+    ) {
         let last = self.stages() as usize - 1;
         for port in 0..2u32 {
             let leave = (row & !1) | port;
@@ -155,7 +163,11 @@ impl Benes {
     /// Cell states (true = bar) routing input i to output `perm[i]` for every i at once,
     /// by the looping algorithm.
     pub fn looping(&self, perm: &[u32]) -> Vec<bool> {
-        assert_eq!(perm.len(), self.ports as usize, "a permutation of every port");
+        assert_eq!(
+            perm.len(),
+            self.ports as usize,
+            "a permutation of every port"
+        );
         let mut bar = vec![true; self.cells() as usize];
         let last = self.stages() as usize - 1;
         self.loop_route(perm, 0, last, 0, &mut bar);

@@ -281,7 +281,14 @@ impl Gemini {
             blocked: 0,
             setup_ns: 0.0,
         });
-        self.signal(now, Sig::Packet, src, dst, m, bytes.max(self.p.signal_bytes));
+        self.signal(
+            now,
+            Sig::Packet,
+            src,
+            dst,
+            m,
+            bytes.max(self.p.signal_bytes),
+        );
     }
 
     fn signal(&mut self, now: Time, kind: Sig, from: u32, to: u32, of: u32, bytes: u64) {
@@ -379,7 +386,11 @@ impl Gemini {
         match sig.kind {
             Sig::Setup => {
                 // The destination answers at line rate.
-                let reply = if self.attempts[a].blocked { Sig::Block } else { Sig::Ack };
+                let reply = if self.attempts[a].blocked {
+                    Sig::Block
+                } else {
+                    Sig::Ack
+                };
                 self.signal(t, reply, sig.to, sig.from, a, self.p.signal_bytes);
             }
             Sig::Ack => self.on_ack(t, sig.to, a),
@@ -498,24 +509,40 @@ impl Gemini {
         let mean = |sum: f64, count: u64| if count > 0 { sum / count as f64 } else { 0.0 };
         out.push(("optical_messages".into(), self.optical_msgs as f64));
         out.push(("optical_bytes".into(), self.optical_bytes));
-        out.push(("optical_delay_mean_ns".into(), mean(self.optical_delay_sum, self.optical_msgs)));
+        out.push((
+            "optical_delay_mean_ns".into(),
+            mean(self.optical_delay_sum, self.optical_msgs),
+        ));
         out.push(("electrical_packets".into(), self.packets as f64));
         out.push(("control_signals".into(), self.control_signals as f64));
-        out.push(("control_delay_mean_ns".into(), mean(self.control_delay_sum, self.control_signals)));
+        out.push((
+            "control_delay_mean_ns".into(),
+            mean(self.control_delay_sum, self.control_signals),
+        ));
         out.push(("control_delay_max_ns".into(), self.control_delay_max));
         out.push(("control_delay_min_ns".into(), self.min_signal_latency()));
         out.push(("blocked_setups".into(), self.blocked_setups as f64));
-        out.push(("blocking_rate_per_s".into(), self.blocked_setups as f64 / (span * 1e-9)));
+        out.push((
+            "blocking_rate_per_s".into(),
+            self.blocked_setups as f64 / (span * 1e-9),
+        ));
         let busy: f64 = self.terminals.iter().map(|t| t.busy_ns).sum();
         out.push(("optical_utilisation".into(), busy / (n * span)));
         // Eq. 7–9 for the mean optical message delivered.
         let mean_bytes = mean(self.optical_bytes, self.optical_msgs);
         let busy_one = mean_bytes / self.p.optical_rate;
-        let eta = if mean_bytes > 0.0 { busy_one / (busy_one + self.min_idle()) } else { 0.0 };
+        let eta = if mean_bytes > 0.0 {
+            busy_one / (busy_one + self.min_idle())
+        } else {
+            0.0
+        };
         out.push(("utilisation_efficiency_max".into(), eta));
         let tput_max = n * eta * self.p.optical_rate;
         let tput = self.optical_bytes / span;
-        out.push(("throughput_normalised".into(), if tput_max > 0.0 { tput / tput_max } else { 0.0 }));
+        out.push((
+            "throughput_normalised".into(),
+            if tput_max > 0.0 { tput / tput_max } else { 0.0 },
+        ));
         out.push(("gamma".into(), mean_bytes / self.p.signal_bytes as f64));
         out.push(("theta".into(), self.p.optical_rate / self.p.electrical_rate));
     }

@@ -86,7 +86,12 @@ pub struct Cells {
 }
 
 impl Cells {
-    pub fn new(count: u32, thermal: &PowerSpread, electrical: &PowerSpread, rng: &mut SplitMix64) -> Self {
+    pub fn new(
+        count: u32,
+        thermal: &PowerSpread,
+        electrical: &PowerSpread,
+        rng: &mut SplitMix64,
+    ) -> Self {
         let n = count as usize;
         let thermal_mw: Vec<f64> = (0..n).map(|_| thermal.sample(rng)).collect();
         let electrical_mw: Vec<f64> = (0..n).map(|_| electrical.sample(rng)).collect();
@@ -110,7 +115,14 @@ impl Cells {
     }
 
     /// Picks a free path from `src` to `dst`; None when every one is blocked.
-    pub fn choose(&self, table: &PathTable, src: u32, dst: u32, routing: Routing, rng: &mut SplitMix64) -> Option<u32> {
+    pub fn choose(
+        &self,
+        table: &PathTable,
+        src: u32,
+        dst: u32,
+        routing: Routing,
+        rng: &mut SplitMix64,
+    ) -> Option<u32> {
         let mut best: Option<u32> = None;
         let mut best_key = u32::MAX;
         let mut ties = 0u64;
@@ -167,7 +179,12 @@ impl Cells {
     }
 
     fn cell_power(&self, c: usize) -> f64 {
-        self.thermal_mw[c] + if self.bar[c] { self.electrical_mw[c] } else { 0.0 }
+        self.thermal_mw[c]
+            + if self.bar[c] {
+                self.electrical_mw[c]
+            } else {
+                0.0
+            }
     }
 
     fn settle(&mut self, now: f64) {
@@ -227,7 +244,15 @@ mod tests {
     fn a_path_blocks_paths_needing_its_cells_in_the_other_state_and_energy_integrates() {
         let t = PathTable::new(Layout::Benes, 4, &LOSSES).unwrap();
         let mut rng = SplitMix64::new(3);
-        let mut cells = Cells::new(t.cells(), &FIXED, &PowerSpread { mean_mw: 5.0, ..FIXED }, &mut rng);
+        let mut cells = Cells::new(
+            t.cells(),
+            &FIXED,
+            &PowerSpread {
+                mean_mw: 5.0,
+                ..FIXED
+            },
+            &mut rng,
+        );
         // mb picks the 0 → 0 path with one bar cell (cross, bar, cross).
         let p = cells.choose(&t, 0, 0, Routing::MinBar, &mut rng).unwrap();
         assert_eq!(t.info(p).bars, 1);

@@ -108,7 +108,8 @@ impl PathTable {
 
     fn push(&mut self, hops: impl Iterator<Item = (u32, bool)>, crossings: u32, l: &Losses) {
         let start = self.hops.len() as u32;
-        self.hops.extend(hops.map(|(c, bar)| c << 1 | u32::from(bar)));
+        self.hops
+            .extend(hops.map(|(c, bar)| c << 1 | u32::from(bar)));
         let seq = &self.hops[start as usize..];
         let bars = seq.iter().filter(|h| *h & 1 == 1).count() as f64;
         let len = seq.len() as f64;
@@ -182,7 +183,11 @@ mod tests {
         };
         let t = PathTable::new(Layout::Benes, 4, &with_length).unwrap();
         let p = t.pair(0, 0).start;
-        let extra = t.info(p).loss_db - PathTable::new(Layout::Benes, 4, &TABLE_II).unwrap().info(p).loss_db;
+        let extra = t.info(p).loss_db
+            - PathTable::new(Layout::Benes, 4, &TABLE_II)
+                .unwrap()
+                .info(p)
+                .loss_db;
         assert!((extra - 3.0 * 0.5 * 1.18).abs() < 1e-12);
     }
 
@@ -191,10 +196,17 @@ mod tests {
         let t = PathTable::new(Layout::Crossbar, 4, &TABLE_II).unwrap();
         assert_eq!((t.cells(), t.paths_per_pair()), (16, 1));
         // Two paths with distinct inputs and outputs never need one cell in two states.
-        for (a, b) in [(0u32, 1u32), (1, 3), (2, 0), (3, 2)].iter().zip([(1u32, 0u32), (3, 1), (0, 3), (2, 2)]) {
+        for (a, b) in [(0u32, 1u32), (1, 3), (2, 0), (3, 2)].iter().zip([
+            (1u32, 0u32),
+            (3, 1),
+            (0, 3),
+            (2, 2),
+        ]) {
             let pa: Vec<_> = t.hops(t.pair(a.0, a.1).start).collect();
             let pb: Vec<_> = t.hops(t.pair(b.0, b.1).start).collect();
-            let clash = pa.iter().any(|x| pb.iter().any(|y| x.0 == y.0 && x.1 != y.1));
+            let clash = pa
+                .iter()
+                .any(|x| pb.iter().any(|y| x.0 == y.0 && x.1 != y.1));
             assert_eq!(clash, a.0 == b.0 || a.1 == b.1, "{a:?} {b:?}");
         }
         let p = t.info(t.pair(1, 2).start);

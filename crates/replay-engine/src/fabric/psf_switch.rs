@@ -113,7 +113,13 @@ pub struct PsfSwitch {
 }
 
 impl PsfSwitch {
-    pub fn new(table: PathTable, cells: Cells, arbiter: Arbiter, timing: SwitchTiming, rng: SplitMix64) -> Self {
+    pub fn new(
+        table: PathTable,
+        cells: Cells,
+        arbiter: Arbiter,
+        timing: SwitchTiming,
+        rng: SplitMix64,
+    ) -> Self {
         let ports = table.ports() as usize;
         let port = Port::default();
         Self {
@@ -283,7 +289,11 @@ impl PsfSwitch {
     /// Whether port `p` asks for a path in a round now.
     fn requests(&self, p: usize) -> bool {
         let port = &self.ports[p];
-        port.held.is_none() && port.queue.front().is_some_and(|&f| self.flows[f as usize].pending)
+        port.held.is_none()
+            && port
+                .queue
+                .front()
+                .is_some_and(|&f| self.flows[f as usize].pending)
     }
 
     fn round(&mut self, t: Time) {
@@ -316,7 +326,10 @@ impl PsfSwitch {
             self.ports[p as usize].history.last_serviced = self.serviced;
             let slot = *self.ports[p as usize].queue.front().expect("requesting");
             let flow = self.flows[slot as usize];
-            let Some(path) = self.cells.choose(&self.table, p, flow.dst, self.timing.routing, &mut self.rng) else {
+            let Some(path) =
+                self.cells
+                    .choose(&self.table, p, flow.dst, self.timing.routing, &mut self.rng)
+            else {
                 self.refusals += 1;
                 self.flows[slot as usize].blocked += 1;
                 self.ports[p as usize].blocked_since.get_or_insert(t);
@@ -386,9 +399,16 @@ impl PsfSwitch {
         out.push(("grants".into(), self.grants as f64));
         out.push(("refusals".into(), self.refusals as f64));
         out.push(("delivered_bytes".into(), self.delivered_bytes));
-        out.push(("utilisation".into(), self.delivered_bytes / (n * self.timing.rate * span)));
+        out.push((
+            "utilisation".into(),
+            self.delivered_bytes / (n * self.timing.rate * span),
+        ));
         out.push(("max_insertion_loss_db".into(), self.loss_max_db));
-        let mean_loss = if self.grants > 0 { self.loss_sum_db / self.grants as f64 } else { 0.0 };
+        let mean_loss = if self.grants > 0 {
+            self.loss_sum_db / self.grants as f64
+        } else {
+            0.0
+        };
         out.push(("mean_insertion_loss_db".into(), mean_loss));
         let mut ratios = Vec::with_capacity(self.ports.len());
         for (i, p) in self.ports.iter().enumerate() {
@@ -398,7 +418,10 @@ impl PsfSwitch {
             out.push((format!("port_{i:02}_blocking_ratio"), ratio));
             out.push((format!("port_{i:02}_busy_ratio"), p.busy_ns / span));
         }
-        out.push(("blocking_ratio_max".into(), ratios.iter().copied().fold(0.0, f64::max)));
+        out.push((
+            "blocking_ratio_max".into(),
+            ratios.iter().copied().fold(0.0, f64::max),
+        ));
         out.push(("blocking_ratio_mean".into(), ratios.iter().sum::<f64>() / n));
     }
 
