@@ -25,3 +25,20 @@ def parse_sizes(text: str) -> list[int]:
     if not sizes:
         raise UsageError("empty size list")
     return sizes
+
+
+def format_size(n_bytes: int) -> str:
+    """4 → '4 B', 32768 → '32 KiB', 1048576 → '1 MiB' (binary units, as parse_size reads)."""
+    for factor, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if n_bytes >= factor and n_bytes % factor == 0:
+            return f"{n_bytes // factor} {unit}"
+    return f"{n_bytes} B"
+
+
+def format_us(value_us: float) -> str:
+    """A latency in the unit that keeps two or three significant digits: '850 µs', '4.1 ms'."""
+    if value_us >= 1e6:
+        return f"{value_us / 1e6:.2g} s" if value_us < 1e7 else f"{value_us / 1e6:.0f} s"
+    if value_us >= 1e3:
+        return f"{value_us / 1e3:.2g} ms" if value_us < 1e4 else f"{value_us / 1e3:.0f} ms"
+    return f"{value_us:.2g} µs" if value_us < 10 else f"{value_us:.0f} µs"

@@ -81,7 +81,9 @@ def test_predict_cli_json_and_exit_code_3(results_home: Path) -> None:
         check=True,
     )
     doc = json.loads(out.stdout)
-    assert doc["runs"] == 4 and doc["b_source"] == "--b" and doc["msg_size_bytes"] == 1 << 20
+    assert doc["b_source"] == "--b" and doc["b"] == 0.5 and doc["learned"] is None
+    assert doc["baseline"]["runs"] == 4 and doc["baseline"]["msg_size_bytes"] == 1 << 20
+    assert any("no trained model" in n for n in doc["notes"])
     missing = subprocess.run(
         [*exe, "--benchmark", "bcast", "--size", "4", "--b", "0.5"], capture_output=True, text=True
     )

@@ -15,7 +15,7 @@ import os
 import re
 import shlex
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from typing import Any
 import hostlist
 import jinja2
 
+from tailcast.agent.background import BackgroundSpec, load_background
 from tailcast.agent.builtin import BENCHMARKS
 from tailcast.agent.loop import parse_size
 from tailcast.collectors.proc import RetryPolicy, run_tool
@@ -70,6 +71,7 @@ class Campaign:
     extra_sbatch: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     collector: dict[str, Any] | None = None
+    background: BackgroundSpec | None = None
     path: Path = Path("CAMPAIGN.toml")
 
 
@@ -90,7 +92,7 @@ def load_campaign(path: Path) -> Campaign:
     body = doc.get("campaign")
     if not isinstance(body, dict):
         raise _fail(path, "needs a [campaign] table")
-    known = set(Campaign.__dataclass_fields__) - {"path", "collector"}
+    known = set(Campaign.__dataclass_fields__) - {"path", "collector", "background"}
     unknown = sorted(set(body) - known)
     if unknown:
         raise _fail(path, f"unknown [campaign] keys {unknown}")
@@ -98,7 +100,12 @@ def load_campaign(path: Path) -> Campaign:
         if key not in body:
             raise _fail(path, f"[campaign] needs {key!r}")
     try:
-        camp = Campaign(**body, collector=doc.get("collector"), path=path)
+        camp = Campaign(
+            **body,
+            collector=doc.get("collector"),
+            background=load_background(doc.get("background"), path),
+            path=path,
+        )
     except TypeError as exc:
         raise _fail(path, str(exc)) from exc
     bad = [p for p in camp.patterns if p not in BENCHMARKS]
@@ -155,7 +162,7 @@ def placement_options(camp: Campaign, placement: str, topo: Topology | None) -> 
     return [f"--nodelist={hostlist.collect_hostlist(nodes)}"]
 
 
-def agent_argv(camp: Campaign, pattern: str) -> list[str]:
+def agent_argv(camp: Campaign, patterns: list[str]) -> list[str]:
     argv = [
         *shlex.split(camp.tailcast),
         "agent",
@@ -163,7 +170,7 @@ def agent_argv(camp: Campaign, pattern: str) -> list[str]:
         "--impl",
         camp.impl,
         "--benchmarks",
-        pattern,
+        ",".join(patterns),
         "--sizes",
         ",".join(str(s) for s in camp.sizes),
         "--iterations",
@@ -182,26 +189,73 @@ def agent_argv(camp: Campaign, pattern: str) -> list[str]:
     return argv
 
 
+def render_agent_job(
+    camp: Campaign,
+    name: str,
+    placement: str,
+    options: list[str],
+    patterns: list[str],
+    settle_s: float = 0.0,
+) -> RenderedJob:
+    """One measurement job running `patterns` at every size of the campaign."""
+    script = (
+        _environment()
+        .get_template("agent.sbatch.j2")
+        .render(
+            job_name=name,
+            nodes=camp.nodes,
+            time_limit=camp.time_limit,
+            partition=camp.partition,
+            account=camp.account,
+            output=f"{camp.output_dir}/{name}-%j.out",
+            options=[*options, *camp.extra_sbatch],
+            env=sorted(camp.env.items()),
+            placement=placement,
+            argv=agent_argv(camp, patterns),
+            settle_s=f"{settle_s:g}" if settle_s > 0 else "",
+        )
+    )
+    return RenderedJob(name, placement, ",".join(patterns), script)
+
+
+def render_background_job(
+    camp: Campaign, name: str, nodes: list[str], spec: BackgroundSpec
+) -> RenderedJob:
+    """One background job of a b-sweep phase: `tailcast agent noise` on `nodes`."""
+    noise_args = [
+        "--pattern",
+        spec.pattern,
+        "--size",
+        str(parse_size(str(spec.size))),
+        "--pause-ms",
+        f"{spec.pause_ms:g}",
+    ]
+    script = (
+        _environment()
+        .get_template("background.sbatch.j2")
+        .render(
+            job_name=name,
+            nodes=len(nodes),
+            nodelist=hostlist.collect_hostlist(nodes),
+            time_limit=camp.time_limit,
+            partition=camp.partition,
+            account=camp.account,
+            output=f"{camp.output_dir}/{name}-%j.out",
+            env=sorted(camp.env.items()),
+            pattern=spec.pattern,
+            argv=[*shlex.split(camp.tailcast), "agent", "noise", *noise_args],
+        )
+    )
+    return RenderedJob(name, "background", "noise", script)
+
+
 def render_campaign(camp: Campaign, topo: Topology | None) -> list[RenderedJob]:
-    template = _environment().get_template("agent.sbatch.j2")
     jobs = []
     for placement in camp.placements:
         options = placement_options(camp, placement, topo)
         for pattern in camp.patterns:
             name = f"{camp.name}-{placement}-{pattern}"
-            script = template.render(
-                job_name=name,
-                nodes=camp.nodes,
-                time_limit=camp.time_limit,
-                partition=camp.partition,
-                account=camp.account,
-                output=f"{camp.output_dir}/{name}-%j.out",
-                options=[*options, *camp.extra_sbatch],
-                env=sorted(camp.env.items()),
-                placement=placement,
-                argv=agent_argv(camp, pattern),
-            )
-            jobs.append(RenderedJob(name, placement, pattern, script))
+            jobs.append(render_agent_job(camp, name, placement, options, [pattern]))
     return jobs
 
 
@@ -263,15 +317,16 @@ def write_scripts(jobs: list[RenderedJob], out_dir: Path) -> list[Path]:
     return paths
 
 
+def submit_script(path: Path | None, workdir: Path, options: Sequence[str] = ()) -> str:
+    """`sbatch --parsable [options] SCRIPT` (no retries: a retry could submit twice); with no
+    script, `options` must carry `--wrap`. Returns the job id."""
+    argv = ["sbatch", "--parsable", f"--chdir={workdir}", *options]
+    if path is not None:
+        argv.append(str(path))
+    proc = run_tool(argv, RetryPolicy(attempts=1, timeout_s=60), env=scrubbed_env())
+    return proc.stdout.strip().split(";")[0]
+
+
 def submit_scripts(paths: list[Path], workdir: Path) -> list[str]:
-    """`sbatch --parsable` each script (no retries: a retry could submit twice)."""
-    ids = []
-    env = scrubbed_env()
-    for path in paths:
-        proc = run_tool(
-            ["sbatch", "--parsable", f"--chdir={workdir}", str(path)],
-            RetryPolicy(attempts=1, timeout_s=60),
-            env=env,
-        )
-        ids.append(proc.stdout.strip().split(";")[0])
-    return ids
+    """Submits each script with no dependencies; returns the job ids in order."""
+    return [submit_script(path, workdir) for path in paths]

@@ -23,7 +23,7 @@ import diptest  # type: ignore[import-untyped]
 import numpy as np
 import numpy.typing as npt
 import scipy.stats
-from sklearn.mixture import GaussianMixture  # type: ignore[import-untyped]
+from sklearn.mixture import GaussianMixture
 
 from tailcast.analysis.tails import clean
 from tailcast.errors import UsageError

@@ -94,7 +94,7 @@ def load_run_stats(
     )
 
 
-def _fit(b: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> LinearFit:
+def fit_line(b: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> LinearFit:
     if np.ptp(b) == 0.0:  # all runs at one b: no slope can be learned
         return LinearFit(0.0, float(np.mean(y)), float("nan"), float(np.std(y, ddof=1)))
     res = stats.linregress(b, y)
@@ -106,6 +106,48 @@ def _fit(b: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> LinearFit:
         float(res.rvalue),
         float(np.sqrt(np.sum(resid**2) / dof)),
     )
+
+
+def predictive_scale(
+    b_hist: npt.NDArray[np.float64], fit: LinearFit, b: float
+) -> tuple[int, float]:
+    """Degrees of freedom and scale of the Student-t predictive distribution of one new
+    run at `b` (the slope's own uncertainty is in the leverage term, which widens the
+    interval away from the mean b)."""
+    n = len(b_hist)
+    b_mean = float(np.mean(b_hist))
+    sxx = float(np.sum((b_hist - b_mean) ** 2)) or float("inf")
+    return max(n - 2, 1), fit.residual_sd_us * float(np.sqrt(1 + 1 / n + (b - b_mean) ** 2 / sxx))
+
+
+def linear_quantiles(
+    b_hist: npt.NDArray[np.float64],
+    y_hist: npt.NDArray[np.float64],
+    b_new: npt.NDArray[np.float64],
+    taus: tuple[float, ...],
+) -> npt.NDArray[np.float64]:
+    """Quantiles (rows: b_new, columns: taus) of the baseline's predictive distribution: the
+    least-squares line of y against b with Student-t errors."""
+    fit = fit_line(b_hist, y_hist)
+    out = np.empty((len(b_new), len(taus)))
+    for i, b in enumerate(b_new):
+        dof, scale = predictive_scale(b_hist, fit, float(b))
+        out[i] = fit.at(float(b)) + stats.t.ppf(np.asarray(taus), dof) * scale
+    return out
+
+
+def tail_probability(
+    b_hist: npt.NDArray[np.float64],
+    mean_hist: npt.NDArray[np.float64],
+    b: float,
+    threshold_us: float,
+) -> float:
+    """The baseline's P(run mean > threshold) under the same predictive distribution."""
+    fit = fit_line(b_hist, mean_hist)
+    dof, scale = predictive_scale(b_hist, fit, b)
+    if not scale > 0:
+        return float(fit.at(b) > threshold_us)
+    return float(stats.t.sf((threshold_us - fit.at(b)) / scale, dof))
 
 
 def predict_tail(
@@ -126,14 +168,10 @@ def predict_tail(
             + (f" ({locality})" if locality else "")
             + f" in the store; need at least {MIN_RUNS} to predict"
         )
-    mean_fit = _fit(runs.b, runs.mean_us)
-    p99_fit = _fit(runs.b, runs.p99_us)
-    # Student-t prediction interval for one new run (ignoring the slope's own uncertainty
-    # would understate it at the edges, so include the leverage term).
-    t = float(stats.t.ppf(0.5 + interval / 2, max(n - 2, 1)))
-    b_mean = float(np.mean(runs.b))
-    sxx = float(np.sum((runs.b - b_mean) ** 2)) or float("inf")
-    half = t * mean_fit.residual_sd_us * float(np.sqrt(1 + 1 / n + (b - b_mean) ** 2 / sxx))
+    mean_fit = fit_line(runs.b, runs.mean_us)
+    p99_fit = fit_line(runs.b, runs.p99_us)
+    dof, scale = predictive_scale(runs.b, mean_fit, b)
+    half = float(stats.t.ppf(0.5 + interval / 2, dof)) * scale
     threshold = float(np.percentile(runs.mean_us, TAIL_QUANTILE))
     predicted = mean_fit.at(b)
     above = runs.b >= b

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import shlex
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from tailcast.agent.campaign import (
+    Campaign,
     campaign_topology,
     load_campaign,
     render_campaign,
@@ -125,11 +128,14 @@ def submit(
 ) -> None:
     """Render a campaign's sbatch scripts (patterns x placements) and submit them."""
     camp = load_campaign(campaign)
+    target = out_dir or campaign.with_name(f"{campaign.stem}.rendered")
+    if camp.background is not None:
+        _submit_sweep(camp, target, dry_run, as_json)
+        return
     jobs = render_campaign(camp, campaign_topology(camp))
     collector = render_collector(camp)
     if collector is not None:
         jobs.append(collector)
-    target = out_dir or campaign.with_name(f"{campaign.stem}.rendered")
     paths = write_scripts(jobs, target)
     ids: list[str] = []
     if not dry_run:
@@ -150,3 +156,62 @@ def submit(
         return
     for i, path in enumerate(paths):
         echo(f"{path}" + (f"\tjob {ids[i]}" if ids else "\t(dry run)"))
+
+
+def _submit_sweep(camp: Campaign, target: Path, dry_run: bool, as_json: bool) -> None:
+    """A campaign with a [background] table: phases of planned background load."""
+    from tailcast.agent.sweep import render_sweep, submit_sweep, write_sweep
+
+    phases = render_sweep(camp, campaign_topology(camp))
+    paths = write_sweep(phases, target)
+    if dry_run:
+        plan = [p.phase.as_dict() for p in phases]
+    else:
+        workdir = Path.cwd()
+        (workdir / camp.output_dir).mkdir(parents=True, exist_ok=True)
+        plan = submit_sweep(camp, phases, target, workdir)
+    if as_json:
+        emit_json({"scripts": paths, "dry_run": dry_run, "phases": plan})
+        return
+    for p in plan:
+        jobs = "" if dry_run else f"\tjob {p['measure_job']}"
+        echo(
+            f"phase {p['phase']:2d}: b ≈ {p['expected_b']:.3f} {p['placement']} on "
+            f"{p['measure_nodes']}, background {p['background'] or 'none'}{jobs}"
+        )
+    note(f"{len(paths)} scripts in {target}" + (" (dry run)" if dry_run else ""))
+
+
+@app.command("noise")
+def noise(
+    pattern: Annotated[str, typer.Option(help="alltoall, allreduce or bcast.")] = "alltoall",
+    size: Annotated[str, typer.Option(help="Message size, e.g. 64K.")] = "64K",
+    pause_ms: Annotated[float, typer.Option(help="Pause after each call (ms).")] = 2.0,
+    launcher: Annotated[str, typer.Option(help="auto, mpirun or srun.")] = "auto",
+) -> None:
+    """Background traffic inside a Slurm job: one rank per allocated node repeats a
+    collective until the job is cancelled (b-sweep campaigns submit these)."""
+    from tailcast.agent.loop import parse_size
+    from tailcast.agent.noise import NOISE_PATTERNS
+    from tailcast.collectors.launcher import allocation_nodes_list, detect_launcher
+    from tailcast.errors import UsageError
+
+    if pattern not in NOISE_PATTERNS:
+        raise UsageError(f"--pattern must be one of {', '.join(NOISE_PATTERNS)}")
+    ranks = len(allocation_nodes_list())
+    if ranks < 2:
+        raise UsageError("agent noise runs inside a Slurm allocation of at least two nodes")
+    program = [
+        sys.executable,
+        "-m",
+        "tailcast.agent.noise",
+        "--pattern",
+        pattern,
+        "--size",
+        str(parse_size(size)),
+        "--pause-ms",
+        f"{pause_ms:g}",
+    ]
+    argv = detect_launcher(launcher).argv(ranks, program)
+    sys.stdout.flush()
+    os.execv(argv[0], argv)  # the launcher takes this process's place: scancel reaches it

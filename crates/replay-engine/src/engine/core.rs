@@ -220,6 +220,7 @@ impl Engine {
         })
     }
 
+    #[inline]
     pub(super) fn push(&mut self, t: Time, ev: Ev) {
         self.queue.push(t, ev);
     }

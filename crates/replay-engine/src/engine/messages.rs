@@ -16,14 +16,22 @@ pub struct Msg {
     pub inst: u64,
     pub send_req: u32,
     pub recv_req: u32,
-    pub rndv: bool,
     pub matched: bool,
     /// Rendezvous: when the request-to-send was processed at the receiver (NaN before).
     pub rts_at: Time,
     /// Eager: when the data arrived (NaN before).
     pub delivered_at: Time,
-    /// The rendezvous control message the fabric is carrying for it (RTS or CTS), if any.
-    pub control: Option<Kind>,
+    /// What its next (or current) transfer on the fabric is: Eager or Rendezvous data, or
+    /// while the handshake runs, the RTS or CTS.
+    pub kind: Kind,
+}
+
+impl Msg {
+    /// Rendezvous protocol (data after a handshake, or the handshake itself).
+    #[inline]
+    pub fn rndv(&self) -> bool {
+        self.kind != Kind::Eager
+    }
 }
 
 /// Where a message came from, kept beside the slab only when messages are recorded (a

@@ -36,6 +36,7 @@ impl Engine {
 
     /// The request is known to complete at `at` (>= now; contention-free fabrics let the
     /// engine know completions ahead of time, without an event per message).
+    #[inline]
     pub(super) fn complete_req(&mut self, slot: u32, at: Time) {
         let req = &mut self.reqs[slot];
         debug_assert!(!req.is_done());
@@ -125,11 +126,10 @@ impl Engine {
             inst,
             send_req: req,
             recv_req: u32::MAX,
-            rndv,
             matched: false,
             rts_at: now,
             delivered_at: f64::NAN,
-            control: None,
+            kind: if rndv { Kind::Rendezvous } else { Kind::Eager },
         });
         if self.net.records.is_some() {
             let send_seq = self.ranks[src as usize].rows.current().seq;
@@ -140,7 +140,7 @@ impl Engine {
             self.msgs.set_origin(m, origin);
         }
         if rndv && self.net.host.handshake {
-            self.msgs[m].control = Some(Kind::Rts);
+            self.msgs[m].kind = Kind::Rts;
             self.msgs[m].rts_at = f64::NAN;
             self.schedule_control(m, now + o);
         } else if !rndv {
@@ -152,16 +152,12 @@ impl Engine {
             }
         }
         if inst == USER {
-            let msg = self.msgs[m];
-            if let Some(recv) = self.matching.post_send(m, &msg) {
+            if let Some(recv) = self.matching.post_send(m, &self.msgs[m]) {
                 self.on_match(m, recv);
             }
-        } else {
-            let msg = self.msgs[m];
-            if let Some(e) = self.matching.coll_send(m, &msg) {
-                self.check_instance(e.inst, msg.inst, msg.src, msg.dst);
-                self.on_match(m, e.id);
-            }
+        } else if let Some(e) = self.matching.coll_send(m, &self.msgs[m]) {
+            self.check_instance(e.inst, inst, src, dst);
+            self.on_match(m, e.id);
         }
         req
     }
@@ -216,7 +212,7 @@ impl Engine {
         msg.recv_req = req;
         msg.matched = true;
         let (rndv, delivered_at, bytes, rts_at) =
-            (msg.rndv, msg.delivered_at, msg.bytes, msg.rts_at);
+            (msg.rndv(), msg.delivered_at, msg.bytes, msg.rts_at);
         if !rndv {
             if !delivered_at.is_nan() {
                 let at = now.max(delivered_at) + self.net.overhead(bytes);
@@ -243,7 +239,7 @@ impl Engine {
             }
             return;
         }
-        self.msgs[m].control = Some(Kind::Cts);
+        self.msgs[m].kind = Kind::Cts;
         self.schedule_control(m, ready + self.net.host.overhead_ns);
     }
 
@@ -275,14 +271,15 @@ impl Engine {
     fn control_arrived(&mut self, m: u32, t: Time) {
         let o = self.net.host.overhead_ns;
         let msg = &mut self.msgs[m];
-        match msg.control.take() {
-            Some(Kind::Rts) => {
+        let phase = std::mem::replace(&mut msg.kind, Kind::Rendezvous);
+        match phase {
+            Kind::Rts => {
                 msg.rts_at = t + o;
                 if msg.matched {
                     self.clear_to_send(m);
                 }
             }
-            Some(Kind::Cts) => {
+            Kind::Cts => {
                 let start = t + o;
                 if start > self.now {
                     self.push(start, Ev::Inject(m));
@@ -295,14 +292,11 @@ impl Engine {
     }
 
     /// The fabric transfer of message `m` in its current phase.
+    #[inline]
     fn transfer(&self, m: u32) -> Transfer {
         let msg = &self.msgs[m];
         let (s, d) = (&self.ranks[msg.src as usize], &self.ranks[msg.dst as usize]);
-        let kind = match msg.control {
-            Some(k) => k,
-            None if msg.rndv => Kind::Rendezvous,
-            None => Kind::Eager,
-        };
+        let kind = msg.kind;
         // The CTS goes from the receiver back to the sender.
         let (src, dst) = if kind == Kind::Cts {
             (d.endpoint, s.endpoint)
@@ -324,6 +318,7 @@ impl Engine {
     }
 
     /// The message's data enters the fabric now.
+    #[inline]
     pub(super) fn inject(&mut self, m: u32) {
         if let Some((alpha, beta)) = self.net.alpha_beta {
             // The fabric's answer (see `Fabric::alpha_beta`), without asking it.
@@ -331,6 +326,13 @@ impl Engine {
             self.on_deliver(m, t, TransferInfo::default());
             return;
         }
+        self.submit_data(m);
+    }
+
+    /// `inject` on a fabric that must be asked (kept out of line: the α-β path above is
+    /// the hot one and stays small enough to inline).
+    #[inline(never)]
+    fn submit_data(&mut self, m: u32) {
         let t = self.transfer(m);
         if let Submitted::At(at) = self.net.submit(self.now, &t) {
             // Known delivery time: apply it now (closed form, no event per message).
@@ -343,7 +345,7 @@ impl Engine {
         let (background, slot) = slot_of(d.id);
         if background {
             self.background_delivered(slot, d.at);
-        } else if self.msgs[slot].control.is_some() {
+        } else if self.msgs[slot].kind.is_control() {
             self.control_arrived(slot, d.at);
         } else {
             self.on_deliver(slot, d.at, d.info);
@@ -351,32 +353,33 @@ impl Engine {
     }
 
     /// The message's last byte arrived at `t`.
+    #[inline]
     fn on_deliver(&mut self, m: u32, t: Time, info: TransferInfo) {
-        let msg = self.msgs[m];
         if self.net.records.is_some() {
-            self.record_message(m, &msg, t, info);
+            self.record_message(m, t, info);
         }
+        let msg = &self.msgs[m];
+        let (rndv, matched, send_req, recv_req) =
+            (msg.rndv(), msg.matched, msg.send_req, msg.recv_req);
         let o = self.net.overhead(msg.bytes);
-        if msg.rndv {
-            self.complete_req(msg.send_req, t);
-            self.complete_req(msg.recv_req, t + o);
+        if rndv {
+            self.complete_req(send_req, t);
+            self.complete_req(recv_req, t + o);
             self.msgs.release(m);
-        } else if msg.matched {
-            self.complete_req(msg.recv_req, t + o);
+        } else if matched {
+            self.complete_req(recv_req, t + o);
             self.msgs.release(m);
         } else {
             self.msgs[m].delivered_at = t;
         }
     }
 
-    fn record_message(&mut self, m: u32, msg: &Msg, t: Time, info: TransferInfo) {
+    #[cold]
+    fn record_message(&mut self, m: u32, t: Time, info: TransferInfo) {
+        let msg = self.msgs[m];
         let origin = self.msgs.origin(m);
         let (s, d) = (&self.ranks[msg.src as usize], &self.ranks[msg.dst as usize]);
-        let kind = if msg.rndv {
-            Kind::Rendezvous
-        } else {
-            Kind::Eager
-        };
+        let kind = msg.kind;
         let row = super::output::MessageRow {
             job: s.job,
             src_rank: s.local,

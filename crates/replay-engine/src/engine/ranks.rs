@@ -44,6 +44,8 @@ pub struct CollRun {
 pub struct RankRt {
     pub job: u32,
     pub endpoint: u32,
+    /// Rank within its job (transfers name it).
+    pub local: u32,
     pub state: RState,
     /// Simulated start of the row being executed (the current row of `rows`).
     pub cur_start: Time,
@@ -60,7 +62,6 @@ pub struct RankRt {
     pub coll_count: Vec<(i32, u64)>,
     /// The last closed-form collective call, to skip the decision on repeated calls.
     pub memo: Option<CollMemo>,
-    pub local: u32,
     /// Requests the current blocking operation waits on.
     pub waiting: Vec<u32>,
     pub coll: Option<CollRun>,

@@ -103,8 +103,9 @@ pub struct FlowNetwork<T: Topology> {
     rng: SplitMix64,
     /// Transfers that drained and are in flight for their path latency.
     arrivals: BinaryHeap<Arrival>,
-    /// Path latency and info of each draining transfer, by solver tag = transfer id.
-    pending: Vec<(f64, TransferInfo)>,
+    /// Path latency, hops and path class of each draining transfer, by solver tag =
+    /// transfer id.
+    pending: Vec<(f64, u32, u8)>,
     route: Route,
     drained: Vec<(u32, f64)>,
     /// Bytes submitted per link (utilisation statistics).
@@ -192,14 +193,9 @@ impl<T: Topology> Fabric for FlowNetwork<T> {
         }
         let id = t.id as usize;
         if self.pending.len() <= id {
-            self.pending.resize(id + 1, (0.0, TransferInfo::default()));
+            self.pending.resize(id + 1, (0.0, 0, 0));
         }
-        let info = TransferInfo {
-            hops: route.links.len() as u32,
-            path: route.path,
-            ..TransferInfo::default()
-        };
-        self.pending[id] = (latency, info);
+        self.pending[id] = (latency, route.links.len() as u32, route.path);
         for &l in &route.links {
             self.carried[l as usize] += t.bytes as f64;
         }
@@ -243,7 +239,12 @@ impl<T: Topology> Fabric for FlowNetwork<T> {
                 break;
             }
             self.arrivals.pop();
-            let info = self.pending[a.id() as usize].1;
+            let (_, hops, path) = self.pending[a.id() as usize];
+            let info = TransferInfo {
+                hops,
+                path,
+                ..TransferInfo::default()
+            };
             delivered.push(Delivery {
                 id: a.id(),
                 at: a.time(),

@@ -115,6 +115,7 @@ impl MaxMin {
     }
 
     /// Adds a flow of `bytes` over `links` at time `now`; `tag` is returned when it drains.
+    #[inline]
     pub fn add(&mut self, now: f64, links: &[u32], bytes: f64, tag: u32) -> FlowSlot {
         let mut route = self.spare_links.pop().unwrap_or_default();
         route.clear();
