@@ -2,13 +2,8 @@
 //! in parallel with a packet-switched electrical Banyan of the same shape that carries
 //! the control signals (and small messages).
 //!
-//! Electrical side (§4.1): a signal of l_sig bytes takes t_sig = l_sig / BW_e to enter a
-//! link; each switch processes it in α_sig·t_sig and queues it on the output link it
-//! leaves by (FIFO output buffers, Fig. 10). Without queueing a signal arrives
-//! t_sig((1 + α_sig) log2 N + 1) after it was sent (Eq. 3). Processing is a delay per
-//! signal (pipelined), so queueing happens only on links. Terminals handle signals at line
-//! rate (§3). Outputs are wired back to their input terminals (Fig. 11): a reply from D to
-//! S crosses the network from input D to output S.
+//! The electrical side lives in control_network.rs; this module holds the terminals, the
+//! optical switches' reservations (banyan.rs) and the protocols.
 //!
 //! Protocols (§4, §5):
 //! - **basic setup–teardown**: the head message of a source's queue sends a *setup* to its
@@ -22,12 +17,14 @@
 //!   The first ackSetup is used; any later one is torn down unused; blocks are torn down.
 //!   When every setup of a burst was blocked, a new burst follows after the pause.
 //!
-//! Admission state of switches: banyan.rs. Metrics (§4.3): optical message delay, control
-//! signal delay, blocked setups per second, optical utilisation.
+//! Metrics (§4.3): optical message delay, control signal delay, blocked setups per second,
+//! optical utilisation.
 
 use std::collections::VecDeque;
 
 use super::banyan::{Banyan, Reservations};
+use super::control_network::{ControlNetwork, Sig, Signal};
+use super::slab::Slab;
 use super::timers::Timers;
 use super::Time;
 
@@ -67,27 +64,6 @@ pub struct Done {
     pub wait_ns: f64,
     pub blocked: u32,
     pub optical: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Sig {
-    Setup,
-    Ack,
-    Block,
-    Teardown,
-    /// A packet on the electrical network (small message, MPI control).
-    Packet,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Signal {
-    kind: Sig,
-    from: u32,
-    to: u32,
-    /// Attempt (setup family) or message (packet).
-    of: u32,
-    bytes: u64,
-    sent: Time,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -132,57 +108,11 @@ enum Ev {
     Retry(u32),
 }
 
-/// A slab: items by index, freed indices reused.
-struct Slab<T> {
-    items: Vec<T>,
-    free: Vec<u32>,
-}
-
-impl<T: Copy> Slab<T> {
-    fn new() -> Self {
-        Self {
-            items: Vec::new(),
-            free: Vec::new(),
-        }
-    }
-    fn add(&mut self, x: T) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.items[i as usize] = x;
-                i
-            }
-            None => {
-                self.items.push(x);
-                self.items.len() as u32 - 1
-            }
-        }
-    }
-    fn remove(&mut self, i: u32) {
-        self.free.push(i);
-    }
-}
-
-impl<T> std::ops::Index<u32> for Slab<T> {
-    type Output = T;
-    fn index(&self, i: u32) -> &T {
-        &self.items[i as usize]
-    }
-}
-impl<T> std::ops::IndexMut<u32> for Slab<T> {
-    fn index_mut(&mut self, i: u32) -> &mut T {
-        &mut self.items[i as usize]
-    }
-}
-
 pub struct Gemini {
     p: GeminiParams,
-    banyan: Banyan,
+    net: ControlNetwork,
     switches: Reservations,
-    /// Busy-until of every electrical link: terminal injection links, then each stage's
-    /// output links by row.
-    link_free: Vec<Time>,
     terminals: Vec<Terminal>,
-    signals: Slab<Signal>,
     attempts: Slab<Attempt>,
     msgs: Slab<Msg>,
     timers: Timers<Ev>,
@@ -210,11 +140,9 @@ impl Gemini {
         };
         Ok(Self {
             switches: Reservations::new(banyan.switches()),
-            link_free: vec![0.0; (ports * (banyan.stages() + 1)) as usize],
             terminals: vec![terminal; ports as usize],
-            banyan,
+            net: ControlNetwork::new(banyan, p.electrical_rate, p.signal_bytes, p.alpha_sig),
             p,
-            signals: Slab::new(),
             attempts: Slab::new(),
             msgs: Slab::new(),
             timers: Timers::default(),
@@ -230,11 +158,11 @@ impl Gemini {
     }
 
     pub fn ports(&self) -> u32 {
-        self.banyan.ports()
+        self.net.banyan().ports()
     }
 
     pub fn stages(&self) -> u32 {
-        self.banyan.stages()
+        self.net.banyan().stages()
     }
 
     pub fn params(&self) -> &GeminiParams {
@@ -243,7 +171,7 @@ impl Gemini {
 
     /// Eq. 3: a control signal's latency without queueing.
     pub fn min_signal_latency(&self) -> f64 {
-        self.p.t_sig() * ((1.0 + self.p.alpha_sig) * f64::from(self.stages()) + 1.0)
+        self.net.min_latency()
     }
 
     /// Eq. 5: the least idle time between two optical messages of one source.
@@ -292,7 +220,7 @@ impl Gemini {
     }
 
     fn signal(&mut self, now: Time, kind: Sig, from: u32, to: u32, of: u32, bytes: u64) {
-        let s = self.signals.add(Signal {
+        let (s, at) = self.net.send(Signal {
             kind,
             from,
             to,
@@ -300,15 +228,7 @@ impl Gemini {
             bytes,
             sent: now,
         });
-        // The terminal's link into stage 0.
-        let at = self.serve_link(from as usize, now, bytes);
         self.timers.push(at, Ev::Reach(s, 0));
-    }
-
-    fn serve_link(&mut self, link: usize, now: Time, bytes: u64) -> Time {
-        let start = now.max(self.link_free[link]);
-        self.link_free[link] = start + bytes as f64 / self.p.electrical_rate;
-        self.link_free[link]
     }
 
     pub fn next_time(&self) -> Option<Time> {
@@ -319,10 +239,9 @@ impl Gemini {
         while let Some((t, ev)) = self.timers.pop_due(now) {
             match ev {
                 Ev::Reach(s, k) if k == self.stages() => self.arrive(t, s, out),
-                Ev::Reach(s, k) => {
-                    let at = t + self.p.alpha_sig * self.p.t_sig();
-                    self.timers.push(at, Ev::Processed(s, k));
-                }
+                Ev::Reach(s, k) => self
+                    .timers
+                    .push(self.net.processed_at(t), Ev::Processed(s, k)),
                 Ev::Processed(s, k) => self.processed(t, s, k),
                 Ev::TransmitEnd(a) => self.transmit_end(t, a, out),
                 Ev::Retry(src) => {
@@ -335,8 +254,8 @@ impl Gemini {
 
     /// A switch acts on a signal it processed, then queues it on its output link.
     fn processed(&mut self, t: Time, s: u32, k: u32) {
-        let sig = self.signals[s];
-        let hop = self.banyan.hop(sig.from, sig.to, k);
+        let sig = *self.net.signal(s);
+        let hop = self.net.hop(s, k);
         match sig.kind {
             Sig::Setup => {
                 let a = &mut self.attempts[sig.of];
@@ -351,23 +270,18 @@ impl Gemini {
             Sig::Teardown if k < self.attempts[sig.of].granted => self.switches.release(&hop),
             _ => {}
         }
-        let link = ((k + 1) * self.ports() + hop.row) as usize;
-        let at = self.serve_link(link, t, sig.bytes);
+        let at = self.net.forward(s, k, t);
         self.timers.push(at, Ev::Reach(s, k + 1));
     }
 
     /// A signal reached its destination terminal.
     fn arrive(&mut self, t: Time, s: u32, out: &mut Vec<Done>) {
-        let sig = self.signals[s];
-        self.signals.remove(s);
+        let sig = self.net.take(s);
         if sig.kind == Sig::Packet {
             let m = self.msgs[sig.of];
             self.msgs.remove(sig.of);
             self.packets += 1;
-            // Without queueing: the packet enters log2 N + 1 links and is processed log2 N times.
-            let stages = f64::from(self.stages());
-            let bare = (stages + 1.0) * sig.bytes as f64 / self.p.electrical_rate
-                + stages * self.p.alpha_sig * self.p.t_sig();
+            let bare = self.net.min_packet_latency(sig.bytes);
             out.push(Done {
                 token: m.token,
                 at: t,
@@ -426,7 +340,7 @@ impl Gemini {
         let m = &mut self.msgs[attempt.msg];
         m.setup_ns = t - attempt.sent;
         if self.p.protocol == Protocol::Voq {
-            term.next_dst = (m.dst + 1) % self.banyan.ports();
+            term.next_dst = (m.dst + 1) % self.net.banyan().ports();
         }
         let busy = m.bytes as f64 / self.p.optical_rate;
         term.busy_ns += busy;
@@ -520,7 +434,7 @@ impl Gemini {
             mean(self.control_delay_sum, self.control_signals),
         ));
         out.push(("control_delay_max_ns".into(), self.control_delay_max));
-        out.push(("control_delay_min_ns".into(), self.min_signal_latency()));
+        out.push(("control_delay_min_ns".into(), self.net.min_latency()));
         out.push(("blocked_setups".into(), self.blocked_setups as f64));
         out.push((
             "blocking_rate_per_s".into(),
