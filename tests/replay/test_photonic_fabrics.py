@@ -87,7 +87,8 @@ def test_trace_synth_poisson_writes_seed_003s_load(tmp_path: Path) -> None:
         str(1 << 20),
     )
     sends = table.filter(table.column("op").to_numpy(zero_copy_only=False) == "isend")
-    assert sends.num_rows == 8 * 20
+    # A Poisson count over one horizon for all ranks: mean 8 · 20, standard deviation 12.6.
+    assert abs(sends.num_rows - 8 * 20) < 5 * 12.6, sends.num_rows
     assert set(sends.column("send_bytes").to_pylist()) == {1 << 20}
     # Arrivals: 20 per rank at λ = 0.4 · η · BW_o / l̄ (Eq. 8 per terminal, N = 16).
     link = gemini_link(load_fabric("gemini-16"))

@@ -143,7 +143,9 @@ def synth(
     ] = None,
     stride: Annotated[int, typer.Option(help="shift: destination stride.")] = 1,
     rack_size: Annotated[int, typer.Option(help="torlocal/torremote: tasks per rack.")] = 12,
-    messages: Annotated[int, typer.Option(help="seed002 / poisson: messages per rank.")] = 100,
+    messages: Annotated[
+        int, typer.Option(help="seed002: messages per rank; poisson: mean per rank.")
+    ] = 100,
     load: Annotated[
         float, typer.Option(help="poisson: offered load, a fraction of Eq. 8's throughput.")
     ] = 0.5,
