@@ -12,6 +12,7 @@ holds on them:
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 from collections import defaultdict
@@ -23,6 +24,7 @@ from tailcast.analysis.report_blocks import Section, SectionBuilder
 from tailcast.replay.fabric import parse_fabric
 
 MAX_GROUPS = 6
+SWEEP_OVERRIDE = "# sweep override "
 PSF_STATS = (
     "mzi_energy_pj_per_bit",
     "energy_pj_per_bit",
@@ -68,7 +70,11 @@ def _replays_on(
 
 
 class _Settings:
-    """A stored fabric's parameters, defaults included (parsed once per distinct TOML)."""
+    """A stored fabric's parameters, defaults included (parsed once per distinct TOML).
+
+    A `replay sweep` point stores its fabric as the base TOML followed by one
+    `# sweep override KEY = VALUE` line per overridden top-level key (sweeps/spec.py's
+    `fabric_with`); those lines are what the point ran with, so they win."""
 
     def __init__(self) -> None:
         self.cache: dict[str, dict[str, Any]] = {}
@@ -76,7 +82,12 @@ class _Settings:
     def __call__(self, toml_text: str, keys: tuple[str, ...]) -> dict[str, Any]:
         if toml_text not in self.cache:
             fabric = parse_fabric(toml_text, "<stored fabric>")
-            self.cache[toml_text] = {k: fabric.value(k) for k in keys}
+            values = {k: fabric.value(k) for k in keys}
+            for line in toml_text.splitlines():
+                key, sep, value = line.removeprefix(SWEEP_OVERRIDE).partition(" = ")
+                if line.startswith(SWEEP_OVERRIDE) and sep and key in values:
+                    values[key] = ast.literal_eval(value)
+            self.cache[toml_text] = values
         return self.cache[toml_text]
 
 
