@@ -154,6 +154,8 @@ def test_report_from_a_full_store_renders_in_chromium(results_home: Path, tmp_pa
         "utilisation",
         "replays",
         "compare",
+        "photonic_psf",
+        "photonic_gemini",
     ]
     text = html.read_text(encoding="utf-8")
     assert "provenance" in text and "FROM samples s JOIN runs r" in text

@@ -25,7 +25,14 @@ from tailcast.analysis.bimodality import bimodality
 from tailcast.analysis.compare import compare_samples
 from tailcast.analysis.correlation import correlate
 from tailcast.analysis.fitting import fit_distributions
-from tailcast.analysis.sources import resolve, tables_in
+from tailcast.analysis.report_blocks import (
+    FigureBlock,
+    Provenance,
+    Section,
+)
+from tailcast.analysis.report_blocks import SectionBuilder as _Builder
+from tailcast.analysis.report_photonic_switch import photonic_sections
+from tailcast.analysis.sources import resolve
 from tailcast.analysis.tails import TAIL_METRIC_COLUMNS, group_values, tail_metrics
 from tailcast.errors import TailcastError
 from tailcast.store import Catalog, ResultsDir
@@ -51,39 +58,6 @@ MAX_GROUP_PLOTS = 12
 
 
 @dataclass
-class Provenance:
-    query: str | None
-    files: list[str]
-
-
-@dataclass
-class TableBlock:
-    title: str
-    columns: list[str]
-    rows: list[list[str]]
-    provenance: Provenance
-
-
-@dataclass
-class FigureBlock:
-    title: str
-    src: str  # data URI or a path relative to index.html
-    png: str
-    svg: str
-    provenance: Provenance
-    wide: bool = False  # multi-panel figures get the page's full width
-
-
-@dataclass
-class Section:
-    ident: str
-    title: str
-    notes: list[str] = field(default_factory=list)
-    tables: list[TableBlock] = field(default_factory=list)
-    figures: list[FigureBlock] = field(default_factory=list)
-
-
-@dataclass
 class ReportResult:
     html: Path
     sections: list[Section]
@@ -91,43 +65,6 @@ class ReportResult:
     @property
     def figures(self) -> list[FigureBlock]:
         return [f for s in self.sections for f in s.figures]
-
-
-def fmt(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return "–" if not math.isfinite(value) else f"{value:.4g}"
-    if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S")
-    return str(value)
-
-
-class _Builder:
-    def __init__(self, cat: Catalog, out: Path, embed: bool) -> None:
-        self.cat, self.out, self.embed = cat, out, embed
-        self.plot_dir = out / "plots"
-
-    def prov(self, query: str | None, tables: Sequence[str] | None = None) -> Provenance:
-        names = list(tables) if tables is not None else tables_in(query or "")
-        files = [str(p) for n in names for p in self.cat.tables[n].files]
-        return Provenance(query, files)
-
-    def table(
-        self, title: str, rows: list[dict[str, Any]], prov: Provenance, columns: Sequence[str] = ()
-    ) -> TableBlock:
-        cols = list(columns) or (list(rows[0]) if rows else [])
-        return TableBlock(title, cols, [[fmt(r.get(c)) for c in cols] for r in rows], prov)
-
-    def figure(self, files: plots.PlotFiles, prov: Provenance, wide: bool = False) -> FigureBlock:
-        png_rel = files.png.relative_to(self.out).as_posix()
-        svg_rel = files.svg.relative_to(self.out).as_posix()
-        src = png_rel
-        if self.embed:
-            src = "data:image/png;base64," + base64.b64encode(files.png.read_bytes()).decode()
-        return FigureBlock(files.title, src, png_rel, svg_rel, prov, wide)
 
 
 def _store_section(b: _Builder) -> Section:
@@ -420,6 +357,7 @@ def build_report(
         step(1)
         sections += _replay_sections(b, compare)
         step(1)
+        sections += photonic_sections(b)
         root = str(cat.results.root)
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("tailcast.analysis", "templates"),

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.errors import UsageError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from tailcast.traces.io import TraceMeta
 
 app = new_app(
     "MPI traces: info, validate, convert (OTF2 / SimGrid TiT / DUMPI / Parquet), synthetic "
@@ -122,8 +127,9 @@ def synth(
     kind: Annotated[
         str,
         typer.Argument(
-            help="osu | seed002 | one of seed 000's workloads: all2all allreduce bisection "
-            "hotregion nbodies randomapp shift torlocal torremote (or AA AR BI HR NB RA SH TL TR)"
+            help="osu | seed002 | poisson (seed 003) | one of seed 000's workloads: all2all "
+            "allreduce bisection hotregion nbodies randomapp shift torlocal torremote (or AA AR BI "
+            "HR NB RA SH TL TR)"
         ),
     ],
     output: Annotated[Path, typer.Option("-o", "--output", help="Parquet trace to write.")],
@@ -133,10 +139,22 @@ def synth(
     iterations: Annotated[int, typer.Option(help="osu: measured iterations per size.")] = 100,
     warmup: Annotated[int, typer.Option(help="osu: unmeasured iterations per size.")] = 0,
     flows: Annotated[int, typer.Option(help="workloads: number of flows.")] = 5000,
-    flow_bytes: Annotated[int, typer.Option(help="workloads: bytes per flow.")] = 1_000_000,
+    flow_bytes: Annotated[
+        int | None,
+        typer.Option(help="workloads: bytes per flow (1e6); poisson: mean length (1 MiB)."),
+    ] = None,
     stride: Annotated[int, typer.Option(help="shift: destination stride.")] = 1,
     rack_size: Annotated[int, typer.Option(help="torlocal/torremote: tasks per rack.")] = 12,
-    messages: Annotated[int, typer.Option(help="seed002: messages per node.")] = 100,
+    messages: Annotated[
+        int, typer.Option(help="seed002: messages per rank; poisson: mean per rank.")
+    ] = 100,
+    load: Annotated[
+        float, typer.Option(help="poisson: offered load, a fraction of Eq. 8's throughput.")
+    ] = 0.5,
+    lengths: Annotated[str, typer.Option(help="poisson: constant | exponential.")] = "exponential",
+    fabric: Annotated[
+        str, typer.Option(help="poisson: the Gemini fabric the load is normalised to.")
+    ] = "gemini-16",
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
 ) -> None:
     """Write a synthetic trace."""
@@ -151,17 +169,38 @@ def synth(
     k = kind.lower()
     if k == "osu":
         table, meta = osu_trace(collective, ranks, parse_sizes(sizes), iterations, warmup)
+    elif k == "poisson":
+        table, meta = _poisson(ranks, fabric, load, messages, flow_bytes, lengths, seed)
     elif k in ("seed002", "mix"):
         table = seed002_mix_trace(ranks, messages=messages, seed=seed)
         meta = TraceMeta(ranks=ranks, application="seed002-mix", source_format="synthetic",
                          clock="synthetic: no compute", extra={"seed": str(seed)})  # fmt: skip
     else:
-        params = WorkloadParams(ranks, flows, flow_bytes, seed, stride, rack_size)
+        size = 1_000_000 if flow_bytes is None else flow_bytes
+        params = WorkloadParams(ranks, flows, size, seed, stride, rack_size)
         table = workload_trace(k, params)
         meta = TraceMeta(ranks=ranks, application=f"seed000-{k}", source_format="synthetic",
                          clock="synthetic: no compute", extra={"seed": str(seed)})  # fmt: skip
     write_trace(table, output, meta)
     note(f"wrote {output} ({table.num_rows} calls, {ranks} ranks)")
+
+
+def _poisson(
+    ranks: int, fabric: str, load: float, messages: int, mean: int | None, lengths: str, seed: int
+) -> tuple[pa.Table, TraceMeta]:
+    from tailcast.replay.fabric import load_fabric
+    from tailcast.traces.io import TraceMeta
+    from tailcast.traces.synth import gemini_link, poisson_trace
+
+    link = gemini_link(load_fabric(fabric))
+    mean_bytes = 1 << 20 if mean is None else mean
+    table = poisson_trace(ranks, link, load=load, messages=messages, mean_bytes=mean_bytes,
+                          lengths=lengths, seed=seed)  # fmt: skip
+    extra = {"seed": str(seed), "load": str(load), "lengths": lengths,
+             "mean_bytes": str(mean_bytes), "normalised_to": fabric}  # fmt: skip
+    meta = TraceMeta(ranks=ranks, application="seed003-poisson", source_format="synthetic",
+                     clock="synthetic: Poisson arrivals", extra=extra)  # fmt: skip
+    return table, meta
 
 
 @app.command("capture", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

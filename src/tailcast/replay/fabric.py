@@ -50,6 +50,16 @@ class Fabric:
         count = self.layout["endpoints"]
         return None if count is None else int(count)
 
+    def value(self, key: str) -> Any:
+        """A top-level parameter: the file's value, else the model's declared default (None
+        when it has none)."""
+        if key in self.table:
+            return self.table[key]
+        for param in model_docs()[self.model]["params"]:
+            if param["key"] == key and param["default"] not in (None, "(none)"):
+                return tomllib.loads(f"v = {param['default']}")["v"]
+        return None
+
     @property
     def node_names(self) -> list[str] | None:
         """Host names of endpoints 0, 1, … (the TOML's `nodes` hostlist), if given."""

@@ -308,9 +308,13 @@ def store_replay_summary(
         }
     )
     paths.append(str(results.write("fabric_stats", stats, name=replay_id)))
+    meta = read_meta(trace)
+    extra = {k: v for k, v in meta.extra.items() if k != "comms"}  # communicators: bulky
     record = {
         "replay_id": replay_id,
         "trace_id": trace_id(trace),
+        "application": meta.application or None,
+        "trace_meta": json.dumps(extra, sort_keys=True) if extra else None,
         "fabric": fabric.name,
         "fabric_toml": fabric.toml_text,
         "fabric_sha256": fabric.sha256,

@@ -156,6 +156,10 @@ REPLAYS = pa.schema(
     [
         pa.field("replay_id", pa.string(), nullable=False),
         pa.field("trace_id", pa.string()),
+        # The trace's `application` and the rest of its metadata (JSON), e.g. a synthetic
+        # workload's name, seed and load.
+        pa.field("application", pa.string()),
+        pa.field("trace_meta", pa.string()),
         pa.field("fabric", pa.string()),
         pa.field("fabric_toml", pa.string()),
         pa.field("fabric_sha256", pa.string()),
