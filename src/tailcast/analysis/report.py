@@ -8,10 +8,8 @@ under DIR/plots/ and, by default, also embedded as data URIs so index.html stand
 
 from __future__ import annotations
 
-import base64
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
