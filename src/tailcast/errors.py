@@ -4,6 +4,7 @@ carries the exit code the CLI returns for it (DESIGN.md conventions: 1 failure, 
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 EXIT_OK = 0
@@ -57,3 +58,18 @@ class ExternalToolError(TailcastError):
         detail = stderr.strip().splitlines()[-1] if stderr.strip() else ""
         text = f"{tool}: {message}" + (f" ({detail})" if detail else "")
         super().__init__(text)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived (the CLI's handlers raise it). A KeyboardInterrupt, so
+    `except Exception` never swallows it and every cleanup that runs for Ctrl-C runs for
+    SIGTERM too. `detail` says what was kept; the CLI exits 128 + signal number."""
+
+    def __init__(self, signum: int, detail: str = "") -> None:
+        self.signum = signum
+        self.detail = detail
+        super().__init__(signal.Signals(signum).name)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum

@@ -61,7 +61,8 @@ def sql(
 def tables(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """List the tables with their file and row counts, and any unreadable files."""
+    """List the tables with their file and row counts, unreadable files, and pending parts
+    of results not completed (yet)."""
     with Catalog() as catalog:
         infos = list(catalog.tables.values())
         root = catalog.results.root
@@ -71,6 +72,7 @@ def tables(
             "files": len(i.files),
             "rows": i.rows,
             "problems": [str(p) for p in i.problems],
+            "pending": [str(p) for p in i.pending],
         }
         for i in infos
     ]
@@ -85,9 +87,15 @@ def tables(
                 "files": [x["files"] for x in listing],
                 "rows": [x["rows"] for x in listing],
                 "unreadable": [len(x["problems"]) for x in listing],
+                "pending": [len(x["pending"]) for x in listing],
             }
         )
     )
     for x in listing:
         for p in x["problems"]:
             note(f"unreadable: {p}")
+    if any(x["pending"] for x in listing):
+        note(
+            "pending: parts of results whose completing record is not stored (being "
+            "written now, or their writer was killed); left out of every query"
+        )

@@ -4,8 +4,10 @@ error handler (one line on stderr; exit 0 ok, 1 failure, 2 usage, 3 not accepted
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import traceback
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -23,7 +25,7 @@ from tailcast.cli import (
     report,
     trace,
 )
-from tailcast.errors import EXIT_FAILURE, TailcastError
+from tailcast.errors import EXIT_FAILURE, Interrupted, TailcastError
 
 app = typer.Typer(
     help=(
@@ -99,8 +101,18 @@ for sub_app, name, short in SUBCOMMANDS:
     app.add_typer(sub_app, name=name, short_help=short)
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    del frame
+    raise Interrupted(signum)
+
+
 def main() -> None:
-    """Console-script entry point with the one error handler."""
+    """Console-script entry point with the one error handler. SIGINT and SIGTERM raise
+    Interrupted wherever the command is (the replay engine polls for them): what was being
+    written is removed (store/results.py `all_or_nothing`), one line says so, and the exit
+    status is 130 or 143."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _interrupt)
     try:
         app()
     except TailcastError as err:
@@ -108,9 +120,13 @@ def main() -> None:
             traceback.print_exc()
         sys.stderr.write(f"tailcast: error: {err}\n")
         sys.exit(err.exit_code)
-    except KeyboardInterrupt:
-        sys.stderr.write("tailcast: interrupted\n")
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        if _state["debug"]:
+            traceback.print_exc()
+        stop = exc if isinstance(exc, Interrupted) else Interrupted(signal.SIGINT)
+        detail = stop.detail or "nothing partial was stored"
+        sys.stderr.write(f"tailcast: interrupted by {signal.Signals(stop.signum).name}: {detail}\n")
+        sys.exit(stop.exit_code)
     except Exception as err:  # an unexpected failure is still one line unless --debug
         if _state["debug"]:
             traceback.print_exc()

@@ -278,9 +278,10 @@ def store_replay_summary(
     outcome: ReplayHead,
 ) -> list[str]:
     """Writes a replay's per-iteration latencies, fabric counters and its `replays` row
-    (after its ops and messages, which the caller has written: readers that find the row
-    also find everything it refers to)."""
+    (after its ops and messages, which the caller has written: the row completes the
+    replay, see store/results.py)."""
     paths = []
+    record_of = f"replays/{replay_id}"
     iterations, latency = outcome.iterations, outcome.iteration_latency_us
     if len(iterations):
         table = pa.table(
@@ -290,7 +291,9 @@ def store_replay_summary(
                 "latency_us": latency.tolist(),
             }
         )
-        paths.append(str(results.write("replay_iterations", table, name=replay_id)))
+        paths.append(
+            str(results.write("replay_iterations", table, name=replay_id, part_of=record_of))
+        )
     counters = {
         **{f"engine_{k}": float(v) for k, v in outcome.stats.items()},
         **outcome.fabric_stats,
@@ -302,7 +305,7 @@ def store_replay_summary(
             "value": list(counters.values()),
         }
     )
-    paths.append(str(results.write("fabric_stats", stats, name=replay_id)))
+    paths.append(str(results.write("fabric_stats", stats, name=replay_id, part_of=record_of)))
     record = {
         "replay_id": replay_id,
         "trace_id": trace_id(trace),
@@ -334,12 +337,14 @@ def _store(
     outcome: ReplayOutcome, trace: Path, fabric: Fabric, options: ReplayOptions, results: ResultsDir
 ) -> None:
     rid = outcome.replay_id
+    record_of = f"replays/{rid}"
     n = outcome.ops.num_rows
     ops = outcome.ops.add_column(0, "replay_id", pa.array([rid] * n, pa.string()))
-    paths = [str(results.write("replay_ops", ops, name=rid))]
-    if outcome.messages is not None:
-        m = outcome.messages
-        table = m.add_column(0, "replay_id", pa.array([rid] * m.num_rows, pa.string()))
-        paths.append(str(results.write("replay_messages", table, name=rid)))
-    paths += store_replay_summary(results, rid, trace, fabric, options, outcome)
+    with results.all_or_nothing():  # interrupted: none of the replay's files stays
+        paths = [str(results.write("replay_ops", ops, name=rid, part_of=record_of))]
+        if outcome.messages is not None:
+            m = outcome.messages
+            table = m.add_column(0, "replay_id", pa.array([rid] * m.num_rows, pa.string()))
+            paths.append(str(results.write("replay_messages", table, name=rid, part_of=record_of)))
+        paths += store_replay_summary(results, rid, trace, fabric, options, outcome)
     outcome.stored = paths

@@ -39,7 +39,13 @@ from tailcast.replay.run import (
 )
 from tailcast.store import ResultsDir
 from tailcast.store.parquet_io import atomic_path
-from tailcast.store.schemas import META_SCHEMA_VERSION, META_TABLE, REPLAY_OPS, SCHEMA_VERSION
+from tailcast.store.schemas import (
+    META_PART_OF,
+    META_SCHEMA_VERSION,
+    META_TABLE,
+    REPLAY_OPS,
+    SCHEMA_VERSION,
+)
 from tailcast.traces.io import read_meta
 
 OPS_ROW_GROUP = 1 << 18
@@ -102,11 +108,13 @@ class OpsWriter:
 
 
 @contextlib.contextmanager
-def _ops_file(path: Path | None, replay_id: str) -> Iterator[OpsWriter | None]:
+def _ops_file(path: Path | None, replay_id: str, in_store: bool) -> Iterator[OpsWriter | None]:
     if path is None:
         yield None
         return
     kv = {META_TABLE: b"replay_ops", META_SCHEMA_VERSION: str(SCHEMA_VERSION).encode()}
+    if in_store:  # a part of the replay, shown once its `replays` row exists
+        kv[META_PART_OF] = f"replays/{replay_id}".encode()
     schema = REPLAY_OPS.with_metadata(kv)
     with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as w:
         yield OpsWriter(w, replay_id)
@@ -141,7 +149,9 @@ def stream_replay(
     layout.ranks = ranks
     reader = RankReader(trace, layout, chunk_rows, stats=groups)
     rid = uuid.uuid4().hex
-    if results is not None and keep_ops and ops_path is None:
+    in_store = results is not None and keep_ops and ops_path is None
+    if in_store:
+        assert results is not None
         ops_path = results.table_dir("replay_ops") / f"{rid}.parquet"
     if options.background_traces:
         raise UsageError("background traces need an in-memory replay (not --stream)")
@@ -168,41 +178,48 @@ def stream_replay(
         # Streamed replays keep memory bounded: no per-message rows.
         record_messages=False,
     )
-    with _ops_file(ops_path if keep_ops else None, rid) as writer:
-        try:
-            while (rank := stream.run()) is not None:
-                chunk = reader.next_chunk(rank)
-                if chunk is None:
-                    stream.close(rank)
-                else:
-                    _feed(stream, trace, rank, chunk)
-                if writer is not None:
-                    writer.add(stream.take_ops())
-            if writer is not None:
-                writer.add(stream.take_ops(), flush=True)
-            result = stream.finish()
-        except ValueError as err:
-            # Bad rows and deadlocks; column conversion errors name a column.
-            raise ReplayFailed(f"{trace}: {err}") from err
-        counts = writer.counts if writer is not None else np.zeros(256, dtype=np.int64)
-    job = result.jobs[0]
-    names = {code: name for name, code in op_code_table().items()}
-    outcome = StreamOutcome(
-        replay_id=rid,
-        trace=str(trace),
-        fabric=fabric.name,
-        ranks=ranks,
-        total_time_ns=job.total_time_ns,
-        stats=dict(result.stats),
-        fabric_stats=dict(result.fabric_stats),
-        iterations=job.iterations,
-        iteration_latency_us=job.iteration_latency_ns / 1000.0,
-        op_counts={names.get(c, "other"): int(n) for c, n in enumerate(counts) if n},
-        ops_path=str(ops_path) if ops_path is not None and keep_ops else None,
-        unknown_ops=layout.unknown_ops,
+    # Interrupted or failed: neither the ops file nor any other file of the replay stays.
+    group: contextlib.AbstractContextManager[list[Path]] = (
+        results.all_or_nothing() if results is not None else contextlib.nullcontext([])
     )
-    if results is not None:
-        _store(outcome, trace, fabric, options, results)
+    with group:
+        with _ops_file(ops_path if keep_ops else None, rid, in_store) as writer:
+            try:
+                while (rank := stream.run()) is not None:
+                    chunk = reader.next_chunk(rank)
+                    if chunk is None:
+                        stream.close(rank)
+                    else:
+                        _feed(stream, trace, rank, chunk)
+                    if writer is not None:
+                        writer.add(stream.take_ops())
+                if writer is not None:
+                    writer.add(stream.take_ops(), flush=True)
+                result = stream.finish()
+            except ValueError as err:
+                # Bad rows and deadlocks; column conversion errors name a column.
+                raise ReplayFailed(f"{trace}: {err}") from err
+            counts = writer.counts if writer is not None else np.zeros(256, dtype=np.int64)
+        if in_store and results is not None and ops_path is not None:
+            results.adopt(ops_path)
+        job = result.jobs[0]
+        names = {code: name for name, code in op_code_table().items()}
+        outcome = StreamOutcome(
+            replay_id=rid,
+            trace=str(trace),
+            fabric=fabric.name,
+            ranks=ranks,
+            total_time_ns=job.total_time_ns,
+            stats=dict(result.stats),
+            fabric_stats=dict(result.fabric_stats),
+            iterations=job.iterations,
+            iteration_latency_us=job.iteration_latency_ns / 1000.0,
+            op_counts={names.get(c, "other"): int(n) for c, n in enumerate(counts) if n},
+            ops_path=str(ops_path) if ops_path is not None and keep_ops else None,
+            unknown_ops=layout.unknown_ops,
+        )
+        if results is not None:
+            _store(outcome, trace, fabric, options, results)
     outcome.cpu_s = time.process_time() - cpu0
     return outcome
 

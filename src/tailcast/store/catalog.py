@@ -1,8 +1,10 @@
 """DuckDB catalog: every stored table is a view over its Parquet files.
 
 Files are checked one by one before the views are made, so a corrupt or foreign file is
-reported (naming it) and left out, and every other file stays queryable. The DuckDB
-database is in memory: nothing here ever writes a shared database file.
+reported (naming it) and left out, and every other file stays queryable. A part of a
+result whose completing record is not there (results.py: still being written, or its
+writer was killed) is left out too and listed as pending. The DuckDB database is in
+memory: nothing here ever writes a shared database file.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pyarrow as pa
 from tailcast.errors import InputError, StoreError, UsageError
 from tailcast.store.parquet_io import check_file
 from tailcast.store.results import ResultsDir
-from tailcast.store.schemas import TABLES
+from tailcast.store.schemas import META_PART_OF, TABLES
 
 
 @dataclass
@@ -26,6 +28,8 @@ class TableInfo:
     files: list[Path] = field(default_factory=list)
     rows: int = 0
     problems: list[InputError] = field(default_factory=list)
+    # Parts whose completing record does not exist (yet): not in the view.
+    pending: list[Path] = field(default_factory=list)
 
 
 def _sql_str(text: str) -> str:
@@ -54,6 +58,10 @@ class Catalog:
             except InputError as err:
                 info.problems.append(err)
                 continue
+            part_of = (meta.metadata or {}).get(META_PART_OF)
+            if part_of and not self._record_exists(part_of.decode(errors="replace")):
+                info.pending.append(path)
+                continue
             info.files.append(path)
             info.rows += meta.num_rows
         if info.files:
@@ -75,6 +83,12 @@ class Catalog:
                 empty = empty.append_column("trace_id", pa.array([], pa.string()))
             self.con.register(name, empty)
         return info
+
+    def _record_exists(self, part_of: str) -> bool:
+        try:
+            return self.results.record_path(part_of).is_file()
+        except KeyError:  # names no table: never completed
+            return False
 
     def sql(self, query: str) -> pa.Table:
         """Runs one SQL statement over the views; returns its result as Arrow."""

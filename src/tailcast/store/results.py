@@ -2,11 +2,20 @@
 
 Each writer owns its files (named by a fresh id), so concurrent Slurm jobs never write the
 same file and no database file is ever shared between writers.
+
+One result often spans several tables (a run's `samples` and its `runs` row; a replay's
+`replay_ops` … and its `replays` row). Its parts are written first, each naming in its
+metadata the record that completes it (`tailcast.part_of = "runs/<id>"`), and that record
+last: the catalog shows a part only once its record exists, so a writer killed between
+the two (kill -9, a node lost) leaves nothing visible. `all_or_nothing` also removes the
+parts again when the writer fails or is interrupted before the record is written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +23,7 @@ import pyarrow as pa
 
 from tailcast.paths import results_home
 from tailcast.store.parquet_io import write_parquet_atomic
-from tailcast.store.schemas import schema_of
+from tailcast.store.schemas import PART_OF_KEY, schema_of
 
 
 class ResultsDir:
@@ -22,6 +31,7 @@ class ResultsDir:
 
     def __init__(self, root: Path | str | None = None) -> None:
         self.root = Path(root) if root is not None else results_home()
+        self._groups: list[list[Path]] = []
 
     def table_dir(self, table: str) -> Path:
         schema_of(table)  # validates the name
@@ -34,15 +44,52 @@ class ResultsDir:
             return []
         return sorted(p for p in directory.glob("*.parquet") if not p.name.startswith("."))
 
+    def record_path(self, part_of: str) -> Path:
+        """The file of the record `part_of` ("table/stem") names."""
+        table, _, stem = part_of.partition("/")
+        return self.table_dir(table) / f"{stem}.parquet"
+
     def write(
         self,
         table: str,
         data: pa.Table | dict[str, Any] | list[dict[str, Any]],
         name: str | None = None,
         metadata: dict[str, str] | None = None,
+        part_of: str | None = None,
     ) -> Path:
-        """Writes `data` as a new file of `table`; returns its path."""
+        """Writes `data` as a new file of `table`; returns its path. `part_of`
+        ("table/stem") names the record written after it that completes it."""
         stem = name or uuid.uuid4().hex
-        return write_parquet_atomic(
-            table, data, self.table_dir(table) / f"{stem}.parquet", metadata=metadata
+        meta = dict(metadata or {})
+        if part_of is not None:
+            self.record_path(part_of)  # validates the table name
+            meta[PART_OF_KEY] = part_of
+        path = write_parquet_atomic(
+            table, data, self.table_dir(table) / f"{stem}.parquet", metadata=meta
         )
+        self.adopt(path)
+        return path
+
+    def adopt(self, path: Path) -> None:
+        """Counts a file written by other means as part of the open `all_or_nothing`."""
+        if self._groups:
+            self._groups[-1].append(path)
+
+    @contextlib.contextmanager
+    def all_or_nothing(self) -> Iterator[list[Path]]:
+        """Files written inside the block are removed again when it ends with an exception
+        or an interruption (KeyboardInterrupt, SIGTERM): a result is stored whole or not
+        at all. Yields the list of files written so far."""
+        written: list[Path] = []
+        self._groups.append(written)
+        try:
+            yield written
+        except BaseException:
+            for path in reversed(written):  # the completing record (written last) first
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            raise
+        finally:
+            self._groups.pop()
+            if self._groups:
+                self._groups[-1].extend(written)

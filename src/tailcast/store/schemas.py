@@ -13,6 +13,9 @@ SCHEMA_VERSION = 1
 # Keys written into every Parquet file's key-value metadata.
 META_TABLE = b"tailcast.table"
 META_SCHEMA_VERSION = b"tailcast.schema_version"
+# A part of a result names the record that completes it, "table/stem" (store/results.py).
+PART_OF_KEY = "part_of"
+META_PART_OF = b"tailcast." + PART_OF_KEY.encode()
 
 _TS = pa.timestamp("us", tz="UTC")
 
