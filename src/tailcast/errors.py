@@ -60,10 +60,11 @@ class ExternalToolError(TailcastError):
         super().__init__(text)
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM arrived (the CLI's handlers raise it). A KeyboardInterrupt, so
-    `except Exception` never swallows it and every cleanup that runs for Ctrl-C runs for
-    SIGTERM too. `detail` says what was kept; the CLI exits 128 + signal number."""
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived (the CLI's handlers raise it). A BaseException, so
+    `except Exception` never swallows it and every `finally` / `except BaseException`
+    cleanup runs; not a KeyboardInterrupt, which typer turns into a silent exit 130 before
+    the CLI's handler sees it. `detail` says what was kept; the CLI exits 128 + signal."""
 
     def __init__(self, signum: int, detail: str = "") -> None:
         self.signum = signum
