@@ -73,15 +73,19 @@ def startup_cpu_s(env: dict[str, str]) -> float:
     )
 
 
-@pytest.fixture(scope="session")
-def halo_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """bench/halo_trace.py's halo + allreduce trace: 64 ranks, 8 000 iterations (3.1 M rows);
-    on the torus fabric its replay costs seconds of engine time."""
+def write_halo(path: Path, iterations: int) -> Path:
+    """bench/halo_trace.py's halo + allreduce trace on 64 ranks (6 rows per iteration)."""
     sys.path.insert(0, str(REPO / "bench"))
     try:
         from halo_trace import write_halo_trace
     finally:
         sys.path.remove(str(REPO / "bench"))
-    path = tmp_path_factory.mktemp("halo") / "halo.parquet"
-    write_halo_trace(path, ranks=64, iterations=8000, halo_bytes=4096)
+    write_halo_trace(path, ranks=64, iterations=iterations, halo_bytes=4096)
     return path
+
+
+@pytest.fixture(scope="session")
+def halo_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """8 000 iterations (3.1 M rows): on the torus fabric its replay costs seconds of engine
+    time."""
+    return write_halo(tmp_path_factory.mktemp("halo") / "halo.parquet", 8000)

@@ -99,10 +99,24 @@ def write_parquet_atomic(
     """Conforms `data` to `table_name`'s schema and writes it atomically to `path`."""
     table = _with_metadata(table_name, conform(table_name, data), metadata)
     step = min(row_group_size or WRITE_SLICE_ROWS, WRITE_SLICE_ROWS)
-    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, table.schema, compression="zstd") as w:
-        for start in range(0, max(table.num_rows, 1), step):
-            w.write_table(table.slice(start, step), row_group_size=step)
+    try:
+        with (
+            atomic_path(path) as tmp,
+            pq.ParquetWriter(tmp, table.schema, compression="zstd") as w,
+        ):
+            for start in range(0, max(table.num_rows, 1), step):
+                w.write_table(table.slice(start, step), row_group_size=step)
+    except (OSError, pa.ArrowException) as exc:  # a full disk, a read-only directory, …
+        raise StoreError(f"{path}: cannot write ({_os_reason(exc)})") from exc
     return path
+
+
+def _os_reason(exc: BaseException) -> str:
+    """The operating system's words for a failed write (pyarrow wraps them in its own)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = str(exc)
+    return text.rsplit("Detail: ", 1)[-1] if "Detail: " in text else text
 
 
 def check_file(path: Path, expected_table: str | None = None) -> pq.FileMetaData:
