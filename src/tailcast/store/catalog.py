@@ -90,12 +90,13 @@ class Catalog:
         except KeyError:  # names no table: never completed
             return False
 
-    def sql(self, query: str) -> pa.Table:
-        """Runs one SQL statement over the views; returns its result as Arrow."""
+    def sql(self, query: str, params: list[Any] | None = None) -> pa.Table:
+        """Runs one SQL statement over the views; returns its result as Arrow. Values from
+        outside (ids, names) go in `params` (`?` in the query), never into its text."""
         if not query.strip():
             raise UsageError("empty SQL query")
         try:
-            relation = self.con.sql(query)
+            relation = self.con.sql(query, params=params)
             if relation is None:  # a statement without a result set
                 return pa.table({})
             return relation.to_arrow_table()
