@@ -32,11 +32,10 @@ def test_agent_killed_mid_campaign_keeps_every_completed_run(
         f"--benchmarks {','.join(BENCHMARKS)} --sizes {','.join(SIZES)} "
         f"--iterations {ITERATIONS} --warmup 5\n"
     )
+    export = f"--export=ALL,TAILCAST_HOME={results_home}"
     job = slurm_cluster.sbatch(
-        ["-N", "2", "--ntasks-per-node=1", "--time=10", f"--export=ALL,TAILCAST_HOME={results_home}"],
-        script,
-        tmp_path,
-    )  # fmt: skip
+        ["-N", "2", "--ntasks-per-node=1", "--time=10", export], script, tmp_path
+    )
     results = ResultsDir()
     deadline = time.monotonic() + 400
     while len(results.files("runs")) < 2:  # two runs done: the third is being measured

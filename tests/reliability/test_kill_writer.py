@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.conftest import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
-from kill_soak import kill_trials  # noqa: E402  (bench/, shared with the soak bench)
+from kill_soak import kill_trials  # bench/, shared with the soak bench
 
 
 def test_sigkilled_writers_leave_only_whole_runs(tmp_path: Path) -> None:
