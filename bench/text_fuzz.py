@@ -10,6 +10,7 @@ takes longer than SLOW_S is a hang candidate."""
 from __future__ import annotations
 
 import random
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -17,14 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tailcast.agent.campaign import load_campaign
 from tailcast.collectors.osu_parse import parse_osu_output
 from tailcast.collectors.sinfo import parse_sinfo_nodes
 from tailcast.collectors.squeue import parse_squeue_format, parse_squeue_json
 from tailcast.collectors.topology import parse_scontrol_topology, parse_topology_toml
 from tailcast.errors import TailcastError
+from tailcast.replay.fabric import parse_fabric
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
+FABRICS = REPO / "src" / "tailcast" / "replay" / "fabrics"
 SLOW_S = 1.0
 TOKENS = ["-1", "0", "1e308", "nan", "inf", "18446744073709551616", "\x00", "é", "[", "]",
           "{", "}", '"', ",", "|", "=", "node[1-99999999]", "node[", "#", "\n", "   ",
@@ -42,9 +46,12 @@ def _seeds() -> dict[str, list[str]]:
         "squeue_format": [(slurm / "squeue-format-shared.txt").read_text()],
         "sinfo_nodes": ["node01\nnode02\nnode03\nnode04\n", "c[001-128]\n"],
         "scontrol_topology": [(slurm / "scontrol-show-topology.txt").read_text()],
+        "fabric_toml": [p.read_text() for p in sorted(FABRICS.glob("*.toml"))],
+        "campaign_toml": [(REPO / "slurm_jobs" / "campaign.example.toml").read_text()],
         "topology_toml": [
+            (REPO / "slurm_jobs" / "topology.example.toml").read_text(),
             '[islands.i0]\ng0 = "node[01-04]"\ng1 = "node[05-08]"\n'
-            '[islands.i1]\ng2 = "node[09-12]"\ng3 = "node13,node14"\n'
+            '[islands.i1]\ng2 = "node[09-12]"\ng3 = "node13,node14"\n',
         ],
     }
 
@@ -56,7 +63,17 @@ READERS: dict[str, Callable[[str], Any]] = {
     "sinfo_nodes": lambda text: parse_sinfo_nodes(text, "fuzz.txt"),
     "scontrol_topology": lambda text: parse_scontrol_topology(text, "fuzz.txt"),
     "topology_toml": lambda text: parse_topology_toml(text, "fuzz.toml"),
+    "fabric_toml": lambda text: parse_fabric(text, "fuzz.toml"),
+    "campaign_toml": lambda text: _campaign(text),
 }
+
+
+def _campaign(text: str) -> Any:
+    """load_campaign reads a file (its paths are relative to it): one scratch file."""
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        return load_campaign(Path(fh.name))
 
 
 def mutate(text: str, rng: random.Random) -> str:
