@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import resource
 
+from parquet_fuzz import fuzz_parquet_isolated
 from text_fuzz import READERS, fuzz
 
 
@@ -24,5 +25,15 @@ def run() -> dict[str, object]:
             "slow_inputs_over_1s": counts.slow,
             "max_input_s": round(counts.max_input_s, 4),
         }
+    counts = fuzz_parquet_isolated(min(inputs, 20000))  # ~10 ms an input: files and reads
+    figures["parquet_trace"] = {
+        "inputs": counts.inputs,
+        "accepted": counts.accepted,
+        "typed_errors": dict(counts.typed_errors),
+        "crashes": dict(counts.crashes),
+        "crash_inputs_kept": counts.examples,
+        "slow_inputs_over_1s": counts.slow,
+        "max_input_s": round(counts.max_input_s, 4),
+    }
     figures["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return figures

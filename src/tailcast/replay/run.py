@@ -151,7 +151,9 @@ def _engine_batches(trace: Path) -> Iterator[tuple[pa.RecordBatch, dict[str, Con
             plans = RowGroupPlans(RowGroupStats(pf.metadata), ENGINE_COLUMNS)
             for g in range(pf.metadata.num_row_groups):
                 yield from planned_batches(trace, pf, plans, g, ROW_GROUP_ROWS)
-    except (OSError, pa.ArrowException) as exc:
+    except KeyError as exc:  # pyarrow: a dictionary column (op) that is not in the file
+        raise InputError(trace, f"column {exc.args[0]!r} is missing") from exc
+    except (OSError, ValueError, pa.ArrowException) as exc:
         raise InputError(trace, f"corrupt Parquet data ({exc})") from exc
 
 

@@ -124,15 +124,20 @@ def check_file(path: Path, expected_table: str | None = None) -> pq.FileMetaData
     readable schema version. Raises InputError naming the file otherwise."""
     try:
         meta = pq.read_metadata(path)
-    except (OSError, pa.ArrowException) as exc:
+    # ValueError: a footer whose column names are not UTF-8 (pyarrow decodes them).
+    except (OSError, ValueError, pa.ArrowException) as exc:
         raise InputError(path, f"not a readable Parquet file ({exc})") from exc
     kv = meta.metadata or {}
-    table = kv.get(META_TABLE, b"").decode()
+    table = kv.get(META_TABLE, b"").decode(errors="replace")
     if not table:
         raise InputError(path, "Parquet file was not written by tailcast (no tailcast.table)")
     if expected_table is not None and table != expected_table:
         raise InputError(path, f"holds table {table!r}, expected {expected_table!r}")
-    version = int(kv.get(META_SCHEMA_VERSION, b"0") or 0)
+    raw_version = kv.get(META_SCHEMA_VERSION, b"0") or b"0"
+    try:
+        version = int(raw_version)
+    except ValueError as exc:
+        raise InputError(path, f"schema version {raw_version!r} is not a number") from exc
     if version > SCHEMA_VERSION:
         raise InputError(path, f"schema version {version} is newer than this tailcast's")
     want = schema_of(table)
@@ -148,5 +153,5 @@ def read_table(path: Path, expected_table: str | None = None) -> pa.Table:
     check_file(path, expected_table)
     try:
         return pq.read_table(path)
-    except (OSError, pa.ArrowException) as exc:
+    except (OSError, ValueError, pa.ArrowException) as exc:
         raise InputError(path, f"corrupt Parquet data ({exc})") from exc
