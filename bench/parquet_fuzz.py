@@ -1,7 +1,7 @@
 """Fuzzing the Parquet trace reader (issue 19 §5): a real synthetic trace file with a column
 cast to a wrong type or dropped, its schema version or table name changed, or its bytes
 flipped and cut. Read as `replay run` reads it (`read_meta`, then `load_columns`): a typed
-error or a trace, never another exception. Shared by bench/fuzz_bench.py and
+error or a trace, never another exception. Shared by bench/fuzz_figures.py and
 tests/reliability/test_fuzz_readers.py."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Issue 19 soak figures: writers killed with SIGKILL at 100 random points (bench/kill_soak.py)
-and how promptly SIGINT / SIGTERM stop a long `replay run` (CPU and wall time after the
-signal). Counts, not pass/fail: the tests in tests/reliability assert the same properties on
-fewer trials."""
+"""Issue 19 soak figures: writers killed with SIGKILL at 100 random points (bench/kill_soak.py),
+how promptly SIGINT / SIGTERM stop a long `replay run` (CPU and wall time after the signal),
+and the readers' fuzzing (bench/fuzz_figures.py). Counts, not pass/fail: the tests in
+tests/reliability assert the same properties on fewer trials."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
+from fuzz_figures import fuzz_figures
 from kill_soak import kill_trials
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,7 +23,7 @@ def run() -> dict[str, object]:
     sys.path.insert(0, str(REPO))
     from tests.reliability.conftest import TAILCAST, signal_at_cpu, startup_cpu_s, write_halo
 
-    figures: dict[str, object] = {}
+    figures: dict[str, object] = {"fuzz": fuzz_figures()}
     with tempfile.TemporaryDirectory(prefix="tailcast-reliability-") as scratch:
         work = Path(scratch)
         figures["sigkill_writers"] = asdict(kill_trials(work / "store", KILL_TRIALS))

@@ -1,4 +1,4 @@
-"""Mutation fuzzing of tailcast's text readers (issue 19 §5), shared by bench/fuzz_bench.py
+"""Mutation fuzzing of tailcast's text readers (issue 19 §5), shared by bench/fuzz_figures.py
 (the bench's count per reader) and tests/reliability/test_fuzz_readers.py (a few thousand).
 
 Each input is a real recorded file (tests/data, ../shared/data) mutated by a few random

@@ -1,5 +1,5 @@
 """Issue 19 §5 at test scale: mutated inputs per reader give only typed errors, none takes a
-second (bench/fuzz_bench.py runs the large counts); the crashes the fuzzers found stay
+second (bench/fuzz_figures.py runs the large counts); the crashes the fuzzers found stay
 regression tests."""
 
 from __future__ import annotations

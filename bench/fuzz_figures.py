@@ -1,7 +1,8 @@
-"""Issue 19 §5: mutated inputs per text reader (bench/text_fuzz.py); TAILCAST_FUZZ_INPUTS
-sets the count per reader (the issue asks for 1 000 000; the default keeps `make bench` to
-minutes on a shared 2-core machine). Reports accepted inputs, typed errors by type, crashes
-(any other exception) and the slowest input."""
+"""Issue 19 §5, part of bench/reliability_bench.py: mutated inputs per text reader
+(bench/text_fuzz.py) and Parquet trace mutants (bench/parquet_fuzz.py). TAILCAST_FUZZ_INPUTS
+sets the count per text reader (the issue asks for 1 000 000; the default keeps `make bench`
+to minutes on a shared 2-core machine). Reports accepted inputs, typed errors by type,
+crashes (any other exception, or a dead process) and the slowest input."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from parquet_fuzz import fuzz_parquet_isolated
 from text_fuzz import READERS, fuzz
 
 
-def run() -> dict[str, object]:
+def fuzz_figures() -> dict[str, object]:
     inputs = int(os.environ.get("TAILCAST_FUZZ_INPUTS", "100000"))
     figures: dict[str, object] = {"inputs_per_reader": inputs}
     for reader in sorted(READERS):
