@@ -70,3 +70,17 @@ def test_signal_while_storing_leaves_no_part(halo_trace: Path, tmp_path: Path) -
         "tailcast: interrupted by SIGINT: nothing partial was stored"
     )
     assert _stored_files(home) == []
+
+
+def test_signal_stops_a_tit_export_and_leaves_no_part(halo_trace: Path, tmp_path: Path) -> None:
+    """`trace convert --to tit` of 3.1 M rows: it used to hold off SIGINT for ~9 s of CPU
+    (one to_pylist of the whole trace) and to leave its rank directory behind."""
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {**os.environ, "TAILCAST_HOME": str(tmp_path / "home")}
+    argv = [TAILCAST, "--debug", "trace", "convert", str(halo_trace), str(out / "t.tit")]
+    stopped = signal_at_cpu([*argv, "--to", "tit"], env, startup_cpu_s(env) + 1.5, signal.SIGINT)
+    assert stopped.returncode == 130, stopped.stderr
+    assert "in export_tit" in stopped.stderr, stopped.stderr
+    assert stopped.cpu_after_s < AFTER_SIGNAL_CPU_S, stopped
+    assert list(out.iterdir()) == []
