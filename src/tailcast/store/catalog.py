@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from tailcast.errors import InputError, StoreError, UsageError
 from tailcast.store.parquet_io import check_file
@@ -43,25 +44,42 @@ class Catalog:
         self.results = results or ResultsDir()
         self.con = duckdb.connect(":memory:")
         self.tables: dict[str, TableInfo] = {}
+        # Every table is listed and checked first; a part is shown only when its record is in
+        # this same listing. A record written after its table was listed (a writer finishing
+        # meanwhile) then hides its parts too, so a query never sees parts without a record.
+        checked = {name: self._check(name) for name in TABLES}
+        listed = {(name, path.stem) for name, info in checked.items() for path, _ in info[0]}
         for name in TABLES:
-            self.tables[name] = self._attach(name)
+            self.tables[name] = self._attach(name, *checked[name], listed)
 
     @property
     def problems(self) -> list[InputError]:
         return [p for info in self.tables.values() for p in info.problems]
 
-    def _attach(self, name: str) -> TableInfo:
-        info = TableInfo(name)
+    def _check(self, name: str) -> tuple[list[tuple[Path, pq.FileMetaData]], list[InputError]]:
+        readable, problems = [], []
         for path in self.results.files(name):
             try:
-                meta = check_file(path, expected_table=name)
+                readable.append((path, check_file(path, expected_table=name)))
             except InputError as err:
-                info.problems.append(err)
-                continue
+                problems.append(err)
+        return readable, problems
+
+    def _attach(
+        self,
+        name: str,
+        readable: list[tuple[Path, pq.FileMetaData]],
+        problems: list[InputError],
+        listed: set[tuple[str, str]],
+    ) -> TableInfo:
+        info = TableInfo(name, problems=problems)
+        for path, meta in readable:
             part_of = (meta.metadata or {}).get(META_PART_OF)
-            if part_of and not self._record_exists(part_of.decode(errors="replace")):
-                info.pending.append(path)
-                continue
+            if part_of is not None:
+                table, _, stem = part_of.decode(errors="replace").partition("/")
+                if (table, stem) not in listed:
+                    info.pending.append(path)
+                    continue
             info.files.append(path)
             info.rows += meta.num_rows
         if info.files:
@@ -83,12 +101,6 @@ class Catalog:
                 empty = empty.append_column("trace_id", pa.array([], pa.string()))
             self.con.register(name, empty)
         return info
-
-    def _record_exists(self, part_of: str) -> bool:
-        try:
-            return self.results.record_path(part_of).is_file()
-        except KeyError:  # names no table: never completed
-            return False
 
     def sql(self, query: str, params: list[Any] | None = None) -> pa.Table:
         """Runs one SQL statement over the views; returns its result as Arrow. Values from
