@@ -5,8 +5,8 @@ same file and no database file is ever shared between writers.
 
 One result often spans several tables (a run's `samples` and its `runs` row; a replay's
 `replay_ops` … and its `replays` row). Its parts are written first, each naming in its
-metadata the record that completes it (`tailcast.part_of = "runs/<id>"`), and that record
-last: the catalog shows a part only once its record exists, so a writer killed between
+metadata the record that completes it (`tailcast.part_of = "runs/<id>"`: table and file
+stem), and that record last: the catalog shows a part only once its record exists, so a writer killed between
 the two (kill -9, a node lost) leaves nothing visible. `all_or_nothing` also removes the
 parts again when the writer fails or is interrupted before the record is written.
 """
@@ -38,16 +38,13 @@ class ResultsDir:
         return self.root / table
 
     def files(self, table: str) -> list[Path]:
-        """Visible (complete) files of a table, sorted by name."""
+        """Visible (complete) files of a table, sorted by name: in its directory and one
+        level below (a sweep keeps its points in `sweep_points/SWEEP_ID/`)."""
         directory = self.table_dir(table)
         if not directory.is_dir():
             return []
-        return sorted(p for p in directory.glob("*.parquet") if not p.name.startswith("."))
-
-    def record_path(self, part_of: str) -> Path:
-        """The file of the record `part_of` ("table/stem") names."""
-        table, _, stem = part_of.partition("/")
-        return self.table_dir(table) / f"{stem}.parquet"
+        found = [*directory.glob("*.parquet"), *directory.glob("*/*.parquet")]
+        return sorted(p for p in found if not p.name.startswith("."))
 
     def write(
         self,
@@ -62,7 +59,7 @@ class ResultsDir:
         stem = name or uuid.uuid4().hex
         meta = dict(metadata or {})
         if part_of is not None:
-            self.record_path(part_of)  # validates the table name
+            schema_of(part_of.partition("/")[0])  # validates the record's table name
             meta[PART_OF_KEY] = part_of
         path = write_parquet_atomic(
             table, data, self.table_dir(table) / f"{stem}.parquet", metadata=meta
