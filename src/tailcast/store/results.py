@@ -6,9 +6,10 @@ same file and no database file is ever shared between writers.
 One result often spans several tables (a run's `samples` and its `runs` row; a replay's
 `replay_ops` … and its `replays` row). Its parts are written first, each naming in its
 metadata the record that completes it (`tailcast.part_of = "runs/<id>"`: table and file
-stem), and that record last: the catalog shows a part only once its record exists, so a writer killed between
-the two (kill -9, a node lost) leaves nothing visible. `all_or_nothing` also removes the
-parts again when the writer fails or is interrupted before the record is written.
+stem), and that record last: the catalog shows a part only once its record exists, so a
+writer killed between the two (kill -9, a node lost) leaves nothing visible.
+`all_or_nothing` also removes the parts again when the writer fails or is interrupted
+before the record is written.
 """
 
 from __future__ import annotations
