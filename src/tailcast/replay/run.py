@@ -362,8 +362,6 @@ def _store(
         if outcome.messages is not None:
             m = outcome.messages
             table = m.add_column(0, "replay_id", pa.array([rid] * m.num_rows, pa.string()))
-            paths.append(
-                str(results.write("replay_messages", table, name=rid, part_of=record_of))
-            )
+            paths.append(str(results.write("replay_messages", table, name=rid, part_of=record_of)))
         paths += store_replay_summary(results, rid, trace, fabric, options, outcome)
     outcome.stored = paths
