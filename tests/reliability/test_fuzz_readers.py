@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tailcast.collectors.squeue import parse_squeue_format
+from tailcast.errors import InputError
 from tests.conftest import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
@@ -54,3 +56,12 @@ def test_damaged_footer_histogram_is_a_typed_error(tmp_path: Path) -> None:
         env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert run.returncode == 1 and run.stderr.startswith(f"tailcast: error: {trace}"), run
+
+
+@pytest.mark.parametrize("field", ["¹", "³0"])
+def test_non_ascii_digits_in_squeue_format_are_a_typed_error(field: str) -> None:
+    """Found by the fuzz bench: str.isdigit() accepts superscripts, int() does not."""
+    with pytest.raises(InputError, match=r"fuzz\.txt:1: node count"):
+        parse_squeue_format(f"12|12|RUNNING|{field}|node01|alice\n", "fuzz.txt")
+    with pytest.raises(InputError, match=r"fuzz\.txt:1: job id"):
+        parse_squeue_format(f"{field}|12|RUNNING|1|node01|alice\n", "fuzz.txt")
