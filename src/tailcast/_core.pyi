@@ -91,7 +91,7 @@ class ReplayResult:
 class ReplayError(ValueError):
     """A trace that cannot be replayed."""
 
-    kind: str  # bad_trace | bad_config | deadlock | collective
+    kind: str  # bad_trace | bad_config | deadlock | collective | interrupted
     trace: int | None
     row: int | None
     blocked: list[dict[str, Any]]  # trace, rank, row, waiting_for

@@ -4,6 +4,7 @@ carries the exit code the CLI returns for it (DESIGN.md conventions: 1 failure, 
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 EXIT_OK = 0
@@ -57,3 +58,19 @@ class ExternalToolError(TailcastError):
         detail = stderr.strip().splitlines()[-1] if stderr.strip() else ""
         text = f"{tool}: {message}" + (f" ({detail})" if detail else "")
         super().__init__(text)
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived (the CLI's handlers raise it). A BaseException, so
+    `except Exception` never swallows it and every `finally` / `except BaseException`
+    cleanup runs; not a KeyboardInterrupt, which typer turns into a silent exit 130 before
+    the CLI's handler sees it. `detail` says what was kept; the CLI exits 128 + signal."""
+
+    def __init__(self, signum: int, detail: str = "") -> None:
+        self.signum = signum
+        self.detail = detail
+        super().__init__(signal.Signals(signum).name)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum

@@ -64,12 +64,10 @@ import pyarrow as pa
 from pathlib import Path
 from tailcast.store import parquet_io
 
-orig = parquet_io.pq.write_table
-def slow_write(table, where, **kw):
-    orig(table, where, **kw)
-    Path(sys.argv[2]).write_text("written")   # tell the test the temp file exists
+def slow_fsync(fd):
+    Path(sys.argv[2]).write_text("written")   # tell the test the temp file is written
     time.sleep(60)                             # killed here, before fsync + rename
-parquet_io.pq.write_table = slow_write
+parquet_io.os.fsync = slow_fsync
 n = 200_000
 parquet_io.write_parquet_atomic(
     "samples", {"run_id": ["r"] * n, "iteration": list(range(n)), "latency_us": [1.0] * n},
@@ -84,7 +82,7 @@ def test_writer_killed_mid_write_leaves_no_visible_file(results_home: Path, tmp_
     target = results.table_dir("samples") / "victim.parquet"
     flag = tmp_path / "flag"
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(target), str(flag)])
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120
     while not flag.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert flag.exists(), "writer never reached the write"

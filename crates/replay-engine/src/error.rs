@@ -35,6 +35,8 @@ pub enum ReplayError {
         row: usize,
         message: String,
     },
+    /// The caller asked the replay to stop (`replay_interruptible`).
+    Interrupted,
 }
 
 impl fmt::Display for ReplayError {
@@ -86,6 +88,7 @@ impl fmt::Display for ReplayError {
             } => {
                 write!(f, "trace {trace}, row {row}: {message}")
             }
+            Self::Interrupted => f.write_str("replay interrupted"),
         }
     }
 }

@@ -18,8 +18,8 @@ pub mod trace;
 
 pub use config::{HostParams, LocalityClass, Placement, ReplayOptions};
 pub use engine::{
-    engine_chunk_rows, replay, Arrivals, Generator, JobInput, JobResult, MessagesOut, OpsOut,
-    Pattern, Progress, ReplayOutput, ReplayStats, ReplayStream, StreamJob,
+    engine_chunk_rows, replay, replay_interruptible, Arrivals, Generator, JobInput, JobResult,
+    MessagesOut, OpsOut, Pattern, Progress, ReplayOutput, ReplayStats, ReplayStream, StreamJob,
 };
 pub use error::ReplayError;
 pub use fabric::registry::FabricSpec;

@@ -10,6 +10,7 @@ mod op_names;
 mod op_stats;
 mod queue;
 mod result;
+mod signals;
 mod stream;
 mod tit;
 mod tit_convert;
@@ -308,10 +309,20 @@ fn replay<'py>(
         closed_form_collectives: true,
         record_messages,
     };
-    let out = py
-        .allow_threads(|| replay_engine::replay(&jobs, generators, &spec, &options))
-        .map_err(errors::replay_error)?;
-    ReplayResult::new(py, out)
+    let mut poll = signals::SignalPoll::new();
+    let out = py.allow_threads(|| {
+        let mut interrupted = || poll.interrupted();
+        replay_engine::replay_interruptible(&jobs, generators, &spec, &options, &mut interrupted)
+    });
+    match out {
+        Ok(out) => ReplayResult::new(py, out),
+        // The exception the signal handler raised (KeyboardInterrupt, …), not a ReplayError.
+        Err(replay_engine::ReplayError::Interrupted) => Err(poll
+            .raised
+            .take()
+            .unwrap_or_else(|| errors::replay_error(replay_engine::ReplayError::Interrupted))),
+        Err(err) => Err(errors::replay_error(err)),
+    }
 }
 
 #[pymodule]

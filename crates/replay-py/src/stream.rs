@@ -209,9 +209,11 @@ impl ReplayStream {
         self.close_rank(rank)
     }
 
-    /// Replays until done (None) or until a rank needs rows (its number).
-    fn run(&mut self) -> PyResult<Option<u32>> {
+    /// Replays until done (None) or until a rank needs rows (its number). Runs pending
+    /// signal handlers between pieces (the GIL is held): one that raises ends the call.
+    fn run(&mut self, py: Python<'_>) -> PyResult<Option<u32>> {
         loop {
+            py.check_signals()?; // a flag read unless a signal arrived
             match self.engine()?.run().map_err(value_error)? {
                 Progress::Done => return Ok(None),
                 Progress::NeedInput { rank, .. } => {

@@ -3,8 +3,9 @@ snapshot, run the benchmark, take another snapshot, and store the run with b_bef
 b_after and whether b was stable (|Δb| < threshold).
 
 Each run writes its own files: `samples`/`osu_results` first, the `runs` row last, each
-atomically — a visible `runs` row always has its data. SIGTERM and SIGUSR2 (Slurm's
-`--signal=B:USR2@60` warning) let the current run finish and be written, then the loop ends.
+atomically; the catalog shows the data only once its `runs` row exists (store/results.py).
+SIGTERM and SIGUSR2 (Slurm's `--signal=B:USR2@60` warning) let the current run finish and be
+written, then the loop ends.
 """
 
 from __future__ import annotations
@@ -267,20 +268,6 @@ class Agent:
             **outcome.versions,
         }
         cluster = c.cluster or before.queue.cluster or os.environ.get("SLURM_CLUSTER_NAME")
-        if outcome.samples:
-            self.results.write(
-                "samples", [{"run_id": run_id, **r} for r in outcome.samples], name=run_id
-            )
-        if outcome.warmup_samples:
-            self.results.write(
-                "warmup_samples",
-                [{"run_id": run_id, **r} for r in outcome.warmup_samples],
-                name=run_id,
-            )
-        if outcome.osu_results:
-            self.results.write(
-                "osu_results", [{"run_id": run_id, **r} for r in outcome.osu_results], name=run_id
-            )
         run_row = {
             "run_id": run_id,
             "cluster": cluster,
@@ -305,7 +292,20 @@ class Agent:
             "ended_at": ended,
             "partial": outcome.partial,
         }
-        self.results.write("runs", [run_row], name=run_id)
+        # The data first, each part naming its `runs` row, which completes the run (written
+        # last); interrupted or failed before that row, none of the run's files stays.
+        record_of = f"runs/{run_id}"
+        with self.results.all_or_nothing():
+            if outcome.samples:
+                rows = [{"run_id": run_id, **r} for r in outcome.samples]
+                self.results.write("samples", rows, name=run_id, part_of=record_of)
+            if outcome.warmup_samples:
+                rows = [{"run_id": run_id, **r} for r in outcome.warmup_samples]
+                self.results.write("warmup_samples", rows, name=run_id, part_of=record_of)
+            if outcome.osu_results:
+                rows = [{"run_id": run_id, **r} for r in outcome.osu_results]
+                self.results.write("osu_results", rows, name=run_id, part_of=record_of)
+            self.results.write("runs", [run_row], name=run_id)
         self.progress(
             f"{benchmark} {size} B: {len(outcome.samples) or len(outcome.osu_results)} rows, "
             f"b {before.utilisation.b:.3f} -> {after.utilisation.b:.3f} "

@@ -84,31 +84,30 @@ def _sweep_source(catalog: Catalog, spec: str) -> Source | None:
 
 
 def _replay_source(catalog: Catalog, spec: str) -> Source | None:
-    ident = spec.replace("'", "''")
-    known = catalog.sql(f"SELECT count(*) AS n FROM replays WHERE replay_id = '{ident}'")
-    in_iters = catalog.sql(
-        f"SELECT count(*) AS n FROM replay_iterations WHERE replay_id = '{ident}'"
-    )
-    n_iters = int(in_iters.column("n")[0].as_py())
-    if n_iters:
+    def count(table: str) -> int:
+        found = catalog.sql(f"SELECT count(*) AS n FROM {table} WHERE replay_id = ?", [spec])
+        return int(found.column("n")[0].as_py())
+
+    if count("replay_iterations"):
         query = (
             "SELECT replay_id, iteration, latency_us FROM replay_iterations "
-            f"WHERE replay_id = '{ident}' ORDER BY iteration"
+            "WHERE replay_id = ? ORDER BY iteration"
         )
         tables = ["replay_iterations"]
-    else:
-        in_ops = catalog.sql(f"SELECT count(*) AS n FROM replay_ops WHERE replay_id = '{ident}'")
-        if not int(in_ops.column("n")[0].as_py()):
-            if int(known.column("n")[0].as_py()):
-                raise UsageError(f"replay {spec} has no replay_iterations or replay_ops rows")
-            return None
+    elif count("replay_ops"):
         query = (
             "SELECT replay_id, rank, seq, op, "
             "(sim_end_ns - sim_start_ns) / 1000.0 AS latency_us FROM replay_ops "
-            f"WHERE replay_id = '{ident}' ORDER BY rank, seq"
+            "WHERE replay_id = ? ORDER BY rank, seq"
         )
         tables = ["replay_ops"]
-    return Source(spec, "replay", catalog.sql(query), query, _files_of(catalog, tables))
+    elif count("replays"):
+        raise UsageError(f"replay {spec} has no replay_iterations or replay_ops rows")
+    else:
+        return None
+    # The provenance shows the id in place of `?` (an id matches _ID_LIKE: no quotes).
+    shown = query.replace("?", f"'{spec}'")
+    return Source(spec, "replay", catalog.sql(query, [spec]), shown, _files_of(catalog, tables))
 
 
 def resolve(spec: str, catalog: Catalog | None = None) -> Source:

@@ -63,7 +63,8 @@ def sql(
 def tables(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """List the tables with their file and row counts, and any unreadable files."""
+    """List the tables with their file and row counts, unreadable files, and pending parts
+    of results not completed (yet)."""
     # Footers only: the SQL engine is not needed to count files and rows.
     from tailcast.store.inventory import inventory
     from tailcast.store.results import ResultsDir
@@ -77,6 +78,7 @@ def tables(
             "files": len(i.files),
             "rows": i.rows,
             "problems": [str(p) for p in i.problems],
+            "pending": [str(p) for p in i.pending],
         }
         for i in infos
     ]
@@ -85,9 +87,17 @@ def tables(
         return
     echo(f"results directory: {root}")
     _print_rows(
-        ["table", "files", "rows", "unreadable"],
-        [[x["table"], x["files"], x["rows"], len(x["problems"])] for x in listing],
+        ["table", "files", "rows", "unreadable", "pending"],
+        [
+            [x["table"], x["files"], x["rows"], len(x["problems"]), len(x["pending"])]
+            for x in listing
+        ],
     )
     for x in listing:
         for p in x["problems"]:
             note(f"unreadable: {p}")
+    if any(x["pending"] for x in listing):
+        note(
+            "pending: parts of results whose completing record is not stored (being "
+            "written now, or their writer was killed); left out of every query"
+        )

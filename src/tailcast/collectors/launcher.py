@@ -61,7 +61,7 @@ class Launcher:
 
 def _allocation_nodes() -> int | None:
     value = os.environ.get("SLURM_JOB_NUM_NODES") or os.environ.get("SLURM_NNODES")
-    return int(value) if value and value.isdigit() else None
+    return int(value) if value and value.isascii() and value.isdigit() else None
 
 
 def detect_launcher(name: str = "auto", extra_args: Sequence[str] = ()) -> Launcher:

@@ -92,14 +92,14 @@ def utilisation_row(snap: Snapshot) -> dict[str, Any]:
 
 def write_snapshots(snaps: Sequence[Snapshot], results: ResultsDir | None = None) -> list[Path]:
     """Writes the snapshots as one `utilisation` file and one `snapshots` file (each atomic;
-    utilisation last, so a visible utilisation row always has its job rows)."""
+    the job rows are a part of the utilisation rows, written last: store/results.py)."""
     if not snaps:
         return []
     results = results or ResultsDir()
     stem = snaps[0].snapshot_id if len(snaps) == 1 else uuid.uuid4().hex
-    written = []
     jobs = [row for s in snaps for row in job_rows(s)]
-    if jobs:
-        written.append(results.write("snapshots", jobs, name=stem))
-    written.append(results.write("utilisation", [utilisation_row(s) for s in snaps], name=stem))
-    return written
+    with results.all_or_nothing() as written:
+        if jobs:
+            results.write("snapshots", jobs, name=stem, part_of=f"utilisation/{stem}")
+        results.write("utilisation", [utilisation_row(s) for s in snaps], name=stem)
+    return list(written)

@@ -135,9 +135,10 @@ def parse_squeue_format(
                 path, f"expected {len(FORMAT_FIELDS)} '{FORMAT_SEP}'-separated fields", lineno
             )
         raw_id, shown, state, count, nodes_expr, user = (p.strip() for p in parts)
-        if not raw_id.isdigit():
+        # ASCII digits only: str.isdigit() also accepts '¹', which int() refuses.
+        if not (raw_id.isascii() and raw_id.isdigit()):
             raise InputError(path, f"job id {raw_id!r} is not a number", lineno)
-        if not count.isdigit():
+        if not (count.isascii() and count.isdigit()):
             raise InputError(path, f"node count {count!r} is not a number", lineno)
         try:
             nodes = expand_nodes(nodes_expr)

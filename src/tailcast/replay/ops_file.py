@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from tailcast.replay.columns import op_code_table
 from tailcast.store.parquet_io import atomic_path, file_metadata
-from tailcast.store.schemas import REPLAY_OPS
+from tailcast.store.schemas import PART_OF_KEY, REPLAY_OPS
 
 OPS_ROW_GROUP = 1 << 18
 
@@ -58,8 +58,10 @@ class OpsWriter:
 
 
 @contextlib.contextmanager
-def ops_file(path: Path, replay_id: str) -> Iterator[OpsWriter]:
-    """An OpsWriter whose file appears at `path` when the block ends without an error."""
-    schema = REPLAY_OPS.with_metadata(file_metadata("replay_ops"))
+def ops_file(path: Path, replay_id: str, part_of: str | None = None) -> Iterator[OpsWriter]:
+    """An OpsWriter whose file appears at `path` when the block ends without an error.
+    `part_of` ("table/stem"): the record that completes it (store/results.py)."""
+    extra = {PART_OF_KEY: part_of} if part_of is not None else None
+    schema = REPLAY_OPS.with_metadata(file_metadata("replay_ops", extra))
     with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as w:
         yield OpsWriter(w, replay_id)

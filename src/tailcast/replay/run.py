@@ -281,11 +281,12 @@ def store_replay_summary(
     outcome: ReplayHead,
 ) -> list[str]:
     """Writes a replay's per-iteration latencies, fabric counters and its `replays` row
-    (after its ops and messages, which the caller has written: readers that find the row
-    also find everything it refers to)."""
+    (after its ops and messages, which the caller has written: the row completes the
+    replay, see store/results.py)."""
     import pyarrow as pa
 
     paths = []
+    record_of = f"replays/{replay_id}"
     iterations, latency = outcome.iterations, outcome.iteration_latency_us
     if len(iterations):
         table = pa.table(
@@ -295,7 +296,9 @@ def store_replay_summary(
                 "latency_us": latency.tolist(),
             }
         )
-        paths.append(str(results.write("replay_iterations", table, name=replay_id)))
+        paths.append(
+            str(results.write("replay_iterations", table, name=replay_id, part_of=record_of))
+        )
     counters = {
         **{f"engine_{k}": float(v) for k, v in outcome.stats.items()},
         **outcome.fabric_stats,
@@ -307,7 +310,7 @@ def store_replay_summary(
             "value": list(counters.values()),
         }
     )
-    paths.append(str(results.write("fabric_stats", stats, name=replay_id)))
+    paths.append(str(results.write("fabric_stats", stats, name=replay_id, part_of=record_of)))
     meta = read_meta(trace)
     extra = {k: v for k, v in meta.extra.items() if k != "comms"}  # communicators: bulky
     record = {
@@ -358,14 +361,16 @@ def _store(
     import pyarrow as pa
 
     rid = outcome.replay_id
-    paths = []
-    if store_ops:
-        n = outcome.ops.num_rows
-        ops = outcome.ops.add_column(0, "replay_id", pa.array([rid] * n, pa.string()))
-        paths.append(str(results.write("replay_ops", ops, name=rid)))
-    if outcome.messages is not None:
-        m = outcome.messages
-        table = m.add_column(0, "replay_id", pa.array([rid] * m.num_rows, pa.string()))
-        paths.append(str(results.write("replay_messages", table, name=rid)))
-    paths += store_replay_summary(results, rid, trace, fabric, options, outcome)
+    record_of = f"replays/{rid}"
+    with results.all_or_nothing():  # interrupted: none of the replay's files stays
+        paths = []
+        if store_ops:
+            n = outcome.ops.num_rows
+            ops = outcome.ops.add_column(0, "replay_id", pa.array([rid] * n, pa.string()))
+            paths.append(str(results.write("replay_ops", ops, name=rid, part_of=record_of)))
+        if outcome.messages is not None:
+            m = outcome.messages
+            table = m.add_column(0, "replay_id", pa.array([rid] * m.num_rows, pa.string()))
+            paths.append(str(results.write("replay_messages", table, name=rid, part_of=record_of)))
+        paths += store_replay_summary(results, rid, trace, fabric, options, outcome)
     outcome.stored = paths

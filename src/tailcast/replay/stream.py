@@ -69,13 +69,15 @@ class StreamOutcome(ReplayHead):
 
 
 @contextlib.contextmanager
-def _ops_file(path: Path | None, replay_id: str) -> Iterator[OpsWriter | None]:
+def _ops_file(path: Path | None, replay_id: str, in_store: bool) -> Iterator[OpsWriter | None]:
     if path is None:
         yield None
         return
     from tailcast.replay.ops_file import ops_file
 
-    with ops_file(path, replay_id) as writer:
+    # In the store, a part of the replay: shown once its `replays` row exists.
+    part_of = f"replays/{replay_id}" if in_store else None
+    with ops_file(path, replay_id, part_of) as writer:
         yield writer
 
 
@@ -111,7 +113,9 @@ def stream_replay(
     feeder = open_feeder(trace_file, layout, chunk_rows)
     op_stats = _core.OpStats()
     rid = uuid.uuid4().hex
-    if results is not None and keep_ops and ops_path is None:
+    in_store = results is not None and keep_ops and ops_path is None
+    if in_store:
+        assert results is not None
         ops_path = results.table_dir("replay_ops") / f"{rid}.parquet"
     if options.background_traces:
         raise UsageError("background traces need an in-memory replay (not --stream)")
@@ -136,35 +140,42 @@ def stream_replay(
         # Streamed replays keep memory bounded: no per-message rows.
         record_messages=False,
     )
-    with _ops_file(ops_path if keep_ops else None, rid) as writer:
-        try:
-            while (rank := stream.run()) is not None:
-                fed = _feed(feeder, stream, trace, rank)
-                if progress is not None and fed:
-                    progress(fed)
-                _take_ops(stream, op_stats, writer)
-            _take_ops(stream, op_stats, writer, flush=True)
-            result = stream.finish()
-        except ValueError as err:
-            # Bad rows and deadlocks; column conversion errors name a column.
-            raise ReplayFailed(f"{trace}: {err}") from err
-    job = result.jobs[0]
-    outcome = StreamOutcome(
-        replay_id=rid,
-        trace=str(trace),
-        fabric=fabric.name,
-        ranks=ranks,
-        total_time_ns=job.total_time_ns,
-        stats=dict(result.stats),
-        fabric_stats=dict(result.fabric_stats),
-        iterations=job.iterations,
-        iteration_latency_us=job.iteration_latency_ns / 1000.0,
-        op_stats=op_stats,
-        ops_path=str(ops_path) if ops_path is not None and keep_ops else None,
-        unknown_ops=layout.unknown_ops,
+    # Interrupted or failed: neither the ops file nor any other file of the replay stays.
+    group: contextlib.AbstractContextManager[list[Path]] = (
+        results.all_or_nothing() if results is not None else contextlib.nullcontext([])
     )
-    if results is not None:
-        _store(outcome, trace, fabric, options, results)
+    with group:
+        with _ops_file(ops_path if keep_ops else None, rid, in_store) as writer:
+            try:
+                while (rank := stream.run()) is not None:
+                    fed = _feed(feeder, stream, trace, rank)
+                    if progress is not None and fed:
+                        progress(fed)
+                    _take_ops(stream, op_stats, writer)
+                _take_ops(stream, op_stats, writer, flush=True)
+                result = stream.finish()
+            except ValueError as err:
+                # Bad rows and deadlocks; column conversion errors name a column.
+                raise ReplayFailed(f"{trace}: {err}") from err
+        if in_store and results is not None and ops_path is not None:
+            results.adopt(ops_path)
+        job = result.jobs[0]
+        outcome = StreamOutcome(
+            replay_id=rid,
+            trace=str(trace),
+            fabric=fabric.name,
+            ranks=ranks,
+            total_time_ns=job.total_time_ns,
+            stats=dict(result.stats),
+            fabric_stats=dict(result.fabric_stats),
+            iterations=job.iterations,
+            iteration_latency_us=job.iteration_latency_ns / 1000.0,
+            op_stats=op_stats,
+            ops_path=str(ops_path) if ops_path is not None and keep_ops else None,
+            unknown_ops=layout.unknown_ops,
+        )
+        if results is not None:
+            _store(outcome, trace, fabric, options, results)
     outcome.cpu_s = time.process_time() - cpu0
     return outcome
 

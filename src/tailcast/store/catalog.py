@@ -1,8 +1,10 @@
 """DuckDB catalog: every stored table is a view over its Parquet files.
 
 Files are checked one by one before the views are made, so a corrupt or foreign file is
-reported (naming it) and left out, and every other file stays queryable. The DuckDB
-database is in memory: nothing here ever writes a shared database file.
+reported (naming it) and left out, and every other file stays queryable. A part of a
+result whose completing record is not there (results.py: still being written, or its
+writer was killed) is left out too and listed as pending. The DuckDB database is in
+memory: nothing here ever writes a shared database file.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import duckdb
 import pyarrow as pa
 
 from tailcast.errors import InputError, StoreError, UsageError
-from tailcast.store.inventory import TableInfo, table_info
+from tailcast.store.inventory import TableInfo, inventory
 from tailcast.store.results import ResultsDir
 from tailcast.store.schemas import TABLES
 
@@ -53,15 +55,15 @@ class Catalog:
         self.results = results or ResultsDir()
         self.con = duckdb.connect(":memory:")
         self.tables: dict[str, TableInfo] = {}
-        for name in TABLES:
-            self.tables[name] = self._attach(name)
+        # One listing of every table, so a part is shown only with its record (inventory).
+        for name, info in inventory(self.results).items():
+            self.tables[name] = self._attach(name, info)
 
     @property
     def problems(self) -> list[InputError]:
         return [p for info in self.tables.values() for p in info.problems]
 
-    def _attach(self, name: str) -> TableInfo:
-        info = table_info(self.results, name)
+    def _attach(self, name: str, info: TableInfo) -> TableInfo:
         if info.files:
             paths = ", ".join(_sql_str(str(p)) for p in info.files)
             extra = ""
@@ -79,12 +81,13 @@ class Catalog:
             self.con.register(name, empty)
         return info
 
-    def sql(self, query: str) -> pa.Table:
-        """Runs one SQL statement over the views; returns its result as Arrow."""
+    def sql(self, query: str, params: list[Any] | None = None) -> pa.Table:
+        """Runs one SQL statement over the views; returns its result as Arrow. Values from
+        outside (ids, names) go in `params` (`?` in the query), never into its text."""
         if not query.strip():
             raise UsageError("empty SQL query")
         try:
-            relation = self.con.sql(query)
+            relation = self.con.sql(query, params=params)
             if relation is None:  # a statement without a result set
                 return pa.table({})
             return relation.to_arrow_table()

@@ -16,6 +16,9 @@ from tailcast.errors import InputError
 SCHEMA_VERSION = 2  # see store.schemas
 META_TABLE = b"tailcast.table"
 META_SCHEMA_VERSION = b"tailcast.schema_version"
+# A part of a result names the record that completes it, "table/stem" (store/results.py).
+PART_OF_KEY = "part_of"
+META_PART_OF = b"tailcast." + PART_OF_KEY.encode()
 
 # The columns a file of each table must hold: the non-nullable fields of store.schemas
 # (a test checks they agree), kept here so a footer check imports no pyarrow.
@@ -24,6 +27,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "utilisation": ("snapshot_id", "taken_at"),
     "runs": ("run_id",),
     "samples": ("run_id", "iteration"),
+    "warmup_samples": ("run_id", "iteration"),
     "osu_results": ("run_id",),
     "traces": ("rank", "seq", "op"),
     "replays": ("replay_id",),
@@ -31,6 +35,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "replay_iterations": ("replay_id",),
     "replay_messages": ("replay_id",),
     "fabric_stats": ("replay_id",),
+    "lab_runs": ("run_id",),
     "sweep_points": ("sweep_id", "point"),
 }
 
@@ -66,7 +71,7 @@ def check_file(path: Path, expected_table: str | None = None) -> Footer:
     readable schema version. Raises InputError naming the file otherwise."""
     footer = read_footer(path)
     kv = footer.metadata
-    table = kv.get(META_TABLE, b"").decode()
+    table = kv.get(META_TABLE, b"").decode(errors="replace")
     if not table:
         raise InputError(path, "Parquet file was not written by tailcast (no tailcast.table)")
     if expected_table is not None and table != expected_table:

@@ -18,6 +18,10 @@ from tailcast.store.footer import check_file
 from tailcast.store.footer import file_metadata as file_metadata
 from tailcast.store.schemas import schema_of
 
+# Rows handed to the Parquet writer per call: pyarrow writes without the GIL, so a signal
+# handler (Ctrl-C, SIGTERM) runs only between calls; 256 K rows take ~0.1 s.
+WRITE_SLICE_ROWS = 1 << 18
+
 
 def conform(table_name: str, data: pa.Table | dict[str, Any] | list[dict[str, Any]]) -> pa.Table:
     """Cast `data` to the table's schema: missing nullable columns become nulls, extra
@@ -63,9 +67,25 @@ def write_parquet_atomic(
 ) -> Path:
     """Conforms `data` to `table_name`'s schema and writes it atomically to `path`."""
     table = _with_metadata(table_name, conform(table_name, data), metadata)
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd", row_group_size=row_group_size)
+    step = min(row_group_size or WRITE_SLICE_ROWS, WRITE_SLICE_ROWS)
+    try:
+        with (
+            atomic_path(path) as tmp,
+            pq.ParquetWriter(tmp, table.schema, compression="zstd") as w,
+        ):
+            for start in range(0, max(table.num_rows, 1), step):
+                w.write_table(table.slice(start, step), row_group_size=step)
+    except (OSError, pa.ArrowException) as exc:  # a full disk, a read-only directory, …
+        raise StoreError(f"{path}: cannot write ({_os_reason(exc)})") from exc
     return path
+
+
+def _os_reason(exc: BaseException) -> str:
+    """The operating system's words for a failed write (pyarrow wraps them in its own)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = str(exc)
+    return text.rsplit("Detail: ", 1)[-1] if "Detail: " in text else text
 
 
 def read_table(path: Path, expected_table: str | None = None) -> pa.Table:
@@ -73,5 +93,5 @@ def read_table(path: Path, expected_table: str | None = None) -> pa.Table:
     check_file(path, expected_table)
     try:
         return pq.read_table(path)
-    except (OSError, pa.ArrowException) as exc:
+    except (OSError, ValueError, pa.ArrowException) as exc:
         raise InputError(path, f"corrupt Parquet data ({exc})") from exc

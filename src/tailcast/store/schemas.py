@@ -10,9 +10,12 @@ import pyarrow as pa
 
 # SCHEMA_VERSION 2: trace files may leave out all-null columns and hold narrower integers
 # (traces.layout); version-1 files read the same. The version and the key-value metadata
-# keys every file carries live with the footer check (no pyarrow there).
+# keys every file carries (and `part_of`, store/results.py) live with the footer check (no
+# pyarrow there).
+from tailcast.store.footer import META_PART_OF as META_PART_OF
 from tailcast.store.footer import META_SCHEMA_VERSION as META_SCHEMA_VERSION
 from tailcast.store.footer import META_TABLE as META_TABLE
+from tailcast.store.footer import PART_OF_KEY as PART_OF_KEY
 from tailcast.store.footer import SCHEMA_VERSION as SCHEMA_VERSION
 
 _TS = pa.timestamp("us", tz="UTC")

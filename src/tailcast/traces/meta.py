@@ -39,15 +39,18 @@ class TraceMeta:
 
     @classmethod
     def from_kv(cls, path: Path, kv: dict[bytes, bytes]) -> TraceMeta:
+        # Foreign or damaged bytes decode with U+FFFD: the checks below then name the key.
         text = {
-            k.decode()[len(_PREFIX) :]: v.decode()
+            k.decode(errors="replace")[len(_PREFIX) :]: v.decode(errors="replace")
             for k, v in kv.items()
             if k.startswith(_PREFIX.encode())
         }
         try:
             ranks = int(text.pop("ranks"))
-            unsupported = json.loads(text.pop("unsupported", "{}"))
-        except (KeyError, ValueError) as exc:
+            unsupported = {
+                str(k): int(v) for k, v in json.loads(text.pop("unsupported", "{}")).items()
+            }
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
             raise InputError(
                 path, f"trace metadata lacks valid ranks/unsupported ({exc})"
             ) from None
@@ -56,7 +59,7 @@ class TraceMeta:
             application=text.pop("application", ""),
             source_format=text.pop("source_format", ""),
             clock=text.pop("clock", "unknown"),
-            unsupported={str(k): int(v) for k, v in unsupported.items()},
+            unsupported=unsupported,
         )
         for internal in ("table", "schema_version"):
             text.pop(internal, None)

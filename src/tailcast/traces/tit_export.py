@@ -14,6 +14,7 @@ Completions become per-request `wait src dst tag` lines (exact, unlike `waitall`
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -135,20 +136,29 @@ def export_tit(
     """Writes the list file `dst` and one file per rank; returns what was not exported."""
     dst = Path(dst).resolve()
     rank_dir = dst.with_name(dst.name + ".d")
+    created = not rank_dir.exists()
     rank_dir.mkdir(parents=True, exist_ok=True)
-    skipped: Counter[str] = Counter()
-    rows_by_rank: dict[int, list[dict[str, Any]]] = {r: [] for r in range(meta.ranks)}
-    for row in sorted_trace(table).to_pylist():
-        rows_by_rank.setdefault(row["rank"], []).append(row)
-    paths = []
-    for rank in range(meta.ranks):
-        lines = _lines(rows_by_rank[rank], rank, meta, skipped, 1e9 / flops_per_s)
-        path = rank_dir / f"rank{rank}.txt"
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        paths.append(str(path))
     tmp = dst.with_name(f".{dst.name}.tmp")
-    tmp.write_text("\n".join(paths) + "\n", encoding="utf-8")
-    os.replace(tmp, dst)
+    try:
+        skipped: Counter[str] = Counter()
+        rows_by_rank: dict[int, list[dict[str, Any]]] = {r: [] for r in range(meta.ranks)}
+        # Batch by batch: one to_pylist of millions of rows would hold off Ctrl-C for seconds.
+        for batch in sorted_trace(table).to_batches(max_chunksize=1 << 16):
+            for row in batch.to_pylist():
+                rows_by_rank.setdefault(row["rank"], []).append(row)
+        paths = []
+        for rank in range(meta.ranks):
+            lines = _lines(rows_by_rank[rank], rank, meta, skipped, 1e9 / flops_per_s)
+            path = rank_dir / f"rank{rank}.txt"
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            paths.append(str(path))
+        tmp.write_text("\n".join(paths) + "\n", encoding="utf-8")
+        os.replace(tmp, dst)  # the list file last: no list names a missing rank file
+    except BaseException:  # failed or interrupted: what this export made goes again
+        tmp.unlink(missing_ok=True)
+        if created:
+            shutil.rmtree(rank_dir, ignore_errors=True)
+        raise
     return skipped
 
 

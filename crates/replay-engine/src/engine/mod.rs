@@ -30,7 +30,7 @@ pub use self::core::{Progress, ReplayStats};
 pub use background::{Arrivals, Generator, Pattern};
 pub use feed::ReplayOutput;
 pub use output::{JobResult, MessagesOut, OpsOut};
-pub use replay::{engine_chunk_rows, replay, JobInput};
+pub use replay::{engine_chunk_rows, replay, replay_interruptible, JobInput};
 pub use stream::{ReplayStream, StreamJob};
 
 #[cfg(test)]

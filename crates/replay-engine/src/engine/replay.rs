@@ -32,6 +32,20 @@ pub fn replay(
     spec: &FabricSpec,
     options: &ReplayOptions,
 ) -> Result<ReplayOutput, ReplayError> {
+    replay_interruptible(jobs, generators, spec, options, &mut || false)
+}
+
+/// `replay`, asking `interrupted` between pieces of work (each time a rank's next rows are
+/// copied in: every ~16 K rows over all ranks); when it answers true the replay stops with
+/// `ReplayError::Interrupted` and nothing of it is returned. The caller decides what an
+/// interruption is (the Python binding polls for signals) and how often it looks.
+pub fn replay_interruptible(
+    jobs: &[JobInput<'_>],
+    generators: Vec<Generator>,
+    spec: &FabricSpec,
+    options: &ReplayOptions,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> Result<ReplayOutput, ReplayError> {
     let mut indexes = Vec::with_capacity(jobs.len());
     let mut setups = Vec::with_capacity(jobs.len());
     for (j, input) in jobs.iter().enumerate() {
@@ -60,6 +74,9 @@ pub fn replay(
     // halo benchmark; 4 K loses to the pauses).
     let chunk_rows = engine_chunk_rows(total_ranks);
     while let Progress::NeedInput { job, rank } = engine.run()? {
+        if interrupted() {
+            return Err(ReplayError::Interrupted);
+        }
         let (j, r) = (job as usize, rank as usize);
         let ix = &indexes[j];
         let (from, to) = (cursor[j][r], ix.starts[r + 1]);

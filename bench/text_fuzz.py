@@ -1,0 +1,138 @@
+"""Mutation fuzzing of tailcast's text readers (issue 19 §5), shared by bench/fuzz_figures.py
+(the bench's count per reader) and tests/reliability/test_fuzz_readers.py (a few thousand).
+
+Each input is a real recorded file (tests/data, ../shared/data) mutated by a few random
+edits: bytes flipped, inserted or deleted, lines dropped, duplicated or swapped, numbers
+replaced by extreme ones, the text cut short. A reader may accept an input or raise a
+TailcastError (typed, naming the file); any other exception is a crash, and an input that
+takes longer than SLOW_S is a hang candidate."""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tailcast.agent.campaign import load_campaign
+from tailcast.collectors.osu_parse import parse_osu_output
+from tailcast.collectors.sinfo import parse_sinfo_nodes
+from tailcast.collectors.squeue import parse_squeue_format, parse_squeue_json
+from tailcast.collectors.topology import parse_scontrol_topology, parse_topology_toml
+from tailcast.errors import TailcastError
+from tailcast.replay.fabric import parse_fabric
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data"
+FABRICS = REPO / "src" / "tailcast" / "replay" / "fabrics"
+SLOW_S = 1.0
+TOKENS = ["-1", "0", "1e308", "nan", "inf", "18446744073709551616", "\x00", "é", "[", "]",
+          "{", "}", '"', ",", "|", "=", "node[1-99999999]", "node[", "#", "\n", "   ",
+          "null"]  # fmt: skip
+
+
+def _seeds() -> dict[str, list[str]]:
+    slurm = DATA / "slurm-22.05"
+    osu = sorted((DATA / "osu-7.4").glob("*.txt")) or sorted(
+        Path("/work/shared/data/osu-7.4").glob("*.txt")
+    )
+    return {
+        "osu_output": [p.read_text(errors="replace") for p in osu],
+        "squeue_json": [(slurm / n).read_text() for n in ("squeue1.json", "squeue-mix.json")],
+        "squeue_format": [(slurm / "squeue-format-shared.txt").read_text()],
+        "sinfo_nodes": ["node01\nnode02\nnode03\nnode04\n", "c[001-128]\n"],
+        "scontrol_topology": [(slurm / "scontrol-show-topology.txt").read_text()],
+        "fabric_toml": [p.read_text() for p in sorted(FABRICS.glob("*.toml"))],
+        "campaign_toml": [(REPO / "slurm_jobs" / "campaign.example.toml").read_text()],
+        "topology_toml": [
+            (REPO / "slurm_jobs" / "topology.example.toml").read_text(),
+            '[islands.i0]\ng0 = "node[01-04]"\ng1 = "node[05-08]"\n'
+            '[islands.i1]\ng2 = "node[09-12]"\ng3 = "node13,node14"\n',
+        ],
+    }
+
+
+READERS: dict[str, Callable[[str], Any]] = {
+    "osu_output": lambda text: parse_osu_output(text, "fuzz.txt"),
+    "squeue_json": lambda text: parse_squeue_json(text, "fuzz.json"),
+    "squeue_format": lambda text: parse_squeue_format(text, "fuzz.txt"),
+    "sinfo_nodes": lambda text: parse_sinfo_nodes(text, "fuzz.txt"),
+    "scontrol_topology": lambda text: parse_scontrol_topology(text, "fuzz.txt"),
+    "topology_toml": lambda text: parse_topology_toml(text, "fuzz.toml"),
+    "fabric_toml": lambda text: parse_fabric(text, "fuzz.toml"),
+    "campaign_toml": lambda text: _campaign(text),
+}
+
+
+def _campaign(text: str) -> Any:
+    """load_campaign reads a file (its paths are relative to it): one scratch file."""
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        return load_campaign(Path(fh.name))
+
+
+def mutate(text: str, rng: random.Random) -> str:
+    for _ in range(rng.randint(1, 4)):
+        kind = rng.randrange(6)
+        if not text:
+            text = rng.choice(TOKENS)
+        pos = rng.randrange(len(text) + 1)
+        if kind == 0:  # insert a token
+            text = text[:pos] + rng.choice(TOKENS) + text[pos:]
+        elif kind == 1:  # delete a span
+            text = text[:pos] + text[pos + rng.randint(1, 64) :]
+        elif kind == 2:  # flip one character
+            text = text[:pos] + chr(rng.randrange(1, 0x250)) + text[pos + 1 :]
+        elif kind == 3:  # cut short
+            text = text[:pos]
+        else:  # drop, duplicate or swap lines
+            lines = text.split("\n")
+            i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+            if kind == 4:
+                lines.insert(i, lines[j])
+            else:
+                lines[i], lines[j] = lines[j], lines[i]
+                if rng.random() < 0.5:
+                    del lines[i]
+            text = "\n".join(lines)
+    return text
+
+
+@dataclass
+class FuzzCounts:
+    inputs: int = 0
+    accepted: int = 0
+    typed_errors: Counter[str] = field(default_factory=Counter)
+    crashes: Counter[str] = field(default_factory=Counter)
+    slow: int = 0  # inputs over SLOW_S
+    max_input_s: float = 0.0
+    examples: list[str] = field(default_factory=list)  # first crashing inputs
+
+
+def fuzz(reader: str, inputs: int, seed: int = 19) -> FuzzCounts:
+    rng = random.Random(seed)
+    seeds = _seeds()[reader]
+    parse = READERS[reader]
+    counts = FuzzCounts()
+    for _ in range(inputs):
+        text = mutate(rng.choice(seeds), rng)
+        started = time.perf_counter()
+        try:
+            parse(text)
+            counts.accepted += 1
+        except TailcastError as err:
+            counts.typed_errors[type(err).__name__] += 1
+        except Exception as exc:  # a crash: the point of the fuzzer
+            counts.crashes[f"{type(exc).__name__}: {str(exc)[:80]}"] += 1
+            if len(counts.examples) < 3:
+                counts.examples.append(text[:2000])
+        took = time.perf_counter() - started
+        counts.slow += took > SLOW_S
+        counts.max_input_s = max(counts.max_input_s, took)
+        counts.inputs += 1
+    return counts

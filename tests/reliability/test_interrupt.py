@@ -1,0 +1,86 @@
+"""Issue 19 §6: SIGINT and SIGTERM stop a long `replay run` promptly, in the engine and in
+any other phase: exit 130 / 143, one line saying so, nothing partial in the store.
+
+The signal is sent at a point of the process's own CPU time (the startup imports plus a
+share of the replay), so the test lands in the same phase however loaded the machine is;
+`--debug`'s traceback says where it landed and the test checks that it was the engine."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.reliability.conftest import TAILCAST, signal_at_cpu, startup_cpu_s
+
+# CPU the process may use after the signal: the rest of one piece of engine work (≤ 20 ms
+# between looks), unwinding and removing what was written; the full replay costs seconds.
+AFTER_SIGNAL_CPU_S = 0.5
+
+
+def _stored_files(home: Path) -> list[Path]:
+    return sorted(p for p in home.rglob("*") if p.is_file()) if home.exists() else []
+
+
+@pytest.mark.parametrize(
+    ("mode", "signum", "engine_frame"),
+    [
+        ("--in-memory", signal.SIGINT, "result = _core.replay("),
+        ("--stream", signal.SIGTERM, "stream.run()"),
+    ],
+)
+def test_signal_stops_replay_in_the_engine(
+    halo_trace: Path, tmp_path: Path, mode: str, signum: int, engine_frame: str
+) -> None:
+    home = tmp_path / "home"
+    env = {**os.environ, "TAILCAST_HOME": str(home)}
+    startup = startup_cpu_s(env)
+    argv = [TAILCAST, "--debug", "replay", "run", str(halo_trace), mode]
+    argv += ["--fabric", "torus-4x4x4", "--no-messages"]
+    # Reading 3.1 M rows costs ~1 s of CPU, the torus replay ~3 s: 2 s in is in the engine.
+    stopped = signal_at_cpu(argv, env, startup + 2.0, signum)
+    name = signal.Signals(signum).name
+    assert stopped.returncode == 128 + signum, stopped.stderr
+    assert stopped.stderr.splitlines()[-1] == (
+        f"tailcast: interrupted by {name}: nothing partial was stored"
+    )
+    assert engine_frame in stopped.stderr, f"not stopped in the engine:\n{stopped.stderr}"
+    assert stopped.cpu_after_s < AFTER_SIGNAL_CPU_S, stopped
+    assert _stored_files(home) == []
+    print(
+        f"{mode} {name}: exit {stopped.returncode}, {stopped.wall_after_s:.3f} s wall and "
+        f"{stopped.cpu_after_s:.3f} s CPU after the signal"
+    )
+
+
+def test_signal_while_storing_leaves_no_part(halo_trace: Path, tmp_path: Path) -> None:
+    """Interrupted after the replay, while its files are written: the parts already
+    written are removed again (the result is stored whole or not at all)."""
+    home = tmp_path / "home"
+    env = {**os.environ, "TAILCAST_HOME": str(home)}
+    argv = [TAILCAST, "--debug", "replay", "run", str(halo_trace), "--in-memory"]
+    startup = startup_cpu_s(env)
+    # The ideal fabric replays in ~0.3 s; storing 3.1 M op rows (~0.6 s) follows.
+    stopped = signal_at_cpu(argv, env, startup + 1.0, signal.SIGINT)
+    assert stopped.returncode == 130, stopped.stderr
+    assert "in _store" in stopped.stderr, f"not stopped while storing:\n{stopped.stderr}"
+    assert stopped.stderr.splitlines()[-1] == (
+        "tailcast: interrupted by SIGINT: nothing partial was stored"
+    )
+    assert _stored_files(home) == []
+
+
+def test_signal_stops_a_tit_export_and_leaves_no_part(halo_trace: Path, tmp_path: Path) -> None:
+    """`trace convert --to tit` of 3.1 M rows: it used to hold off SIGINT for ~9 s of CPU
+    (one to_pylist of the whole trace) and to leave its rank directory behind."""
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {**os.environ, "TAILCAST_HOME": str(tmp_path / "home")}
+    argv = [TAILCAST, "--debug", "trace", "convert", str(halo_trace), str(out / "t.tit")]
+    stopped = signal_at_cpu([*argv, "--to", "tit"], env, startup_cpu_s(env) + 1.5, signal.SIGINT)
+    assert stopped.returncode == 130, stopped.stderr
+    assert "in export_tit" in stopped.stderr, stopped.stderr
+    assert stopped.cpu_after_s < AFTER_SIGNAL_CPU_S, stopped
+    assert list(out.iterdir()) == []

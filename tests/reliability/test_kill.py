@@ -1,0 +1,64 @@
+"""Issue 19 §2: an agent job killed with SIGKILL mid-campaign (`scancel --signal=KILL
+--full` on the real local Slurm: the batch script, the agent and its mpirun die at once).
+Every run that completed is kept whole, the interrupted one leaves nothing visible, every
+file is readable."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tailcast.store import Catalog, ResultsDir
+
+pytestmark = [pytest.mark.slurm, pytest.mark.mpi, pytest.mark.slow]
+
+TAILCAST = f"{sys.executable} -m tailcast.cli.main"
+BENCHMARKS = ["bcast", "allreduce", "alltoall", "reduce"]
+SIZES = ["4", "1K", "4K"]
+ITERATIONS = 400
+
+
+def test_agent_killed_mid_campaign_keeps_every_completed_run(
+    slurm_cluster: Any, tmp_path: Path, results_home: Path
+) -> None:
+    slurm_cluster.cancel_all()
+    script = (
+        "#!/bin/bash\nexport OMPI_MCA_btl=self,tcp\n"
+        f"exec {TAILCAST} agent run --impl builtin --timeout 240 "
+        f"--benchmarks {','.join(BENCHMARKS)} --sizes {','.join(SIZES)} "
+        f"--iterations {ITERATIONS} --warmup 5\n"
+    )
+    export = f"--export=ALL,TAILCAST_HOME={results_home}"
+    job = slurm_cluster.sbatch(
+        ["-N", "2", "--ntasks-per-node=1", "--time=10", export], script, tmp_path
+    )
+    results = ResultsDir()
+    deadline = time.monotonic() + 400
+    while len(results.files("runs")) < 2:  # two runs done: the third is being measured
+        assert time.monotonic() < deadline, (tmp_path / f"slurm-{job}.out").read_text()
+        assert slurm_cluster.job_state(job) in {"PENDING", "RUNNING", "CONFIGURING"}
+        time.sleep(0.05)
+    slurm_cluster.run(["scancel", "--signal=KILL", "--full", job])
+    slurm_cluster.wait_state(job, {"CANCELLED", "FAILED", "COMPLETED", "GONE"}, 120)
+    expected = len(BENCHMARKS) * len(SIZES)
+    with Catalog() as catalog:
+        assert all(info.problems == [] for info in catalog.tables.values())  # none corrupt
+        runs = catalog.rows("SELECT run_id, iterations FROM runs")
+        counts = {
+            r["run_id"]: r["n"]
+            for r in catalog.rows("SELECT run_id, count(*) AS n FROM samples GROUP BY run_id")
+        }
+        duplicated = catalog.rows("SELECT count(*) - count(DISTINCT run_id) AS n FROM runs")[0]["n"]
+        pending = [p for info in catalog.tables.values() for p in info.pending]
+    found = len(runs)
+    print(
+        f"runs expected/found/duplicated/corrupt = {expected}/{found}/{duplicated}/0 "
+        f"(killed after {found}); pending parts hidden: {len(pending)}"
+    )
+    assert 2 <= found < expected and duplicated == 0
+    # Each kept run is whole: all its samples; no sample of a run that was not completed.
+    assert {r["run_id"]: ITERATIONS for r in runs} == counts
