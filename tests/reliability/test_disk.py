@@ -58,17 +58,28 @@ def _no_partial_files(home: Path) -> None:
     assert all(t["problems"] == [] and t["pending"] == [] for t in listing), listing
 
 
+def _fill(fs: Path, leave_bytes: int) -> None:
+    """Takes all but `leave_bytes` of the file system with a file outside the store."""
+    st = os.statvfs(fs)
+    (fs / "filler").write_bytes(b"\0" * max(0, st.f_bavail * st.f_frsize - leave_bytes))
+
+
+# Both ways a replay stores its per-op times: results.write (in memory) and the streamed
+# ops file (replay/ops_file.py).
+@pytest.mark.parametrize("mode", ["--in-memory", "--stream"])
 def test_full_disk_is_a_clear_error_and_the_store_still_opens(
-    small_fs: Path, tmp_path: Path
+    small_fs: Path, tmp_path: Path, mode: str
 ) -> None:
     home = small_fs / "my results ü Ωmega"
     small = osu_parquet(tmp_path, "allreduce", 4, 8, iterations=10)
     kept = _tailcast(home, "replay", "run", str(small), "--json")
     assert kept.returncode == 0, kept.stderr
     kept_id = json.loads(kept.stdout)["replay_id"]
-    # 384 K rows: the replay's replay_ops file outgrows the 1 MiB.
+    # 384 K rows: the replay's replay_ops file (~1.4 MB in memory, ~130 kB streamed, whose
+    # rows carry no per-message columns) outgrows the 64 KiB left.
     big = write_halo(tmp_path / "big.parquet", iterations=1000)
-    full = _tailcast(home, "replay", "run", str(big))
+    _fill(small_fs, 64 << 10)
+    full = _tailcast(home, "replay", "run", mode, str(big))
     assert full.returncode == 1, full.stderr
     line = full.stderr.strip()
     assert "\n" not in line and line.startswith(f"tailcast: error: {home}/"), line

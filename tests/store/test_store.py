@@ -62,12 +62,12 @@ WRITER = """
 import sys, time
 import pyarrow as pa
 from pathlib import Path
-from tailcast.store import parquet_io
+from tailcast.store import atomic, parquet_io
 
 def slow_fsync(fd):
     Path(sys.argv[2]).write_text("written")   # tell the test the temp file is written
     time.sleep(60)                             # killed here, before fsync + rename
-parquet_io.os.fsync = slow_fsync
+atomic.os.fsync = slow_fsync  # store.atomic fsyncs the temporary file
 n = 200_000
 parquet_io.write_parquet_atomic(
     "samples", {"run_id": ["r"] * n, "iteration": list(range(n)), "latency_us": [1.0] * n},

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from tailcast.replay.columns import op_code_table
-from tailcast.store.parquet_io import atomic_path, file_metadata
+from tailcast.store.parquet_io import atomic_path, file_metadata, write_error
 from tailcast.store.schemas import PART_OF_KEY, REPLAY_OPS
 
 OPS_ROW_GROUP = 1 << 18
@@ -24,8 +24,8 @@ OPS_ROW_GROUP = 1 << 18
 class OpsWriter:
     """replay_ops rows to one Parquet file, a row group at a time."""
 
-    def __init__(self, writer: pq.ParquetWriter, replay_id: str) -> None:
-        self.writer, self.replay_id = writer, replay_id
+    def __init__(self, writer: pq.ParquetWriter, replay_id: str, path: Path) -> None:
+        self.writer, self.replay_id, self.path = writer, replay_id, path
         names = {code: name for name, code in op_code_table().items()}
         self.names = pa.array([names.get(c, "other") for c in range(256)], pa.string())
         self.parts: list[dict[str, NDArray[Any]]] = []
@@ -53,7 +53,10 @@ class OpsWriter:
         # Streamed replays record no per-message fabric details: those columns are null.
         schema = self.writer.schema
         table = pa.table([columns.get(f.name, pa.nulls(n, f.type)) for f in schema], schema=schema)
-        self.writer.write_table(table, row_group_size=OPS_ROW_GROUP)
+        try:
+            self.writer.write_table(table, row_group_size=OPS_ROW_GROUP)
+        except (OSError, pa.ArrowException) as exc:
+            raise write_error(self.path, exc) from exc
         self.parts, self.pending = [], 0
 
 
@@ -63,5 +66,13 @@ def ops_file(path: Path, replay_id: str, part_of: str | None = None) -> Iterator
     `part_of` ("table/stem"): the record that completes it (store/results.py)."""
     extra = {PART_OF_KEY: part_of} if part_of is not None else None
     schema = REPLAY_OPS.with_metadata(file_metadata("replay_ops", extra))
-    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as w:
-        yield OpsWriter(w, replay_id)
+    in_block = False
+    try:
+        with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as w:
+            in_block = True
+            yield OpsWriter(w, replay_id, path)
+            in_block = False
+    except (OSError, pa.ArrowException) as exc:  # a full disk, a read-only directory, …
+        if in_block:  # the caller's own error, not this file's
+            raise
+        raise write_error(path, exc) from exc

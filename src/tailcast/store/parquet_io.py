@@ -76,16 +76,19 @@ def write_parquet_atomic(
             for start in range(0, max(table.num_rows, 1), step):
                 w.write_table(table.slice(start, step), row_group_size=step)
     except (OSError, pa.ArrowException) as exc:  # a full disk, a read-only directory, …
-        raise StoreError(f"{path}: cannot write ({_os_reason(exc)})") from exc
+        raise write_error(path, exc) from exc
     return path
 
 
-def _os_reason(exc: BaseException) -> str:
-    """The operating system's words for a failed write (pyarrow wraps them in its own)."""
+def write_error(path: Path, exc: BaseException) -> StoreError:
+    """A failed write of `path` in the operating system's words (pyarrow wraps them in its
+    own)."""
     if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    text = str(exc)
-    return text.rsplit("Detail: ", 1)[-1] if "Detail: " in text else text
+        reason = exc.strerror
+    else:
+        text = str(exc)
+        reason = text.rsplit("Detail: ", 1)[-1] if "Detail: " in text else text
+    return StoreError(f"{path}: cannot write ({reason})")
 
 
 def read_table(path: Path, expected_table: str | None = None) -> pa.Table:
