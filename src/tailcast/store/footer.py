@@ -24,6 +24,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "utilisation": ("snapshot_id", "taken_at"),
     "runs": ("run_id",),
     "samples": ("run_id", "iteration"),
+    "warmup_samples": ("run_id", "iteration"),
     "osu_results": ("run_id",),
     "traces": ("rank", "seq", "op"),
     "replays": ("replay_id",),
@@ -31,6 +32,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "replay_iterations": ("replay_id",),
     "replay_messages": ("replay_id",),
     "fabric_stats": ("replay_id",),
+    "lab_runs": ("run_id",),
     "sweep_points": ("sweep_id", "point"),
 }
 
