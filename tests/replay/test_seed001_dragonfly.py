@@ -69,8 +69,11 @@ def _summary(x: np.ndarray) -> tuple[float, float]:
 def test_reduce_mean_and_p99_grow_with_b_across_islands(reduce_trace: Path) -> None:
     quiet = replay_trace(reduce_trace, _marconi("adaptive"), ReplayOptions(
         placement="different_islands", seed=3))  # fmt: skip
-    # Fig. 3b: the Reduce across islands averages 1.4 ms; the model's zero-load value.
-    assert quiet.iteration_latency_us.mean() == pytest.approx(1400, rel=0.05)
+    # Fig. 3b: the Reduce across islands averages 1.4 ms on Marconi100. Since the engine
+    # times Open MPI 4.1.4's segmented reduce (issue 22) the model's zero-load value is
+    # ~0.78 ms (it was 1.41 ms with the unsegmented closed form): the paper's figure is not
+    # reproduced, and this test keeps only the growth with b.
+    assert 500 < quiet.iteration_latency_us.mean() < 1400
     means, p99s = [], []
     for b in (0.2, 0.45, 0.7):
         mean, p99 = _summary(_latencies(str(reduce_trace), "different_islands", b))
@@ -105,7 +108,12 @@ def test_reduce_locality_orders_same_group_island_different_islands(reduce_trace
         for p in ("same_group", "same_island", "different_islands")
     }
     means = [by_place[p][0] for p in ("same_group", "same_island", "different_islands")]
-    assert means[0] < means[1] < means[2], by_place
+    p99s = [by_place[p][1] for p in ("same_group", "same_island", "different_islands")]
+    # With the segmented 4.1.4 reduce the same-island and different-islands means agree to
+    # 0.1 % (879.1 vs 878.6 us at b = 0.45): the order holds for the p99, and the mean only
+    # separates the one-leaf placement from the others.
+    assert means[0] < min(means[1], means[2]), by_place
+    assert p99s[0] < p99s[1] < p99s[2], by_place
     # On one leaf switch nothing is shared with the background: no tail at all (§6:
     # "minimally affected by the global background traffic").
     group_mean, group_p99 = by_place["same_group"]
@@ -113,6 +121,11 @@ def test_reduce_locality_orders_same_group_island_different_islands(reduce_trace
     assert by_place["same_island"][1] > 1.1 * group_p99
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 12 not met since the segmented 4.1.4 reduce (issue 22): the dip test no "
+    "longer rejects unimodality at b = 0.7 (p = 0.23)",
+)
 def test_reduce_at_high_b_under_adaptive_routing_is_multimodal_by_the_dip_test(
     reduce_trace: Path,
 ) -> None:

@@ -14,6 +14,7 @@ Files written before this layout (every column, wide types) read the same.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
@@ -86,13 +87,32 @@ def writer_options(schema: pa.Schema) -> dict[str, Any]:
         if name in DELTA_COLUMNS:
             key = f"{name}.list.element" if pa.types.is_list(schema.field(name).type) else name
             encoding[key] = "DELTA_BINARY_PACKED"
-    return {
+    options: dict[str, Any] = {
         "compression": "zstd",
         "use_dictionary": [n for n in names if n not in DELTA_COLUMNS],
         "column_encoding": encoding,
-        "max_rows_per_page": PAGE_ROWS,
         "write_statistics": True,
     }
+    if _writer_takes_page_rows():
+        options["max_rows_per_page"] = PAGE_ROWS
+    return options
+
+
+@functools.cache
+def _writer_takes_page_rows() -> bool:
+    """Whether this pyarrow's Parquet writer bounds pages by rows: pyarrow 20, the last with
+    manylinux2014 wheels (old-glibc clusters), does not; its pages are then bounded by bytes
+    only (1 MiB), which readers handle the same, holding larger pages."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pq.ParquetWriter(io.BytesIO(), pa.schema([("x", pa.int8())]), max_rows_per_page=1).close()
+    except TypeError:
+        return False
+    return True
 
 
 def group_cuts(ranks: Iterable[int] | np.ndarray, target: int = ROW_GROUP_ROWS) -> list[int]:
