@@ -20,6 +20,7 @@
 //! Models live in `models/`, one module each, found by the registry (`registry.rs`):
 //! each declares its parameters once (`schema.rs`) and a builder.
 
+pub mod circuit_net;
 pub mod flow_network;
 pub mod graphs;
 pub mod maxmin;
