@@ -46,8 +46,8 @@ pub const MODEL: Model = Model {
                     min: 0.0,
                     max: f64::INFINITY,
                 },
-                default: DefaultValue::Float(1.0),
-                doc: "reservation cycle per hop, paid forward and back (seed 002 §V; its value is not stated)",
+                default: DefaultValue::Float(0.1),
+                doc: "reservation cycle per hop, paid forward and back (seed 002 §V states no value; see DESIGN.md)",
             },
             Param {
                 key: "mtu_bytes",
