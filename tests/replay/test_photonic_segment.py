@@ -54,5 +54,5 @@ def test_a_wrong_key_is_named(tmp_path: Path) -> None:
     text = bundled_fabrics()[FABRICS[0]].replace("buffer_every = 1", "buffer_every = -1")
     bad = tmp_path / "bad.toml"
     bad.write_text(text)
-    with pytest.raises(FabricConfigError, match="topology.buffer_every"):
+    with pytest.raises(FabricConfigError, match=r"topology\.buffer_every"):
         load_fabric(bad)
