@@ -21,6 +21,7 @@ SUBCOMMANDS = [
     "predict",
     "report",
     "db",
+    "doctor",
     "quickstart",
 ]
 

@@ -6,6 +6,9 @@ A SOURCE is, tried in this order:
 2. the name of a store table (runs, samples, replay_iterations, …);
 3. a replay id: its replay_iterations rows (per-iteration latency_us), or, when the replay
    has none, its replay_ops rows with latency_us = (sim_end_ns − sim_start_ns) / 1000;
+   a sweep id: the replay_iterations rows of all its points, with each point's index,
+   fabric, params (JSON) and seed (or, without iterations, one row per point with
+   latency_us = total time);
 4. otherwise a SQL query over the store (DuckDB views, see `tailcast db`).
 """
 
@@ -30,7 +33,7 @@ class Source:
     """A resolved SOURCE: its rows, and how they were obtained."""
 
     spec: str
-    kind: str  # parquet | table | replay | query
+    kind: str  # parquet | table | replay | sweep | query
     table: pa.Table
     query: str | None = None
     files: list[Path] = field(default_factory=list)
@@ -53,6 +56,27 @@ def tables_in(query: str) -> list[str]:
     """Store tables a query mentions (word match) — used to list the files behind it."""
     words = set(re.findall(r"[A-Za-z_]+", query.lower()))
     return [name for name in TABLES if name in words]
+
+
+def _sweep_source(catalog: Catalog, spec: str) -> Source | None:
+    ident = spec.replace("'", "''")
+    n = catalog.sql(f"SELECT count(*) AS n FROM sweep_points WHERE sweep_id = '{ident}'")
+    if not int(n.column("n")[0].as_py()):
+        return None
+    query = (
+        "SELECT s.sweep_id, s.point, s.fabric, s.params, s.seed, i.iteration, i.latency_us "
+        "FROM sweep_points s JOIN replay_iterations i USING (replay_id) "
+        f"WHERE s.sweep_id = '{ident}' ORDER BY s.point, i.iteration"
+    )
+    tables = ["sweep_points", "replay_iterations"]
+    table = catalog.sql(query)
+    if table.num_rows == 0:
+        query = (
+            "SELECT sweep_id, point, fabric, params, seed, total_time_ns / 1000.0 AS latency_us "
+            f"FROM sweep_points WHERE sweep_id = '{ident}' ORDER BY point"
+        )
+        tables, table = ["sweep_points"], catalog.sql(query)
+    return Source(spec, "sweep", table, query, _files_of(catalog, tables))
 
 
 def _replay_source(catalog: Catalog, spec: str) -> Source | None:
@@ -103,7 +127,7 @@ def resolve(spec: str, catalog: Catalog | None = None) -> Source:
             query = f'SELECT * FROM "{spec}"'
             return Source(spec, "table", cat.sql(query), query, _files_of(cat, [spec]))
         if _ID_LIKE.match(spec) and not _SQL_START.match(spec):
-            found = _replay_source(cat, spec)
+            found = _replay_source(cat, spec) or _sweep_source(cat, spec)
             if found is not None:
                 return found
             raise UsageError(

@@ -11,7 +11,18 @@ from typing import Annotated
 import typer
 
 from tailcast import __version__
-from tailcast.cli import agent, analyze, collect, db, predict, quickstart, replay, report, trace
+from tailcast.cli import (
+    agent,
+    analyze,
+    collect,
+    db,
+    doctor,
+    predict,
+    quickstart,
+    replay,
+    report,
+    trace,
+)
 from tailcast.errors import EXIT_FAILURE, TailcastError
 
 app = typer.Typer(
@@ -82,6 +93,7 @@ SUBCOMMANDS = [
     (report.app, "report", "Write a static HTML report of everything in the store."),
     (predict.app, "predict", "Predict a collective's latency tail from the live queue's b."),
     (db.app, "db", "Query the results store with SQL (DuckDB over Parquet)."),
+    (doctor.app, "doctor", "What this machine has for tailcast; what missing parts turn off."),
 ]
 for sub_app, name, short in SUBCOMMANDS:
     app.add_typer(sub_app, name=name, short_help=short)

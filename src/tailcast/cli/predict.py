@@ -162,11 +162,28 @@ def tail(
     snapshot: Annotated[
         str | None, typer.Option("--snapshot", help="Replay a stored queue snapshot by id.")
     ] = None,
+    simulate: Annotated[
+        str | None,
+        typer.Option(
+            "--simulate",
+            help="Also replay the job on this fabric (bundled name or TOML) beside the "
+            "queue's running jobs; the fabric's `nodes` must name the cluster's nodes.",
+        ),
+    ] = None,
+    simulate_trace: Annotated[
+        Path | None,
+        typer.Option(help="Replay this trace instead of the benchmark's OSU-pattern trace."),
+    ] = None,
+    simulate_load: Annotated[
+        float, typer.Option(help="Offered load per background node (fraction of its link).")
+    ] = 0.3,
+    simulate_iterations: Annotated[int, typer.Option(help="Simulated iterations.")] = 200,
     model: ModelOpt = "tail",
     as_json: JsonOpt = False,
 ) -> None:
     """Forecast mean, p99 and p99/p50 with bands and P(long tail) for a job starting now,
-    beside the linear baseline fitted per (benchmark, size, locality)."""
+    beside the linear baseline fitted per (benchmark, size, locality) and, with --simulate,
+    the tail a fabric model gives under the queue's running jobs."""
     from tailcast.analysis.prediction import load_run_stats, predict_tail
     from tailcast.collectors.jobs import expand_nodes
     from tailcast.forecast.live import Request, forecast
@@ -174,7 +191,14 @@ def tail(
 
     if b is not None and snapshot is not None:
         raise UsageError("give --b or --snapshot, not both")
+    if simulate is not None and b is not None:
+        raise UsageError("--simulate places the queue's jobs: use the live queue or --snapshot")
     size_bytes = parse_size(size)
+    fabric = None
+    if simulate is not None:
+        from tailcast.replay.fabric import load_fabric
+
+        fabric = load_fabric(simulate)
     notes: list[str] = []
     with _catalog() as catalog:
         queue = _stored_queue(catalog, snapshot) if snapshot else None
@@ -207,10 +231,33 @@ def tail(
             b_value = compute_b(queue.jobs, queue.n_t).b
         assert b_value is not None
         runs = load_run_stats(catalog, benchmark, size_bytes, locality)
+    simulated = None
+    if fabric is not None:
+        from tailcast.forecast.simulate import simulate_tail
+
+        assert queue is not None
+        sim_nodes = (learned or {}).get("nodes") or nodes
+        if sim_nodes is None:
+            raise UsageError("--simulate needs --nodes (no trained model gives the count)")
+        wanted = tuple(expand_nodes(nodelist)) if nodelist else ()
+        if not wanted and learned and learned.get("node_list"):
+            wanted = tuple(expand_nodes(learned["node_list"]))
+        simulated = simulate_tail(
+            fabric,
+            queue,
+            benchmark,
+            size_bytes,
+            int(sim_nodes),
+            ranks or int(sim_nodes),
+            wanted=wanted,
+            trace=simulate_trace,
+            iterations=simulate_iterations,
+            load=simulate_load,
+        )
     try:
         baseline = predict_tail(runs, b_value, benchmark, size_bytes, locality)
     except NotAcceptedError as exc:
-        if learned is None:
+        if learned is None and simulated is None:
             raise
         baseline = None
         notes.append(f"baseline: {exc}")
@@ -222,6 +269,7 @@ def tail(
                 "b_source": source,
                 "learned": learned,
                 "baseline": baseline.as_dict() if baseline else None,
+                "simulated": simulated.as_dict() if simulated else None,
                 "notes": notes,
             }
         )
@@ -241,6 +289,8 @@ def tail(
             notes.append(
                 f"baseline: b outside the measured {baseline.b_min:.3f}–{baseline.b_max:.3f}"
             )
+    if simulated is not None:
+        echo(simulated.line())
     for text in notes:
         note(text)
 

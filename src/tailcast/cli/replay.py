@@ -7,12 +7,15 @@ from typing import Annotated, Any
 
 import typer
 
+from tailcast.cli import sweep
 from tailcast.cli._common import echo, emit_json, new_app, note
 
 app = new_app(
     "Replay a tailcast Parquet trace through a modelled fabric (see `fabrics`), optionally "
     "under background traffic, and store per-operation simulated times."
 )
+
+app.add_typer(sweep.app, name="sweep")
 
 
 @app.command("run")

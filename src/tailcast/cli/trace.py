@@ -177,7 +177,7 @@ def capture(
     if not argv:
         raise UsageError("give the command to run after --, e.g. -- mpirun -np 4 ./app")
     result = capture_run(argv, output, application=application, keep_raw=keep_raw,
-                         timeout=timeout)  # fmt: skip
+                         timeout=timeout, progress=note)  # fmt: skip
     note(
         f"wrote {output}: {result.calls} calls from {result.ranks} rank(s)"
         + ("" if result.returncode == 0 else f"; the program exited {result.returncode}")
@@ -190,7 +190,8 @@ def capture(
 def build_tracer(
     force: Annotated[bool, typer.Option(help="Rebuild even if up to date.")] = False,
 ) -> None:
-    """Compile the PMPI tracer with the local mpicc into the cache directory."""
+    """Compile the PMPI tracer with the site's mpicc into the per-user cache (one build per
+    MPI and version; `trace capture` does this on first use)."""
     from tailcast.traces.capture import build_tracer as do_build
 
-    echo(str(do_build(force=force)))
+    echo(str(do_build(force=force, progress=note)))

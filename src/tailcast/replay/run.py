@@ -156,9 +156,17 @@ def _engine_batches(trace: Path) -> Iterator[tuple[pa.RecordBatch, dict[str, Con
 
 
 def replay_trace(
-    trace: Path, fabric: Fabric, options: ReplayOptions, results: ResultsDir | None = None
+    trace: Path,
+    fabric: Fabric,
+    options: ReplayOptions,
+    results: ResultsDir | None = None,
+    *,
+    replay_id: str | None = None,
+    store_ops: bool = True,
 ) -> ReplayOutcome:
-    """Replays `trace` on `fabric`; stores the results in `results` when given."""
+    """Replays `trace` on `fabric`; stores the results in `results` when given (the
+    per-operation rows unless `store_ops` is False). `replay_id` names the stored files
+    (default: a fresh id); storing again under the same id replaces them."""
     trace = Path(trace)
     meta = read_meta(trace)
     columns = trace_columns(trace)
@@ -198,7 +206,7 @@ def replay_trace(
         messages = messages_table(result.messages, result.path_classes)
         ops = fabric_columns(ops, messages)
     outcome = ReplayOutcome(
-        replay_id=uuid.uuid4().hex,
+        replay_id=replay_id or uuid.uuid4().hex,
         trace=str(trace),
         fabric=fabric.name,
         ranks=max(ranks, meta.ranks),
@@ -212,7 +220,7 @@ def replay_trace(
         fabric_stats=dict(result.fabric_stats),
     )
     if results is not None:
-        _store(outcome, trace, fabric, options, results)
+        _store(outcome, trace, fabric, options, results, store_ops)
     return outcome
 
 
@@ -331,12 +339,19 @@ def background_description(options: ReplayOptions) -> str | None:
 
 
 def _store(
-    outcome: ReplayOutcome, trace: Path, fabric: Fabric, options: ReplayOptions, results: ResultsDir
+    outcome: ReplayOutcome,
+    trace: Path,
+    fabric: Fabric,
+    options: ReplayOptions,
+    results: ResultsDir,
+    store_ops: bool,
 ) -> None:
     rid = outcome.replay_id
-    n = outcome.ops.num_rows
-    ops = outcome.ops.add_column(0, "replay_id", pa.array([rid] * n, pa.string()))
-    paths = [str(results.write("replay_ops", ops, name=rid))]
+    paths = []
+    if store_ops:
+        n = outcome.ops.num_rows
+        ops = outcome.ops.add_column(0, "replay_id", pa.array([rid] * n, pa.string()))
+        paths.append(str(results.write("replay_ops", ops, name=rid)))
     if outcome.messages is not None:
         m = outcome.messages
         table = m.add_column(0, "replay_id", pa.array([rid] * m.num_rows, pa.string()))

@@ -28,11 +28,13 @@ class ResultsDir:
         return self.root / table
 
     def files(self, table: str) -> list[Path]:
-        """Visible (complete) files of a table, sorted by name."""
+        """Visible (complete) files of a table, sorted by name: in its directory and one
+        level below (a sweep keeps its points in `sweep_points/SWEEP_ID/`)."""
         directory = self.table_dir(table)
         if not directory.is_dir():
             return []
-        return sorted(p for p in directory.glob("*.parquet") if not p.name.startswith("."))
+        found = [*directory.glob("*.parquet"), *directory.glob("*/*.parquet")]
+        return sorted(p for p in found if not p.name.startswith("."))
 
     def write(
         self,

@@ -187,6 +187,31 @@ REPLAY_MESSAGES = pa.schema(
     ]
 )
 
+SWEEP_POINTS = pa.schema(
+    [
+        pa.field("sweep_id", pa.string(), nullable=False),
+        pa.field("point", pa.int64(), nullable=False),
+        pa.field("trace", pa.string()),
+        pa.field("trace_sha256", pa.string()),
+        pa.field("fabric", pa.string()),
+        pa.field("params", pa.string()),  # JSON: the point's value of every axis
+        pa.field("seed", pa.int64()),
+        pa.field("replay_id", pa.string()),  # its replays / replay_iterations / fabric_stats
+        pa.field("total_time_ns", pa.int64()),
+        pa.field("iterations", pa.int64()),
+        pa.field("iteration_mean_us", pa.float64()),
+        pa.field("iteration_p50_us", pa.float64()),
+        pa.field("iteration_p99_us", pa.float64()),
+        pa.field("actions", pa.int64()),
+        pa.field("messages", pa.int64()),
+        pa.field("background_messages", pa.int64()),
+        pa.field("cpu_s", pa.float64()),
+        pa.field("task", pa.string()),  # local, or the array task (plan:K, assign-N:K)
+        pa.field("host", pa.string()),
+        pa.field("finished_at", _TS),
+    ]
+)
+
 FABRIC_STATS = pa.schema(
     [
         pa.field("replay_id", pa.string(), nullable=False),
@@ -215,6 +240,7 @@ TABLES: dict[str, pa.Schema] = {
     "replay_iterations": REPLAY_ITERATIONS,
     "replay_messages": REPLAY_MESSAGES,
     "fabric_stats": FABRIC_STATS,
+    "sweep_points": SWEEP_POINTS,
 }
 
 

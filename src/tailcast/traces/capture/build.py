@@ -1,19 +1,24 @@
-"""Builds the PMPI tracer (C source shipped in this package) with the local `mpicc`.
+"""Builds the PMPI tracer (C source shipped in this package) with the site's `mpicc`.
 
-The shared library lands in `tailcast.paths.cache_home()/tracer/`, named after a hash of
-the sources and of `mpicc -show` (so a different MPI gets its own build); it is built once,
-atomically (compile to a temporary name, then rename)."""
+The shared library lands in the per-user cache, `tailcast.paths.cache_home()/tracer/<MPI>/`,
+where <MPI> names the MPI family and version the wrapper reports plus a hash of its path and
+command line (`openmpi-4.1.4-1a2b3c4d`): loading another MPI module gets its own build, and
+going back to the first finds it again. The file name carries a hash of the sources. It is
+built once: concurrent first captures wait on a lock and reuse the winner's build, which is
+compiled to a temporary name and renamed into place."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
-import shutil
 import subprocess
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
 from tailcast.errors import ExternalToolError
+from tailcast.mpicc import MpiCompiler, identify
 from tailcast.paths import cache_home
 
 SOURCES = ("tailcast_pmpi.c", "tailcast_pmpi_calls.h", "tailcast_pmpi_colls.h")
@@ -24,39 +29,43 @@ def _source_dir() -> Path:
     return Path(str(resources.files("tailcast.traces.capture")))
 
 
-def _mpicc() -> str:
-    path = os.environ.get("MPICC") or shutil.which("mpicc")
-    if not path:
-        raise ExternalToolError("mpicc", "not found on PATH; install an MPI compiler wrapper")
-    return path
-
-
-def _fingerprint(mpicc: str) -> str:
+def _source_hash() -> str:
     h = hashlib.sha256()
     for name in SOURCES:
         h.update((_source_dir() / name).read_bytes())
-    try:
-        show = subprocess.run(
-            [mpicc, "-show"], capture_output=True, text=True, timeout=30, check=False
-        ).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        show = ""
-    h.update(show.encode())
     return h.hexdigest()[:16]
 
 
-def tracer_path() -> Path:
-    """Where the tracer for the current sources and mpicc lives (built or not)."""
-    return cache_home() / "tracer" / f"libtailcast-pmpi-{_fingerprint(_mpicc())}.so"
+def tracer_dir(compiler: MpiCompiler) -> Path:
+    """The cache directory of one MPI's tracer builds."""
+    return cache_home() / "tracer" / compiler.cache_key
 
 
-def build_tracer(force: bool = False) -> Path:
-    """Compiles the tracer unless an up-to-date build exists; returns the .so path."""
-    mpicc = _mpicc()
-    target = cache_home() / "tracer" / f"libtailcast-pmpi-{_fingerprint(mpicc)}.so"
+def tracer_path(compiler: MpiCompiler | None = None) -> Path:
+    """Where the tracer for the current sources and MPI lives (built or not)."""
+    compiler = compiler or identify()
+    return tracer_dir(compiler) / f"libtailcast-pmpi-{_source_hash()}.so"
+
+
+def build_tracer(force: bool = False, progress: Callable[[str], None] | None = None) -> Path:
+    """Compiles the tracer unless a build for these sources and this MPI exists; returns the
+    .so path. `progress` hears one line when a build actually happens."""
+    compiler = identify()
+    target = tracer_path(compiler)
     if target.is_file() and not force:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if target.is_file() and not force:  # another process built it while we waited
+            return target
+        if progress:
+            progress(f"building the PMPI tracer with {compiler.path} ({compiler.label}) → {target}")
+        _compile(compiler.path, target)
+    return target
+
+
+def _compile(mpicc: str, target: Path) -> None:
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     argv = [mpicc, "-O2", "-fPIC", "-shared", "-o", str(tmp),
             str(_source_dir() / SOURCES[0])]  # fmt: skip
@@ -65,6 +74,7 @@ def build_tracer(force: bool = False) -> Path:
             argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
         )
     except subprocess.TimeoutExpired as exc:
+        tmp.unlink(missing_ok=True)
         raise ExternalToolError("mpicc", f"timed out after {BUILD_TIMEOUT_S} s") from exc
     if proc.returncode != 0:
         tmp.unlink(missing_ok=True)
@@ -72,4 +82,3 @@ def build_tracer(force: bool = False) -> Path:
             "mpicc", "failed to build the PMPI tracer", proc.stderr, proc.returncode
         )
     os.replace(tmp, target)
-    return target

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,10 +42,12 @@ def capture_run(
     keep_raw: bool = False,
     timeout: float | None = None,
     env: dict[str, str] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> CaptureResult:
-    """Runs `argv` (e.g. mpirun -np 4 ./app) under the tracer and writes `output`."""
+    """Runs `argv` (e.g. mpirun -np 4 ./app) under the tracer and writes `output`; the
+    tracer is built first if this MPI has no build yet (`progress` hears about it)."""
     output = Path(output).resolve()
-    library = build_tracer()
+    library = build_tracer(progress=progress)
     # Next to the output: a shared file system when the output is on one (multi-node runs).
     output.parent.mkdir(parents=True, exist_ok=True)
     raw_dir = Path(tempfile.mkdtemp(prefix=f".{output.stem}-raw-", dir=output.parent))

@@ -1,0 +1,1 @@
+"""Sweeps of replays: spec, plan, points, Slurm job arrays, status."""

@@ -1,0 +1,255 @@
+"""A sweep's specification (TOML) and its points.
+
+```toml
+[sweep]
+name = "b-study"                 # a label (the sweep id adds a unique suffix)
+traces = ["osu_alltoall.parquet"]  # relative to the spec file
+seeds = 3                        # replays per combination, each with its own seed
+seed = 1                         # the sweep seed: point seeds derive from it and the index
+store_ops = false                # also store replay_ops of every point
+
+[axes]                           # every combination of these values is a point
+fabric = ["crossbar", "tree-2x2x4"]          # bundled names or TOML files
+placement = ["linear", "different_islands"]
+coll = ["", "alltoall=pairwise"]
+background = ["", "uniform:nodes=8:load=0.5"]   # ';' joins several jobs
+compute_scale = [0.0]
+eager_threshold = [8192]
+nodes = [4]
+"fabric.link_bandwidth_gbps" = [50.0, 100.0]   # overrides of fabric keys (dotted)
+```
+Every value is checked when the sweep is planned (fabrics and their overrides against the
+models' declared parameters, traces exist, background specs parse), so a bad spec fails
+before anything runs or is submitted.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tailcast import _core
+from tailcast.errors import EXIT_USAGE, InputError
+from tailcast.replay.background import parse_job
+from tailcast.replay.fabric import Fabric, FabricConfigError, load_fabric, parse_fabric
+from tailcast.replay.placement import LOCALITY_CLASSES
+from tailcast.replay.run import ReplayOptions
+
+AXES = ("fabric", "placement", "coll", "background", "compute_scale", "eager_threshold", "nodes")
+SWEEP_KEYS = {"name", "traces", "trace", "seeds", "seed", "store_ops"}
+
+
+class SpecError(InputError):
+    """A sweep spec that cannot run: names the file and the key (exit 2)."""
+
+    exit_code = EXIT_USAGE
+
+
+@dataclass(frozen=True)
+class Point:
+    """One replay of a sweep."""
+
+    index: int
+    trace: str
+    seed: int
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    name: str
+    source: str
+    text: str
+    traces: tuple[Path, ...]
+    seeds: int
+    seed: int
+    store_ops: bool
+    axes: dict[str, list[Any]]
+
+    def points(self) -> list[Point]:
+        """Every point, in a fixed order: traces × axes (in spec order) × seeds."""
+        names = list(self.axes)
+        out: list[Point] = []
+        combos = itertools.product(*(self.axes[n] for n in names))
+        for trace, combo in itertools.product(self.traces, list(combos)):
+            for _ in range(self.seeds):
+                index = len(out)
+                params = dict(zip(names, combo, strict=True))
+                out.append(Point(index, str(trace), point_seed(self.seed, index), params))
+        return out
+
+
+def point_seed(sweep_seed: int, index: int) -> int:
+    """A point's seed from the sweep seed and its index alone (never task or time)."""
+    digest = hashlib.sha256(f"{sweep_seed}:{index}".encode()).digest()
+    return int.from_bytes(digest[:7], "little")
+
+
+def load_spec(path: Path) -> SweepSpec:
+    """Reads and checks a spec file (SpecError naming the key otherwise)."""
+    path = Path(path)
+    if not path.is_file():
+        raise SpecError(path, "the sweep spec does not exist")
+    text = path.read_text()
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise SpecError(path, f"invalid TOML: {err}") from err
+    for key in set(data) - {"sweep", "axes"}:
+        raise SpecError(path, f"key {key}: unknown table (allowed: sweep, axes)")
+    sweep = data.get("sweep", {})
+    axes_in = data.get("axes", {})
+    if not isinstance(sweep, dict) or not isinstance(axes_in, dict):
+        raise SpecError(path, "[sweep] and [axes] must be tables")
+    for key in set(sweep) - SWEEP_KEYS:
+        raise SpecError(
+            path, f"key sweep.{key}: unknown (allowed: {', '.join(sorted(SWEEP_KEYS))})"
+        )
+    traces_raw = sweep.get("traces", [sweep["trace"]] if "trace" in sweep else [])
+    if not isinstance(traces_raw, list) or not traces_raw:
+        raise SpecError(path, "key sweep.traces: a non-empty list of trace files is required")
+    traces = []
+    for t in traces_raw:
+        p = Path(t) if Path(t).is_absolute() else path.parent / str(t)
+        if not p.is_file():
+            raise SpecError(path, f"key sweep.traces: trace {t} does not exist")
+        traces.append(p.resolve())
+    seeds, seed = sweep.get("seeds", 1), sweep.get("seed", 0)
+    for key, value in (("seeds", seeds), ("seed", seed)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or value < (1 if key == "seeds" else 0)
+        ):
+            raise SpecError(
+                path, f"key sweep.{key}: expected an integer >= {1 if key == 'seeds' else 0}"
+            )
+    axes: dict[str, list[Any]] = {}
+    for key, values in axes_in.items():
+        if key not in AXES and not key.startswith("fabric."):
+            allowed = ", ".join(AXES) + ", fabric.KEY"
+            raise SpecError(path, f"key axes.{key}: unknown axis (allowed: {allowed})")
+        if not isinstance(values, list) or not values:
+            raise SpecError(path, f"key axes.{key}: expected a non-empty list of values")
+        axes[key] = values
+    axes.setdefault("fabric", ["ideal"])
+    spec = SweepSpec(
+        name=str(sweep.get("name") or path.stem),
+        source=str(path),
+        text=text,
+        traces=tuple(traces),
+        seeds=seeds,
+        seed=seed,
+        store_ops=bool(sweep.get("store_ops", False)),
+        axes=axes,
+    )
+    _check_values(spec, path)
+    return spec
+
+
+def _check_values(spec: SweepSpec, path: Path) -> None:
+    base = {name: _fabric(name, spec, path) for name in spec.axes["fabric"]}
+    overrides = [k for k in spec.axes if k.startswith("fabric.")]
+    for combo in itertools.product(*(spec.axes[k] for k in overrides)):
+        for name, fabric in base.items():
+            fabric_with(fabric, dict(zip(overrides, combo, strict=True)), path, name)
+    for value in spec.axes.get("placement", []):
+        if not isinstance(value, str) or not (
+            value in ("linear", "random", *LOCALITY_CLASSES)
+            or value.startswith("nodes:")
+            or Path(value).is_file()
+        ):
+            raise SpecError(path, f"key axes.placement: {value!r} is not a placement")
+    for value in spec.axes.get("background", []):
+        if not isinstance(value, str):
+            raise SpecError(path, f"key axes.background: {value!r} is not a string")
+        for job in filter(None, value.split(";")):
+            try:
+                parse_job(job)
+            except Exception as exc:
+                raise SpecError(path, f"key axes.background: {exc}") from exc
+    numeric = {"compute_scale": float, "eager_threshold": int, "nodes": int}
+    for key, kind in numeric.items():
+        for value in spec.axes.get(key, []):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise SpecError(path, f"key axes.{key}: {value!r} is not a number >= 0")
+            if kind is int and not isinstance(value, int):
+                raise SpecError(path, f"key axes.{key}: {value!r} is not an integer")
+    for value in spec.axes.get("coll", []):
+        if not isinstance(value, str):
+            raise SpecError(path, f"key axes.coll: {value!r} is not a string")
+
+
+def _fabric(name: Any, spec: SweepSpec, path: Path) -> Fabric:
+    if not isinstance(name, str):
+        raise SpecError(path, f"key axes.fabric: {name!r} is not a fabric name or file")
+    where = Path(name) if Path(name).is_absolute() else path.parent / name
+    try:
+        return load_fabric(where if where.suffix == ".toml" else name)
+    except FabricConfigError as err:
+        raise SpecError(path, f"key axes.fabric: {err}") from err
+    except Exception as err:
+        raise SpecError(path, f"key axes.fabric: {err}") from err
+
+
+def fabric_with(fabric: Fabric, overrides: dict[str, Any], path: Path, label: str) -> Fabric:
+    """`fabric` with dotted keys set (`fabric.topology.k`); checked against its model."""
+    if not overrides:
+        return fabric
+    table = copy.deepcopy(fabric.table)
+    for dotted, value in overrides.items():
+        keys = dotted.split(".")[1:]
+        node = table
+        for k in keys[:-1]:
+            node = node.setdefault(k, {})
+            if not isinstance(node, dict):
+                raise SpecError(path, f"key axes.{dotted}: {k} is not a table in fabric {label}")
+        node[keys[-1]] = value
+    try:
+        _core.fabric_layout(table)
+    except (_core.FabricConfigError, ValueError) as err:
+        raise SpecError(path, f"key axes.{'fabric'} = {label} with overrides: {err}") from err
+    suffix = ",".join(f"{k[7:]}={v}" for k, v in overrides.items())
+    text = fabric.toml_text + "".join(
+        f"\n# sweep override {k[7:]} = {v!r}" for k, v in overrides.items()
+    )
+    return Fabric(
+        name=f"{fabric.name}[{suffix}]",
+        source=fabric.source,
+        toml_text=text,
+        table=table,
+        layout=_core.fabric_layout(table),
+    )
+
+
+def point_inputs(
+    spec: SweepSpec, point: Point, fabrics: dict[str, str]
+) -> tuple[Fabric, ReplayOptions]:
+    """The fabric and replay options of a point; `fabrics` holds the TOML text of every
+    fabric as it was when the sweep was planned."""
+    p = point.params
+    name = str(p["fabric"])
+    fabric = parse_fabric(fabrics[name], name, name=Path(name).stem)
+    overrides = {k: v for k, v in p.items() if k.startswith("fabric.")}
+    fabric = fabric_with(fabric, overrides, Path(spec.source), name)
+    background = tuple(parse_job(j) for j in str(p.get("background", "")).split(";") if j)
+    options = ReplayOptions(
+        seed=point.seed,
+        coll=str(p.get("coll", "")),
+        placement=str(p.get("placement", "linear")),
+        compute_scale=float(p.get("compute_scale", 1.0)),
+        eager_threshold_bytes=int(p.get("eager_threshold", 8192)),
+        nodes=int(p["nodes"]) if "nodes" in p else None,
+        background=background,
+    )
+    return fabric, options
+
+
+def fabric_texts(spec: SweepSpec) -> dict[str, str]:
+    """Name → TOML text of every fabric of the sweep (what the plan keeps)."""
+    return {str(n): _fabric(n, spec, Path(spec.source)).toml_text for n in spec.axes["fabric"]}
