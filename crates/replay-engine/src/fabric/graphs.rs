@@ -3,6 +3,7 @@
 //! a transfer crosses. Half duplex maps both directions of a cable to one id, so they share
 //! its bandwidth. All links are of one class (one capacity, one per-hop latency).
 
+use super::circuit_net::{At, HopGraph};
 use super::flow_network::{LinkClasses, LinkLoad, Route, Topology};
 use crate::prng::SplitMix64;
 
@@ -121,13 +122,7 @@ impl Graph {
         }
         match self.topology {
             Shape::Crossbar { .. } => 2,
-            Shape::FatTree { n, .. } => {
-                let p = &self.pow;
-                let h = (1..=n)
-                    .find(|&j| src / p[j as usize] == dst / p[j as usize])
-                    .unwrap_or(n);
-                2 * h
-            }
+            Shape::FatTree { .. } => 2 * self.fat_tree_turn(src, dst),
             Shape::Torus3d { x, y, z } => {
                 let dims = [x, y, z];
                 let (mut a, mut b) = (src, dst);
@@ -150,34 +145,20 @@ impl Graph {
             return;
         }
         match self.topology {
-            Shape::Crossbar { endpoints } => {
+            Shape::Crossbar { .. } => {
                 out.push(src);
-                out.push(if self.half { dst } else { endpoints + dst });
+                out.push(self.ejection(dst));
             }
-            Shape::FatTree { k, n } => self.fat_tree_route(k, n, src, dst, rng, out),
+            Shape::FatTree { k, .. } => self.fat_tree_route(k, src, dst, rng, out),
             Shape::Torus3d { x, y, z } => self.torus_route([x, y, z], src, dst, out),
         }
     }
 
     /// k-ary n-tree. Level-j switches (j = 1..n) are (group g = e / k^j, copy c < k^(j-1)),
     /// index g*k^(j-1) + c; switch (j, g, c) up-port u reaches (j+1, g/k, c + u*k^(j-1)).
-    fn fat_tree_route(
-        &self,
-        k: u32,
-        n: u32,
-        src: u32,
-        dst: u32,
-        rng: &mut SplitMix64,
-        out: &mut Vec<u32>,
-    ) {
-        let e = self.endpoints;
+    fn fat_tree_route(&self, k: u32, src: u32, dst: u32, rng: &mut SplitMix64, out: &mut Vec<u32>) {
         let p = &self.pow;
-        let down_base = if self.half { 0 } else { e + (n - 1) * e };
-        let up_link = |j: u32, s: u32, u: u32| e + ((j - 1) * p[n as usize - 1] + s) * k + u;
-        // Lowest level whose subtree holds both endpoints.
-        let h = (1..=n)
-            .find(|&j| src / p[j as usize] == dst / p[j as usize])
-            .unwrap_or(n);
+        let h = self.fat_tree_turn(src, dst);
         out.push(src);
         let mut c = 0u32; // copy index at the current level
         for j in 1..h {
@@ -186,7 +167,7 @@ impl Graph {
                 Routing::Random => rng.below(u64::from(k)) as u32,
             };
             let g = src / p[j as usize];
-            out.push(up_link(j, g * p[j as usize - 1] + c, u));
+            out.push(self.up_link(j, g * p[j as usize - 1] + c, u));
             c += u * p[j as usize - 1];
         }
         // Down: the cable between (j+1, ·, c) and its child (j, g, c mod k^(j-1)) is the child's
@@ -195,56 +176,206 @@ impl Graph {
             let child_c = c % p[j as usize - 1];
             let u = c / p[j as usize - 1];
             let g = dst / p[j as usize];
-            out.push(down_base + up_link(j, g * p[j as usize - 1] + child_c, u));
+            out.push(self.down_base() + self.up_link(j, g * p[j as usize - 1] + child_c, u));
             c = child_c;
         }
-        out.push(down_base + dst);
+        out.push(self.down_base() + dst);
+    }
+
+    /// Fat tree: the lowest level whose subtree holds both endpoints.
+    fn fat_tree_turn(&self, src: u32, dst: u32) -> u32 {
+        let p = &self.pow;
+        let n = p.len() as u32 - 1;
+        (1..=n)
+            .find(|&j| src / p[j as usize] == dst / p[j as usize])
+            .unwrap_or(n)
+    }
+
+    /// Fat tree: up-port `u` of level-`j` switch index `s`.
+    fn up_link(&self, j: u32, s: u32, u: u32) -> u32 {
+        let (k, n) = (self.pow[1], self.pow.len() - 1);
+        self.endpoints + ((j - 1) * self.pow[n - 1] + s) * k + u
+    }
+
+    /// Fat tree: first link id of the down direction (the up ids again when half duplex).
+    fn down_base(&self) -> u32 {
+        if self.half {
+            0
+        } else {
+            self.links / 2
+        }
     }
 
     /// Dimension-order routing, shortest direction per dimension (ties go +).
     fn torus_route(&self, dims: [u32; 3], src: u32, dst: u32, out: &mut Vec<u32>) {
-        let e = self.endpoints;
-        let coords = |v: u32| {
-            [
-                v % dims[0],
-                (v / dims[0]) % dims[1],
-                v / (dims[0] * dims[1]),
-            ]
-        };
-        let index = |c: [u32; 3]| c[0] + dims[0] * (c[1] + dims[1] * c[2]);
-        let (ep_links, dir_links) = if self.half { (e, 3) } else { (2 * e, 6) };
         out.push(src);
-        let mut cur = coords(src);
-        let target = coords(dst);
-        for d in 0..3 {
-            let size = dims[d];
-            let fwd = (target[d] + size - cur[d]) % size;
-            let plus = fwd <= size - fwd;
-            let steps = if plus { fwd } else { size - fwd };
-            for _ in 0..steps {
-                let node = index(cur);
-                let next = if plus {
-                    (cur[d] + 1) % size
-                } else {
-                    (cur[d] + size - 1) % size
+        let mut cur = torus_coords(dims, src);
+        while let Some((link, next)) = self.torus_step(dims, cur, dst) {
+            out.push(link);
+            cur = next;
+        }
+        out.push(self.ejection(dst));
+    }
+
+    /// The next dimension-order hop from router `cur` towards `dst` (None when there).
+    fn torus_step(&self, dims: [u32; 3], cur: [u32; 3], dst: u32) -> Option<(u32, [u32; 3])> {
+        let target = torus_coords(dims, dst);
+        let d = (0..3).find(|&d| cur[d] != target[d])?;
+        let size = dims[d];
+        let fwd = (target[d] + size - cur[d]) % size;
+        let plus = fwd <= size - fwd;
+        let next = if plus {
+            (cur[d] + 1) % size
+        } else {
+            (cur[d] + size - 1) % size
+        };
+        let node = torus_index(dims, cur);
+        let link = if self.half {
+            // The cable between a node and its + neighbour belongs to the node.
+            let owner = if plus {
+                node
+            } else {
+                torus_index(dims, with(cur, d, next))
+            };
+            self.endpoints + owner * 3 + d as u32
+        } else {
+            2 * self.endpoints + node * 6 + 2 * d as u32 + u32::from(!plus)
+        };
+        Some((link, with(cur, d, next)))
+    }
+
+    /// The link from an endpoint's switch down to it (its injection link when half duplex).
+    fn ejection(&self, dst: u32) -> u32 {
+        match self.topology {
+            Shape::Crossbar { endpoints } if !self.half => endpoints + dst,
+            Shape::FatTree { .. } => self.down_base() + dst,
+            Shape::Torus3d { .. } if !self.half => self.endpoints + dst,
+            _ => dst,
+        }
+    }
+
+    pub fn shape(&self) -> Shape {
+        self.topology
+    }
+
+    /// Fat tree: the level (1..=n) of switch `s` of the hop walk (`HopGraph`).
+    pub fn switch_level(&self, s: u32) -> u32 {
+        match self.topology {
+            Shape::FatTree { n, .. } => s / self.pow[n as usize - 1] + 1,
+            _ => 1,
+        }
+    }
+
+    /// 3-D torus: the coordinates of router `s`.
+    pub fn switch_coords(&self, s: u32) -> [u32; 3] {
+        match self.topology {
+            Shape::Torus3d { x, y, z } => torus_coords([x, y, z], s),
+            _ => [s, 0, 0],
+        }
+    }
+}
+
+/// Hop-by-hop walk over the same link numbering: torus routers are the switches (one per
+/// endpoint); fat-tree switch (j, index s) is number (j-1)*k^(n-1) + s; the crossbar is
+/// switch 0. Fat-tree up-ports are offered d-mod-k first, then the others in port order.
+impl HopGraph for Graph {
+    fn endpoints(&self) -> u32 {
+        self.endpoints
+    }
+
+    fn switches(&self) -> u32 {
+        match self.topology {
+            Shape::Crossbar { .. } => 1,
+            Shape::FatTree { n, .. } => n * self.pow[n as usize - 1],
+            Shape::Torus3d { .. } => self.endpoints,
+        }
+    }
+
+    fn links(&self) -> u32 {
+        self.links
+    }
+
+    fn hops(&self, src: u32, dst: u32) -> u32 {
+        Graph::hops(self, src, dst)
+    }
+
+    fn hop_options(&self, at: At, dst: u32, out: &mut Vec<(u32, At)>) {
+        out.clear();
+        let s = match at {
+            At::Endpoint(e) if e == dst => return,
+            At::Endpoint(e) => {
+                let first = match self.topology {
+                    Shape::Crossbar { .. } => 0,
+                    Shape::FatTree { k, .. } => e / k,
+                    Shape::Torus3d { .. } => e,
                 };
-                let link = if self.half {
-                    // The cable between a node and its + neighbour belongs to the node.
-                    let owner = if plus {
-                        node
-                    } else {
-                        index(with(cur, d, next))
-                    };
-                    ep_links + owner * dir_links + d as u32
-                } else {
-                    ep_links + node * dir_links + 2 * d as u32 + u32::from(!plus)
-                };
-                out.push(link);
-                cur[d] = next;
+                out.push((e, At::Switch(first)));
+                return;
+            }
+            At::Switch(s) => s,
+        };
+        match self.topology {
+            Shape::Crossbar { .. } => out.push((self.ejection(dst), At::Endpoint(dst))),
+            Shape::Torus3d { x, y, z } => {
+                let dims = [x, y, z];
+                match self.torus_step(dims, torus_coords(dims, s), dst) {
+                    Some((link, next)) => out.push((link, At::Switch(torus_index(dims, next)))),
+                    None => out.push((self.ejection(dst), At::Endpoint(dst))),
+                }
+            }
+            Shape::FatTree { k, n } => {
+                let p = &self.pow;
+                let per_level = p[n as usize - 1];
+                let (j, x) = (s / per_level + 1, s % per_level);
+                let (g, c) = (x / p[j as usize - 1], x % p[j as usize - 1]);
+                if dst / p[j as usize] == g {
+                    // Down towards dst: the child's up-port that reaches this switch.
+                    if j == 1 {
+                        out.push((self.ejection(dst), At::Endpoint(dst)));
+                        return;
+                    }
+                    let below = p[j as usize - 2];
+                    let child = (dst / p[j as usize - 1]) * below + c % below;
+                    let link = self.down_base() + self.up_link(j - 1, child, c / below);
+                    out.push((link, At::Switch((j - 2) * per_level + child)));
+                    return;
+                }
+                let first = (dst / p[j as usize - 1]) % k;
+                for i in 0..k {
+                    let u = (first + i) % k;
+                    let up = (g / k) * p[j as usize] + c + u * p[j as usize - 1];
+                    out.push((self.up_link(j, x, u), At::Switch(j * per_level + up)));
+                }
             }
         }
-        out.push(if self.half { dst } else { e + dst });
     }
+
+    fn home_switch(&self, endpoint: u32) -> Option<u32> {
+        matches!(self.topology, Shape::Torus3d { .. }).then_some(endpoint)
+    }
+
+    fn is_endpoint_link(&self, link: u32) -> bool {
+        let e = self.endpoints;
+        match self.topology {
+            Shape::Crossbar { .. } => true,
+            Shape::FatTree { .. } => {
+                link < e || (link >= self.down_base() && link - self.down_base() < e)
+            }
+            Shape::Torus3d { .. } => link < if self.half { e } else { 2 * e },
+        }
+    }
+}
+
+fn torus_coords(dims: [u32; 3], v: u32) -> [u32; 3] {
+    [
+        v % dims[0],
+        (v / dims[0]) % dims[1],
+        v / (dims[0] * dims[1]),
+    ]
+}
+
+fn torus_index(dims: [u32; 3], c: [u32; 3]) -> u32 {
+    c[0] + dims[0] * (c[1] + dims[1] * c[2])
 }
 
 impl Topology for Graph {
@@ -288,106 +419,5 @@ fn with(mut c: [u32; 3], d: usize, v: u32) -> [u32; 3] {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn all_routes(g: &Graph) -> Vec<Vec<u32>> {
-        let mut rng = SplitMix64::new(1);
-        let mut routes = Vec::new();
-        for s in 0..g.endpoints() {
-            for d in 0..g.endpoints() {
-                let mut r = Vec::new();
-                g.links_between(s, d, &mut rng, &mut r);
-                assert!(r.iter().all(|&l| l < g.links()), "{s}->{d}: {r:?}");
-                let mut u = r.clone();
-                u.sort_unstable();
-                u.dedup();
-                assert_eq!(u.len(), r.len(), "route revisits a link: {r:?}");
-                assert_eq!(r.len() as u32, g.hops(s, d), "{s}->{d}");
-                routes.push(r);
-            }
-        }
-        routes
-    }
-
-    #[test]
-    fn fat_tree_hops_and_link_use() {
-        let g = Graph::new(
-            Shape::FatTree { k: 4, n: 2 },
-            Duplex::Full,
-            Routing::DModK,
-            1.0,
-            10.0,
-        )
-        .unwrap();
-        assert_eq!(g.endpoints(), 16);
-        let mut rng = SplitMix64::new(0);
-        let mut r = Vec::new();
-        g.links_between(0, 1, &mut rng, &mut r);
-        assert_eq!(r.len(), 2); // same leaf switch
-        g.links_between(0, 15, &mut rng, &mut r);
-        assert_eq!(r.len(), 4); // via a spine
-        let routes = all_routes(&g);
-        // d-mod-k on a full-bisection tree: a shift permutation uses every up-link once.
-        let mut used = std::collections::HashSet::new();
-        for s in 0..16u32 {
-            for &l in &routes[(s * 16 + (s + 4) % 16) as usize] {
-                assert!(
-                    used.insert(l),
-                    "link {l} used twice by the shift permutation"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn torus_routes_are_shortest() {
-        let g = Graph::new(
-            Shape::Torus3d { x: 4, y: 4, z: 4 },
-            Duplex::Full,
-            Routing::DModK,
-            1.0,
-            10.0,
-        )
-        .unwrap();
-        let routes = all_routes(&g);
-        let dist = |a: u32, b: u32| a.abs_diff(b).min(4 - a.abs_diff(b));
-        for s in 0..64u32 {
-            for d in 0..64u32 {
-                if s == d {
-                    continue;
-                }
-                let hops = dist(s % 4, d % 4) + dist(s / 4 % 4, d / 4 % 4) + dist(s / 16, d / 16);
-                assert_eq!(routes[(s * 64 + d) as usize].len() as u32, hops + 2);
-            }
-        }
-        let h = Graph::new(
-            Shape::Torus3d { x: 3, y: 2, z: 1 },
-            Duplex::Half,
-            Routing::DModK,
-            1.0,
-            10.0,
-        )
-        .unwrap();
-        all_routes(&h);
-    }
-
-    #[test]
-    fn half_duplex_crossbar_shares_a_cable_both_ways() {
-        let g = Graph::new(
-            Shape::Crossbar { endpoints: 4 },
-            Duplex::Half,
-            Routing::DModK,
-            1.0,
-            10.0,
-        )
-        .unwrap();
-        let mut rng = SplitMix64::new(0);
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        g.links_between(0, 1, &mut rng, &mut a);
-        g.links_between(1, 0, &mut rng, &mut b);
-        a.sort_unstable();
-        b.sort_unstable();
-        assert_eq!(a, b);
-    }
-}
+#[path = "graphs_tests.rs"]
+mod tests;

@@ -23,6 +23,7 @@
 pub mod arbitration;
 pub mod banyan;
 pub mod benes;
+pub mod circuit_net;
 pub mod control_network;
 pub mod dragonfly_routing;
 pub mod dragonfly_wiring;
@@ -36,6 +37,7 @@ pub mod psf_paths;
 pub mod psf_switch;
 pub mod registry;
 pub mod schema;
+pub mod segment_switching;
 pub mod slab;
 pub mod timers;
 

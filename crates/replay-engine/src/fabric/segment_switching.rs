@@ -1,0 +1,457 @@
+//! Photonic circuit, packetised-circuit and segment switching over WDM links (seed 002,
+//! Segment Switching, §III–V; its simulator phINRFlow is not public).
+//!
+//! A unit (a whole message in circuit mode, an MTU packet otherwise) reserves one channel on
+//! every link of a segment, waits one cycle per hop forward and one back (§V "a simulation
+//! cycle per hop, both forward to reserve the segment and backward to establish it"),
+//! sends at the channel rate and frees the channels. Circuit and packet modes only accept
+//! the whole route; segment mode follows Algorithm 1: reserve forward until a link has no
+//! free channel, walk back to the nearest switch with a free buffer entry, keep the segment
+//! up to it and release the rest; the packet waits in that buffer and reserves the next
+//! segment from there. A unit that gets no segment frees what it took and retries when a
+//! channel of the link that stopped it frees (Algorithm 1 line 26, event-driven instead of
+//! polling).
+//!
+//! Flow-level, as phINRFlow: a reservation walk is resolved at the instant it starts and
+//! holds its channels from then on; its cycles delay the data, not the decision. A
+//! message's packets are offered one after another (the next once the previous one holds
+//! its first segment), so a message's packets and a node's messages share the injection
+//! link's channels; each packet is then an independent unit (§IV-B).
+
+use super::circuit_net::{quantiles, At, ChannelNet, HopGraph};
+use super::timers::Timers;
+use super::{Delivery, Time, TransferId, TransferInfo};
+
+/// How units are formed and how far they reserve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The whole message over one end-to-end circuit.
+    Circuit,
+    /// MTU packets, an end-to-end circuit per packet.
+    Packet,
+    /// MTU packets over segments ending in switch buffers (Algorithm 1).
+    Segment,
+}
+
+/// Timing and sizing of a segment-switched network.
+#[derive(Debug, Clone)]
+pub struct Params {
+    pub mode: Mode,
+    pub mtu: u64,
+    /// Bytes per ns of one channel.
+    pub channel_rate: f64,
+    pub cycle_ns: f64,
+    /// Buffer entries (MTU packets) per switch; 0 for switches without a buffer.
+    pub buffer_entries: Vec<u32>,
+}
+
+#[derive(Debug, Clone)]
+struct Message {
+    id: TransferId,
+    dst: u32,
+    /// Packets not yet cut, and not yet delivered.
+    to_cut: u32,
+    packets_left: u32,
+    /// Bytes not yet given to a packet.
+    unsent: u64,
+    info: TransferInfo,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Unit {
+    msg: u32,
+    bytes: u64,
+    at: Option<At>,
+    /// Links of the segment being sent, and where it ends.
+    held: Vec<u32>,
+    end: Option<At>,
+    /// Holds a buffer entry at `at` (it came there as a segment's end).
+    in_buffer: bool,
+    arrived: Time,
+    /// Earliest retry: a failed walk's reply reaches the unit 2·hops cycles after it left.
+    ready: Time,
+    woken_from: Option<u32>,
+    times_buffered: u32,
+    buffer_ns: f64,
+    born: Time,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Try(u32),
+    SegmentDone(u32),
+}
+
+/// Counters of a replay (read by `stats`).
+#[derive(Debug, Clone, Default)]
+struct Counters {
+    packets: u64,
+    blocked: u64,
+    segments: u64,
+    /// Packets by times buffered: 0, 1, 2, 3 or more.
+    buffered_hist: [u64; 4],
+    network_ns: f64,
+    buffer_ns: f64,
+}
+
+/// The network state: channels, buffers, units in flight and their timers.
+pub struct SegmentNet<G: HopGraph> {
+    graph: G,
+    p: Params,
+    channels: ChannelNet<u32>,
+    buffer_free: Vec<u32>,
+    /// Entry-ns occupied per buffer (minus take time plus release time).
+    buffer_busy_ns: Vec<f64>,
+    messages: Vec<Option<Message>>,
+    units: Vec<Unit>,
+    free_units: Vec<u32>,
+    timers: Timers<Event>,
+    woken: Vec<(u32, u32)>,
+    opts: Vec<(u32, At)>,
+    nodes: Vec<At>,
+    done: Vec<Delivery>,
+    now: Time,
+    c: Counters,
+}
+
+impl<G: HopGraph> SegmentNet<G> {
+    pub fn new(graph: G, channels_per_link: u16, p: Params) -> Self {
+        assert_eq!(p.buffer_entries.len(), graph.switches() as usize);
+        let links = graph.links() as usize;
+        Self {
+            channels: ChannelNet::new(vec![channels_per_link; links]),
+            buffer_free: p.buffer_entries.clone(),
+            buffer_busy_ns: vec![0.0; p.buffer_entries.len()],
+            graph,
+            p,
+            messages: Vec::new(),
+            units: Vec::new(),
+            free_units: Vec::new(),
+            timers: Timers::default(),
+            woken: Vec::new(),
+            opts: Vec::new(),
+            nodes: Vec::new(),
+            done: Vec::new(),
+            now: 0.0,
+            c: Counters::default(),
+        }
+    }
+
+    pub fn graph(&self) -> &G {
+        &self.graph
+    }
+
+    pub fn params(&self) -> &Params {
+        &self.p
+    }
+
+    /// Starts message `id` of `bytes` from `src` to `dst` (distinct endpoints) at `now`.
+    pub fn start(&mut self, now: Time, id: TransferId, src: u32, dst: u32, bytes: u64) {
+        self.now = now;
+        let packets = match self.p.mode {
+            Mode::Circuit => 1,
+            _ => bytes.div_ceil(self.p.mtu).max(1) as u32,
+        };
+        let i = id as usize;
+        if self.messages.len() <= i {
+            self.messages.resize(i + 1, None);
+        }
+        debug_assert!(
+            self.messages[i].is_none(),
+            "transfer {id} already in flight"
+        );
+        self.messages[i] = Some(Message {
+            id,
+            dst,
+            to_cut: packets,
+            packets_left: packets,
+            unsent: bytes,
+            info: TransferInfo {
+                hops: self.graph.hops(src, dst),
+                ..TransferInfo::default()
+            },
+        });
+        self.next_packet(now, id, src);
+    }
+
+    /// Cuts the message's next packet and tries to send it from `src`.
+    fn next_packet(&mut self, now: Time, msg: u32, src: u32) {
+        let m = self.messages[msg as usize].as_mut().expect("message");
+        if m.to_cut == 0 {
+            return;
+        }
+        m.to_cut -= 1;
+        let bytes = match self.p.mode {
+            Mode::Circuit => m.unsent,
+            _ => m.unsent.min(self.p.mtu),
+        };
+        m.unsent -= bytes;
+        let u = self.free_units.pop().unwrap_or_else(|| {
+            self.units.push(Unit::default());
+            self.units.len() as u32 - 1
+        });
+        let unit = &mut self.units[u as usize];
+        unit.msg = msg;
+        unit.bytes = bytes;
+        unit.at = Some(At::Endpoint(src));
+        unit.held.clear();
+        unit.end = None;
+        unit.in_buffer = false;
+        unit.arrived = now;
+        unit.ready = now;
+        unit.woken_from = None;
+        unit.times_buffered = 0;
+        unit.buffer_ns = 0.0;
+        unit.born = now;
+        self.c.packets += 1;
+        self.timers.push(now, Event::Try(u));
+    }
+
+    pub fn next_time(&self) -> Option<Time> {
+        self.timers.peek_time()
+    }
+
+    /// Runs every event up to `now`, appending finished messages to `out`.
+    pub fn advance(&mut self, now: Time, out: &mut Vec<Delivery>) {
+        while let Some((t, ev)) = self.timers.pop_due(now) {
+            self.now = t;
+            match ev {
+                Event::Try(u) => self.try_unit(t, u),
+                Event::SegmentDone(u) => self.segment_done(t, u),
+            }
+        }
+        self.now = self.now.max(now);
+        out.append(&mut self.done);
+    }
+
+    /// One run of Algorithm 1 for unit `u` from where it stands.
+    fn try_unit(&mut self, now: Time, u: u32) {
+        let woken_from = self.units[u as usize].woken_from.take();
+        if let Some(l) = woken_from {
+            self.channels.woke(l);
+        }
+        let unit = &self.units[u as usize];
+        let dst = self.messages[unit.msg as usize].as_ref().expect("msg").dst;
+        let mut cur = unit.at.expect("placed");
+        let mut held = std::mem::take(&mut self.units[u as usize].held);
+        held.clear();
+        self.nodes.clear();
+        self.nodes.push(cur);
+        // Forward: take a free channel hop by hop (an adaptive graph offers alternatives).
+        let blocked_on = loop {
+            self.graph.hop_options(cur, dst, &mut self.opts);
+            let Some(&(first, _)) = self.opts.first() else {
+                break None;
+            };
+            match self.opts.iter().find(|o| self.channels.free(o.0) > 0) {
+                Some(&(link, next)) => {
+                    self.channels.take(link, now);
+                    held.push(link);
+                    cur = next;
+                    self.nodes.push(cur);
+                }
+                None => break Some(first),
+            }
+        };
+        let walked = held.len();
+        let keep = match blocked_on {
+            None => Some(walked),
+            Some(_) if self.p.mode == Mode::Segment => {
+                // Backward: the nearest switch on the way (not the segment's start) with a
+                // free buffer entry ends the segment.
+                (1..=walked).rev().find(|&i| match self.nodes[i] {
+                    At::Switch(s) => self.buffer_free[s as usize] > 0,
+                    At::Endpoint(_) => false,
+                })
+            }
+            Some(_) => None,
+        };
+        let setup = 2.0 * walked as f64 * self.p.cycle_ns;
+        let release_from = keep.unwrap_or(0);
+        for &l in &held[release_from..] {
+            self.channels.give(l, now, &mut self.woken);
+        }
+        held.truncate(release_from);
+        match keep {
+            Some(k) => {
+                let end = self.nodes[k];
+                if blocked_on.is_some() {
+                    let At::Switch(s) = end else { unreachable!() };
+                    self.buffer_free[s as usize] -= 1;
+                    self.buffer_busy_ns[s as usize] -= now;
+                }
+                let unit = &mut self.units[u as usize];
+                let send = unit.bytes as f64 / self.p.channel_rate;
+                for &l in &held {
+                    self.channels.add_data(l, send);
+                }
+                if unit.in_buffer {
+                    unit.buffer_ns += now - unit.arrived;
+                }
+                unit.end = Some(end);
+                unit.held = held;
+                let (msg, from) = (unit.msg, unit.at);
+                let info = &mut self.messages[msg as usize].as_mut().expect("m").info;
+                info.setup_ns += setup;
+                self.c.segments += 1;
+                self.timers.push(now + setup + send, Event::SegmentDone(u));
+                if let Some(At::Endpoint(src)) = from {
+                    self.next_packet(now, msg, src);
+                }
+            }
+            None => {
+                let link = blocked_on.expect("blocked");
+                let unit = &mut self.units[u as usize];
+                unit.held = held;
+                unit.ready = now + setup;
+                self.messages[unit.msg as usize]
+                    .as_mut()
+                    .expect("m")
+                    .info
+                    .blocked += 1;
+                self.c.blocked += 1;
+                self.channels.wait(link, u);
+            }
+        }
+        if let Some(l) = woken_from {
+            self.channels.pump(l, &mut self.woken);
+        }
+        self.wake(now);
+    }
+
+    /// Schedules the retries of units whose link freed a channel.
+    fn wake(&mut self, now: Time) {
+        for (link, w) in self.woken.drain(..) {
+            let unit = &mut self.units[w as usize];
+            unit.woken_from = Some(link);
+            self.timers.push(now.max(unit.ready), Event::Try(w));
+        }
+    }
+
+    fn segment_done(&mut self, now: Time, u: u32) {
+        let held = std::mem::take(&mut self.units[u as usize].held);
+        for &l in &held {
+            self.channels.give(l, now, &mut self.woken);
+        }
+        let unit = &mut self.units[u as usize];
+        unit.held = held;
+        let from = unit.at.expect("placed");
+        if unit.in_buffer {
+            let At::Switch(s) = from else { unreachable!() };
+            self.buffer_free[s as usize] += 1;
+            self.buffer_busy_ns[s as usize] += now;
+        }
+        let end = unit.end.take().expect("segment end");
+        unit.at = Some(end);
+        let msg = unit.msg;
+        match end {
+            At::Switch(_) => {
+                unit.in_buffer = true;
+                unit.arrived = now;
+                unit.times_buffered += 1;
+                self.timers.push(now, Event::Try(u));
+            }
+            At::Endpoint(_) => {
+                self.c.buffered_hist[(unit.times_buffered as usize).min(3)] += 1;
+                self.c.buffer_ns += unit.buffer_ns;
+                self.c.network_ns += now - unit.born - unit.buffer_ns;
+                let m = self.messages[msg as usize].as_mut().expect("message");
+                m.info.wait_ns += unit.buffer_ns;
+                if unit.times_buffered > 0 {
+                    m.info.path = 1;
+                }
+                m.packets_left -= 1;
+                if m.packets_left == 0 {
+                    let m = self.messages[msg as usize].take().expect("message");
+                    self.done.push(Delivery {
+                        id: m.id,
+                        at: now,
+                        info: m.info,
+                    });
+                }
+                self.free_units.push(u);
+            }
+        }
+        self.wake(now);
+    }
+
+    /// Whether nothing is in flight and every channel and buffer entry is free again.
+    pub fn is_drained(&self) -> bool {
+        self.timers.is_empty()
+            && self.channels.held() == 0
+            && self.channels.waiting() == 0
+            && self.buffer_free == self.p.buffer_entries
+            && self.messages.iter().all(Option::is_none)
+    }
+
+    /// Named counters over [0, now]: utilisation of inter-switch links, buffers, latency.
+    pub fn stats(&self, now: Time, out: &mut Vec<(String, f64)>) {
+        let c = &self.c;
+        let delivered: u64 = c.buffered_hist.iter().sum();
+        out.push(("packets".into(), c.packets as f64));
+        // Zero once a replay drained: nothing lost, nothing left holding a resource.
+        out.push(("channels_held".into(), self.channels.held() as f64));
+        let entries: u32 = self.p.buffer_entries.iter().sum();
+        let free: u32 = self.buffer_free.iter().sum();
+        out.push(("buffer_entries_held".into(), f64::from(entries - free)));
+        out.push(("segments".into(), c.segments as f64));
+        out.push(("reservations_blocked".into(), c.blocked as f64));
+        for (i, n) in c.buffered_hist.iter().enumerate() {
+            let name = if i == 3 {
+                "3plus".to_string()
+            } else {
+                i.to_string()
+            };
+            out.push((format!("packets_buffered_{name}"), *n as f64));
+        }
+        if delivered > 0 {
+            out.push((
+                "packet_network_ns_mean".into(),
+                c.network_ns / delivered as f64,
+            ));
+            out.push((
+                "packet_buffer_ns_mean".into(),
+                c.buffer_ns / delivered as f64,
+            ));
+        }
+        if now <= 0.0 {
+            return;
+        }
+        let (mut data, mut reserved) = (Vec::new(), Vec::new());
+        for l in 0..self.graph.links() {
+            if !self.graph.is_endpoint_link(l) {
+                let (d, r) = self.channels.utilisation(l, now);
+                data.push(d);
+                reserved.push(r);
+            }
+        }
+        push_spread(out, "link_utilisation", &mut data);
+        push_spread(out, "link_reserved", &mut reserved);
+        let mut buffers: Vec<f64> = (0..self.buffer_free.len())
+            .filter(|&s| self.p.buffer_entries[s] > 0)
+            .map(|s| {
+                let cap = f64::from(self.p.buffer_entries[s]);
+                let open = f64::from(self.p.buffer_entries[s] - self.buffer_free[s]) * now;
+                (self.buffer_busy_ns[s] + open) / (cap * now)
+            })
+            .collect();
+        out.push(("buffers".into(), buffers.len() as f64));
+        push_spread(out, "buffer_utilisation", &mut buffers);
+    }
+}
+
+/// Mean, max and deciles (the sorted curves of seed 002 Figs. 4–6) of per-item values.
+fn push_spread(out: &mut Vec<(String, f64)>, name: &str, values: &mut [f64]) {
+    if values.is_empty() {
+        return;
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    out.push((format!("{name}_mean"), mean));
+    for (i, q) in quantiles(values, 10).into_iter().enumerate() {
+        out.push((format!("{name}_q{}", i * 10), q));
+    }
+}
+
+#[cfg(test)]
+#[path = "segment_switching_tests.rs"]
+mod tests;
