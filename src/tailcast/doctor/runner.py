@@ -10,7 +10,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from tailcast.doctor import local, site
+import tailcast.doctor.local as local
+import tailcast.doctor.site as site
 from tailcast.doctor.probe import Check, Status
 
 # Checks whose failure means offline replay does not work (also when the check crashed).
