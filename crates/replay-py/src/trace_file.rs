@@ -15,7 +15,8 @@ use crate::ingest::{Batch, Constant};
 use crate::stream::ReplayStream;
 use crate::trace_io::{ColumnBuilder, TraceScan};
 
-/// Columns the layout scan reads, and the ones the engine reads from a rank's rows.
+/// Columns the layout scan reads, and the ones the engine reads from a rank's rows; a
+/// whole-file load reads both.
 const SCAN_COLUMNS: [&str; 5] = ["rank", "op", "comm", "new_comm", "comm_members"];
 const FEED_COLUMNS: [&str; 17] = [
     "seq",
@@ -35,28 +36,6 @@ const FEED_COLUMNS: [&str; 17] = [
     "requests",
     "send_counts",
     "recv_counts",
-];
-const ALL_COLUMNS: [&str; 20] = [
-    "rank",
-    "seq",
-    "op",
-    "peer",
-    "root",
-    "send_bytes",
-    "recv_bytes",
-    "tag",
-    "comm",
-    "request",
-    "t_start_ns",
-    "t_end_ns",
-    "iteration",
-    "recv_peer",
-    "recv_tag",
-    "requests",
-    "send_counts",
-    "recv_counts",
-    "new_comm",
-    "comm_members",
 ];
 /// Rows decoded at a time by the whole-file passes.
 const PASS_ROWS: usize = 1 << 16;
@@ -171,7 +150,9 @@ impl TraceFile {
     /// Every row converted to the engine's columns (`ColumnBuilder.finish` gives them).
     fn load(&self) -> PyResult<ColumnBuilder> {
         let mut builder = ColumnBuilder::new(self.file.num_rows() as usize);
-        let mut cursors = cursors(&self.file, &ALL_COLUMNS, 0, self.file.num_row_groups())?;
+        let mut names = FEED_COLUMNS.to_vec();
+        names.extend(SCAN_COLUMNS.iter().filter(|n| !FEED_COLUMNS.contains(n)));
+        let mut cursors = cursors(&self.file, &names, 0, self.file.num_row_groups())?;
         let constants = HashMap::new();
         loop {
             let columns = read_rows(&mut cursors, PASS_ROWS)?;
