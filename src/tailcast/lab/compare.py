@@ -12,6 +12,7 @@ Open MPI 4.1.4): the transport the lab's jobs use.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -117,13 +118,19 @@ class LabReplayer:
         size = int(run["bg_msg_size_bytes"] or 0)
         seconds = max((run["ended_at"] - run["started_at"]).total_seconds(), 1.0)
         background = []
+        rng = random.Random(f"{self.seed}:{run['run_id']}")
         gap = float(run["bg_gap_ms"] or 0.0) * 1e6
         for i, nodes in enumerate(run["bg_nodes"] or []):
             alone = self.alone_ns(nodes, size)
             # enough calls to outlast the measured run twice over at the job's fastest pace
             count = math.ceil(2 * seconds * 1e9 / max(alone + gap, 1e6)) + 10
             path = self.workdir / f"bg-{run['run_id']}-{i}.parquet"
-            write_background_trace(path, len(nodes), size, count, gap)
+            # The jobs ran for a while before the measured run and were started one after
+            # another: each is somewhere in its call/gap cycle when the run starts. Starting
+            # them all at t = 0 would lock them in phase (their bursts on a shared link would
+            # coincide, leaving it idle in between), which no real campaign does.
+            offset = rng.uniform(0.0, alone + gap)
+            write_background_trace(path, len(nodes), size, count, gap, offset)
             endpoints = ",".join(str(self.index[n]) for n in nodes)
             background.append(BackgroundTrace(path, endpoints))
         trace = self.foreground(

@@ -1,0 +1,43 @@
+"""The lab's background jobs as the replay sees them: Open MPI 4.1.4's libnbc linear
+Ialltoall (every receive and send of a call posted at once) and a start somewhere in the
+job's call/gap cycle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tailcast.lab.bgtrace import write_background_trace
+from tailcast.replay.fabric import load_fabric
+from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.traces.io import read_trace
+from tailcast.traces.schema import Op
+
+MIB = 1 << 20
+
+
+def test_each_call_posts_a_receive_and_a_send_per_peer_then_waits_for_all(tmp_path: Path) -> None:
+    path = write_background_trace(tmp_path / "bg.parquet", 4, MIB, 3, 300e6, offset_ns=5e6)
+    rows = read_trace(path)[0].to_pylist()
+    rank1 = [r for r in rows if r["rank"] == 1]
+    ops = [r["op"] for r in rank1]
+    call = [Op.IRECV, Op.ISEND] * 3 + [Op.WAITALL]
+    assert ops == [Op.INIT, *call * 3, Op.FINALIZE]
+    # a2a_sched_linear's peer order, skipping itself
+    assert [r["peer"] for r in rank1[1:7]] == [0, 0, 2, 2, 3, 3]
+    assert rank1[7]["requests"] == list(range(6))
+    assert rank1[14]["requests"] == list(range(6, 12))
+    # the offset delays the first call; the gap separates the next ones
+    starts = [r["t_start_ns"] for r in rank1 if r["op"] == Op.WAITALL]
+    assert starts == [5_000_000, 305_000_000, 605_000_000]
+
+
+def test_one_call_on_the_lab_fabric_takes_the_island_links_time(tmp_path: Path) -> None:
+    fabric = load_fabric("lab")
+    # two nodes in each island: each direction of the island link carries 2 x 2 MiB
+    path = write_background_trace(tmp_path / "bg.parquet", 4, MIB, 1, 0.0)
+    nodes = "nodes:node05,node06,node13,node14"
+    took = replay_trace(path, fabric, ReplayOptions(placement=nodes)).total_time_ns
+    island_gbps = fabric.table["levels"][-1]["link_bandwidth_gbps"]
+    assert took == pytest.approx(4 * MIB * 8 / island_gbps, rel=0.01)
