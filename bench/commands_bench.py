@@ -11,6 +11,10 @@ user + sys) and peak RSS (GNU time), tailcast and SimGrid 3.32 side by side in o
   interpreter, imports, set-up), and the ratios are given without that cost too;
 - `tailcast analyze fit` of 10,000 log-normal draws, default families and `--all`.
 
+With TAILCAST_BENCH_BASELINE=SRC (a `src` directory with an older `tailcast` package and its
+built `_core`), the TiT convert and replay also run with that build, interleaved with this
+one round by round (`tit.baseline`: best CPU of each and their ratio).
+
 Goals (issue #16) and the figures measured on main before this work are recorded beside
 what this run reached. Run alone: .venv/bin/python bench/commands_bench.py
 """
@@ -18,6 +22,7 @@ what this run reached. Run alone: .venv/bin/python bench/commands_bench.py
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import statistics
@@ -105,6 +110,8 @@ def tit_replay(work: Path) -> dict[str, Any]:
     conv_fixed = tailcast("trace", "convert", str(small_index), str(small), cwd=work)
     rep_fixed = tailcast("replay", "run", "--no-store", str(small), "--fabric", "crossbar",
                          cwd=work)  # fmt: skip
+    base = os.environ.get("TAILCAST_BENCH_BASELINE")
+    compared = baseline(work, index, trace, base) if base else None
     found = re.search(r"Simulation time ([0-9.eE+-]+)", sg.output)
     sg_time_us = float(found.group(1)) * 1e6 if found else None
     return {
@@ -132,6 +139,8 @@ def tit_replay(work: Path) -> dict[str, Any]:
         "speedup": round(sg.cpu_s / rep.cpu_s, 2),
         "speedup_beyond_fixed": round(sg.cpu_s / (rep.cpu_s - rep_fixed.cpu_s), 2),
         "rss_limit_mib": round(2 * sg.peak_rss_mib + 50, 1),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        **({"baseline": compared} if compared else {}),
         "note": (
             "tailcast's bundled crossbar charges a 300 ns host overhead per message that the "
             "SimGrid platform does not: simulated times differ by that, not by the model."
@@ -160,6 +169,27 @@ def fit(work: Path) -> dict[str, Any]:
         }
     out["same_winner"] = out["default"]["best"] == out["all"]["best"]
     return out
+
+
+def baseline(work: Path, index: Path, trace: Path, src: str, rounds: int = 3) -> dict[str, Any]:
+    """Best CPU of convert and replay by the build at `src` and by this one, interleaved."""
+    builds = {"baseline": src, "this": str(Path(__file__).resolve().parents[1] / "src")}
+    best: dict[str, dict[str, float]] = {b: {} for b in builds}
+    for _ in range(rounds):
+        for name, path in builds.items():
+            cli = [sys.executable, "-m", "tailcast.cli.main"]
+            env = {"PYTHONPATH": path}
+            for step, args in (
+                ("convert_cpu_s", ["trace", "convert", str(index), str(work / "ab.parquet")]),
+                (
+                    "replay_cpu_s",
+                    ["replay", "run", "--no-store", str(trace), "--fabric", "crossbar"],
+                ),
+            ):
+                cpu = run_measured([*cli, *args], work, env).cpu_s
+                best[name][step] = round(min(cpu, best[name].get(step, cpu)), 3)
+    ratio = {k: round(best["this"][k] / best["baseline"][k], 3) for k in best["this"]}
+    return {"src": src, "rounds": rounds, "best": best, "cpu_ratio_this_to_baseline": ratio}
 
 
 def goals(r: dict[str, Any]) -> list[dict[str, Any]]:
