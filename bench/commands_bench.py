@@ -11,6 +11,10 @@ user + sys) and peak RSS (GNU time), tailcast and SimGrid 3.32 side by side in o
   interpreter, imports, set-up), and the ratios are given without that cost too;
 - `tailcast analyze fit` of 10,000 log-normal draws, default families and `--all`.
 
+With TAILCAST_BENCH_BASELINE=SRC (a `src` directory with an older `tailcast` package and its
+built `_core`), the TiT convert and replay also run with that build, interleaved with this
+one round by round (`tit.baseline`: best CPU of each and their ratio).
+
 Goals (issue #16) and the figures measured on main before this work are recorded beside
 what this run reached. Run alone: .venv/bin/python bench/commands_bench.py
 """
@@ -18,11 +22,13 @@ what this run reached. Run alone: .venv/bin/python bench/commands_bench.py
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -86,25 +92,38 @@ def db_tables(work: Path) -> dict[str, Any]:
     }
 
 
+REPEATS = 3
+
+
+def best(command: Callable[[], Run]) -> Run:
+    """The run of `command` with the least CPU out of REPEATS."""
+    return min((command() for _ in range(REPEATS)), key=lambda r: r.cpu_s)
+
+
 def tit_replay(work: Path) -> dict[str, Any]:
     """Convert the TiT trace, replay it with tailcast and with SimGrid."""
     index, lines = write_tit_trace(work / "tit")
     trace = work / "tit.parquet"
-    conv = tailcast("trace", "convert", str(index), str(trace), cwd=work)
-    rep = tailcast("replay", "run", "--no-store", "--json", str(trace), "--fabric", "crossbar",
-                   cwd=work)  # fmt: skip
+    # Each command's best of REPEATS runs (the first run of a tailcast command also writes
+    # its bytecode cache; neighbours on the shared VM slow single runs).
+    conv = best(lambda: tailcast("trace", "convert", str(index), str(trace), cwd=work))
+    rep = best(lambda: tailcast("replay", "run", "--no-store", "--json", str(trace),
+                                "--fabric", "crossbar", cwd=work))  # fmt: skip
     summary = json.loads(rep.stdout)
     platform, hostfile = simgrid_platform(work, 16)
     argv = ["smpirun", "-no-privatize", "-replay", str(index), "-np", "16"]
     argv += ["-platform", str(platform), "-hostfile", str(hostfile), SMPIREPLAYMAIN, *SIMGRID_CFG]
-    sg = run_measured(argv, work)
+    sg = best(lambda: run_measured(argv, work))
     # The same commands on a 10-iteration version of the trace: their fixed cost
-    # (interpreter, imports, engine set-up), which no per-action speed can remove.
+    # (interpreter, imports, engine set-up), which no per-action speed can remove. The
+    # replay streams as the large one does (below STREAM_ROWS it would not by default).
     small_index, small_lines = write_tit_trace(work / "tit-small", iterations=10)
     small = work / "tit-small.parquet"
-    conv_fixed = tailcast("trace", "convert", str(small_index), str(small), cwd=work)
-    rep_fixed = tailcast("replay", "run", "--no-store", str(small), "--fabric", "crossbar",
-                         cwd=work)  # fmt: skip
+    conv_fixed = best(lambda: tailcast("trace", "convert", str(small_index), str(small), cwd=work))
+    rep_fixed = best(lambda: tailcast("replay", "run", "--no-store", "--stream", str(small),
+                                      "--fabric", "crossbar", cwd=work))  # fmt: skip
+    base = os.environ.get("TAILCAST_BENCH_BASELINE")
+    compared = baseline(work, index, trace, base) if base else None
     found = re.search(r"Simulation time ([0-9.eE+-]+)", sg.output)
     sg_time_us = float(found.group(1)) * 1e6 if found else None
     return {
@@ -132,6 +151,8 @@ def tit_replay(work: Path) -> dict[str, Any]:
         "speedup": round(sg.cpu_s / rep.cpu_s, 2),
         "speedup_beyond_fixed": round(sg.cpu_s / (rep.cpu_s - rep_fixed.cpu_s), 2),
         "rss_limit_mib": round(2 * sg.peak_rss_mib + 50, 1),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        **({"baseline": compared} if compared else {}),
         "note": (
             "tailcast's bundled crossbar charges a 300 ns host overhead per message that the "
             "SimGrid platform does not: simulated times differ by that, not by the model."
@@ -160,6 +181,27 @@ def fit(work: Path) -> dict[str, Any]:
         }
     out["same_winner"] = out["default"]["best"] == out["all"]["best"]
     return out
+
+
+def baseline(work: Path, index: Path, trace: Path, src: str, rounds: int = 3) -> dict[str, Any]:
+    """Best CPU of convert and replay by the build at `src` and by this one, interleaved."""
+    builds = {"baseline": src, "this": str(Path(__file__).resolve().parents[1] / "src")}
+    best: dict[str, dict[str, float]] = {b: {} for b in builds}
+    for _ in range(rounds):
+        for name, path in builds.items():
+            cli = [sys.executable, "-m", "tailcast.cli.main"]
+            env = {"PYTHONPATH": path}
+            for step, args in (
+                ("convert_cpu_s", ["trace", "convert", str(index), str(work / "ab.parquet")]),
+                (
+                    "replay_cpu_s",
+                    ["replay", "run", "--no-store", str(trace), "--fabric", "crossbar"],
+                ),
+            ):
+                cpu = run_measured([*cli, *args], work, env).cpu_s
+                best[name][step] = round(min(cpu, best[name].get(step, cpu)), 3)
+    ratio = {k: round(best["this"][k] / best["baseline"][k], 3) for k in best["this"]}
+    return {"src": src, "rounds": rounds, "best": best, "cpu_ratio_this_to_baseline": ratio}
 
 
 def goals(r: dict[str, Any]) -> list[dict[str, Any]]:

@@ -3,15 +3,25 @@ synthetic halo + allreduce traces (1-D halo: 2 irecv, 2 isend, waitall, then an 
 allreduce; ~1.6 M actions per trace), plus peak RSS. Writes bench/results/replay.json.
 
 `make bench` calls `run()`; alone: .venv/bin/python bench/replay_bench.py [--actions N]
+
+A/B of engine builds (`--ab NAME=SRC ...`, SRC a `src` directory holding a `tailcast`
+package with its built `_core`, e.g. an older commit's tree): every configuration is
+replayed by each build in turn, in child processes interleaved round by round, so that the
+builds share the machine's load; writes bench/results/replay_ab.json with each build's best
+CPU time, its ratio to the first build, and whether the simulated times agree bit for bit.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
+import subprocess
 import sys
 import time
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -63,12 +73,18 @@ def halo_allreduce(ranks: int, iterations: int, halo_bytes: int) -> dict[str, An
 
 def measure(trace: dict[str, Any], fabric: str, repeats: int = 3) -> dict[str, Any]:
     """Best of `repeats` replays (this VM's neighbours add up to 15 % to a single run)."""
-    table = load_fabric(fabric).table
+    loaded = load_fabric(fabric)
+    # Builds before the fabric framework (A/B against them) took `.engine` and returned a
+    # (jobs, stats) tuple.
+    table = getattr(loaded, "table", None) or loaded.engine
     runs = []
     for _ in range(repeats):
         cpu0, wall0 = time.process_time(), time.perf_counter()
         result = _core.replay([trace], ["linear"], table, compute_scale=0.0)
-        stats, job = result.stats, result.jobs[0]
+        if isinstance(result, tuple):
+            (job, *_), stats = result
+        else:
+            stats, job = result.stats, result.jobs[0]
         runs.append((time.process_time() - cpu0, time.perf_counter() - wall0))
     cpu, wall = min(runs)
     return {
@@ -110,11 +126,78 @@ def run(actions: int = 1_600_000, halo_bytes: int = 16384) -> dict[str, Any]:
     }
 
 
+AB_CONFIGS = [(r, f) for r in (16, 64, 256) for f in ("ideal", "crossbar")]
+
+
+def _worker(ranks: int, fabric: str, actions: int, halo_bytes: int) -> dict[str, Any]:
+    """One child of the A/B: best of 3 replays of one configuration with this build."""
+    trace = halo_allreduce(ranks, max(1, actions // (ranks * PER_ITERATION)), halo_bytes)
+    return measure(trace, fabric)
+
+
+def ab(builds: dict[str, Path], actions: int, halo_bytes: int, rounds: int) -> dict[str, Any]:
+    """Each configuration by every build, `rounds` times interleaved (see the docstring)."""
+    rows = []
+    for ranks, fabric in AB_CONFIGS:
+        seen: dict[str, list[dict[str, Any]]] = {name: [] for name in builds}
+        for _ in range(rounds):
+            for name, src in builds.items():
+                env = {**os.environ, "PYTHONPATH": str(src), "OPENBLAS_NUM_THREADS": "1"}
+                argv = [sys.executable, __file__, "--worker", str(ranks), fabric]
+                argv += ["--actions", str(actions), "--halo-bytes", str(halo_bytes)]
+                out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+                seen[name].append(json.loads(out.stdout))
+        best = {name: min(min(r["cpu_s_runs"]) for r in got) for name, got in seen.items()}
+        first = next(iter(builds))
+        row = {
+            "ranks": ranks,
+            "fabric": fabric,
+            "actions": seen[first][0]["actions"],
+            "events": {name: got[0]["events"] for name, got in seen.items()},
+            "best_cpu_s": best,
+            "actions_per_cpu_s": {n: round(seen[n][0]["actions"] / c) for n, c in best.items()},
+            f"cpu_ratio_to_{first}": {n: round(c / best[first], 3) for n, c in best.items()},
+            "simulated_total_us": {n: got[0]["simulated_total_us"] for n, got in seen.items()},
+            "bit_identical": len({got[0]["simulated_total_us"] for got in seen.values()}) == 1,
+        }
+        print(json.dumps(row), file=sys.stderr, flush=True)
+        rows.append(row)
+    return {
+        "recorded_at": datetime.now(UTC).isoformat(),
+        "load_average_at_start_end": None,
+        "builds": {name: str(src) for name, src in builds.items()},
+        "rounds": rounds,
+        "rows": rows,
+        "notes": (
+            "best_cpu_s: the least CPU time of one _core.replay call over rounds x 3 replays "
+            "per build, builds alternating round by round in child processes; ratios < 1 are "
+            "faster than the first build."
+        ),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--actions", type=int, default=1_600_000, help="actions per trace")
     parser.add_argument("--halo-bytes", type=int, default=16384)
+    parser.add_argument("--ab", nargs="+", metavar="NAME=SRC", help="A/B of engine builds")
+    parser.add_argument("--rounds", type=int, default=3, help="A/B rounds per configuration")
+    parser.add_argument("--worker", nargs=2, metavar=("RANKS", "FABRIC"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        print(
+            json.dumps(_worker(int(args.worker[0]), args.worker[1], args.actions, args.halo_bytes))
+        )
+        return
+    if args.ab:
+        builds = {k: Path(v).resolve() for k, v in (b.split("=", 1) for b in args.ab)}
+        load0 = os.getloadavg()
+        doc = ab(builds, args.actions, args.halo_bytes, args.rounds)
+        doc["load_average_at_start_end"] = [round(x, 2) for x in (*load0, *os.getloadavg())]
+        out = Path(__file__).resolve().parent / "results" / "replay_ab.json"
+        out.write_text(json.dumps(doc, indent=2) + "\n")
+        print(out)
+        return
     print(json.dumps(run(args.actions, args.halo_bytes), indent=2))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -30,7 +31,7 @@ def imported_modules(*args: str) -> set[str]:
     for line in out.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
             names.add(line.rsplit("|", 1)[1].strip())
-    assert "tailcast.cli.replay" in names  # the parse found the listing (main is __main__)
+    assert "tailcast.cli" in names  # the parse found the listing (main is __main__)
     return names
 
 
@@ -49,6 +50,26 @@ def test_replay_run_help_imports_no_heavy_stack() -> None:
         m for m in imported_modules("replay", "run", "--help") if m.split(".")[0] in HEAVY
     )
     assert not heavy
+
+
+def test_a_sub_command_imports_only_its_own_cli_module() -> None:
+    cli = {m for m in imported_modules("trace", "--help") if m.startswith("tailcast.cli.")}
+    assert "tailcast.cli.trace" in cli
+    assert not cli & {f"tailcast.cli.{name}" for name in SUBCOMMANDS if name != "trace"}
+
+
+def test_streamed_replay_without_store_imports_no_store_stack(tmp_path: Path) -> None:
+    """`replay run --no-store --stream` reads natively and writes nothing: no DuckDB, no
+    pyarrow (their import costs more CPU than a small replay)."""
+    from tailcast.traces.io import write_trace
+    from tailcast.traces.synth.osu import osu_trace
+
+    table, meta = osu_trace("allreduce", 8, [64, 4096], 50)
+    trace = write_trace(table, tmp_path / "t.parquet", meta)
+    names = imported_modules("replay", "run", "--no-store", "--stream", str(trace))
+    assert "tailcast.replay.stream" in names
+    stack = sorted(m for m in names if m.split(".")[0] in ("duckdb", "pyarrow", "pandas"))
+    assert not stack, f"a streamed --no-store replay imports {stack}"
 
 
 def cpu_seconds(*args: str) -> float:

@@ -89,52 +89,94 @@ fn spec(name: &str, ranks: usize, delta: &[String]) -> PyResult<ColumnSpec> {
     })
 }
 
-/// A column of some rows, gathered in `order`.
-enum Gathered {
-    Ints(Vec<i64>, Option<Vec<bool>>),
-    Keys(Vec<u32>),
-    Lists(Vec<i64>, Vec<i64>, Option<Vec<bool>>),
+/// A column of some rows, gathered in `order`. The converter keeps one per column and
+/// refills it for every row group: fresh vectors of a row group's size (~0.5 MB a column)
+/// went back to the kernel after each group and were page-faulted in again.
+#[derive(Default)]
+struct Gathered {
+    ints: Vec<i64>,
+    keys: Vec<u32>,
+    offsets: Vec<i64>,
+    valid: Vec<bool>,
+    /// Some rows are null (else `valid` is not written).
+    nulls: bool,
 }
 
-fn ints<T: Copy + Into<i64>>(v: &[T], order: &[usize]) -> Vec<i64> {
-    order.iter().map(|&i| v[i].into()).collect()
-}
-
-fn nullable<T: Copy + Into<i64>>(n: &Nullable<T>, order: &[usize]) -> Gathered {
-    let valid: Vec<bool> = order.iter().map(|&i| n.valid[i]).collect();
-    let all = valid.iter().all(|&v| v);
-    Gathered::Ints(ints(&n.values, order), (!all).then_some(valid))
-}
-
-fn lists(l: &Lists, order: &[usize]) -> Gathered {
-    let mut offsets = Vec::with_capacity(order.len() + 1);
-    let mut values = Vec::new();
-    offsets.push(0);
-    for &i in order {
-        values.extend_from_slice(&l.values[l.offsets[i] as usize..l.offsets[i + 1] as usize]);
-        offsets.push(values.len() as i64);
+impl Gathered {
+    fn clear(&mut self) {
+        self.ints.clear();
+        self.keys.clear();
+        self.offsets.clear();
+        self.valid.clear();
+        self.nulls = false;
     }
-    let valid: Vec<bool> = order.iter().map(|&i| l.valid[i]).collect();
-    let all = valid.iter().all(|&v| v);
-    Gathered::Lists(offsets, values, (!all).then_some(valid))
-}
 
-fn gather(name: &str, rows: &Rows, order: &[usize]) -> Gathered {
-    match name {
-        "rank" => Gathered::Ints(ints(&rows.rank, order), None),
-        "seq" => Gathered::Ints(ints(&rows.seq, order), None),
-        "op" => Gathered::Keys(order.iter().map(|&i| u32::from(rows.op[i])).collect()),
-        "comm" => Gathered::Ints(vec![0; order.len()], None),
-        "t_start_ns" | "t_end_ns" => Gathered::Ints(ints(&rows.time_ns, order), None),
-        "peer" => nullable(&rows.peer, order),
-        "root" => nullable(&rows.root, order),
-        "tag" => nullable(&rows.tag, order),
-        "send_bytes" => nullable(&rows.send_bytes, order),
-        "recv_bytes" => nullable(&rows.recv_bytes, order),
-        "request" => nullable(&rows.request, order),
-        "requests" => lists(&rows.requests, order),
-        "send_counts" => lists(&rows.send_counts, order),
-        _ => lists(&rows.recv_counts, order),
+    fn ints<T: Copy + Into<i64>>(&mut self, v: &[T], order: &[usize]) {
+        self.ints.extend(order.iter().map(|&i| v[i].into()));
+    }
+
+    fn valid(&mut self, valid: &[bool], order: &[usize]) {
+        self.valid.extend(order.iter().map(|&i| valid[i]));
+        self.nulls = !self.valid.iter().all(|&v| v);
+    }
+
+    fn nullable<T: Copy + Into<i64>>(&mut self, n: &Nullable<T>, order: &[usize]) {
+        self.ints(&n.values, order);
+        self.valid(&n.valid, order);
+    }
+
+    fn lists(&mut self, l: &Lists, order: &[usize]) {
+        self.offsets.push(0);
+        for &i in order {
+            let (lo, hi) = (l.offsets[i] as usize, l.offsets[i + 1] as usize);
+            self.ints.extend_from_slice(&l.values[lo..hi]);
+            self.offsets.push(self.ints.len() as i64);
+        }
+        self.valid(&l.valid, order);
+    }
+
+    /// Refills this column `name` from `rows` in `order`.
+    fn gather(&mut self, name: &str, rows: &Rows, order: &[usize]) {
+        self.clear();
+        match name {
+            "rank" => self.ints(&rows.rank, order),
+            "seq" => self.ints(&rows.seq, order),
+            "op" => self
+                .keys
+                .extend(order.iter().map(|&i| u32::from(rows.op[i]))),
+            "comm" => self.ints.resize(order.len(), 0),
+            "t_start_ns" | "t_end_ns" => self.ints(&rows.time_ns, order),
+            "peer" => self.nullable(&rows.peer, order),
+            "root" => self.nullable(&rows.root, order),
+            "tag" => self.nullable(&rows.tag, order),
+            "send_bytes" => self.nullable(&rows.send_bytes, order),
+            "recv_bytes" => self.nullable(&rows.recv_bytes, order),
+            "request" => self.nullable(&rows.request, order),
+            "requests" => self.lists(&rows.requests, order),
+            "send_counts" => self.lists(&rows.send_counts, order),
+            _ => self.lists(&rows.recv_counts, order),
+        }
+    }
+
+    /// The column as the writer takes it (`name` as in `gather`).
+    fn data(&self, name: &str) -> ColumnData<'_> {
+        let valid = self.nulls.then_some(self.valid.as_slice());
+        match name {
+            "op" => ColumnData::Strings {
+                keys: &self.keys,
+                dict: &OP_NAMES,
+                valid: None,
+            },
+            "requests" | "send_counts" | "recv_counts" => ColumnData::Lists {
+                offsets: &self.offsets,
+                values: &self.ints,
+                valid,
+            },
+            _ => ColumnData::Ints {
+                values: &self.ints,
+                valid,
+            },
+        }
     }
 }
 
@@ -148,6 +190,8 @@ pub struct TitConverter {
     per_rank: bool,
     group_rows: usize,
     rows: u64,
+    /// One per column of `names`, reused by every row group.
+    gathered: Vec<Gathered>,
 }
 
 impl TitConverter {
@@ -164,26 +208,14 @@ impl TitConverter {
                 end += 1;
             }
             let part = &order[start..end];
-            let gathered: Vec<Gathered> =
-                self.names.iter().map(|n| gather(n, rows, part)).collect();
-            let columns: Vec<ColumnData<'_>> = gathered
+            for (g, name) in self.gathered.iter_mut().zip(&self.names) {
+                g.gather(name, rows, part);
+            }
+            let columns: Vec<ColumnData<'_>> = self
+                .gathered
                 .iter()
-                .map(|g| match g {
-                    Gathered::Ints(v, valid) => ColumnData::Ints {
-                        values: v,
-                        valid: valid.as_deref(),
-                    },
-                    Gathered::Keys(k) => ColumnData::Strings {
-                        keys: k,
-                        dict: &OP_NAMES,
-                        valid: None,
-                    },
-                    Gathered::Lists(o, v, valid) => ColumnData::Lists {
-                        offsets: o,
-                        values: v,
-                        valid: valid.as_deref(),
-                    },
-                })
+                .zip(&self.names)
+                .map(|(g, name)| g.data(name))
                 .collect();
             let writer = self
                 .writer
@@ -252,11 +284,12 @@ impl TitConverter {
         Ok(Self {
             parser: TitParser::new(ranks, flops_per_s),
             writer: Some(writer),
-            names: columns,
             files,
             per_rank,
             group_rows: group_rows.max(1),
             rows: 0,
+            gathered: columns.iter().map(|_| Gathered::default()).collect(),
+            names: columns,
         })
     }
 

@@ -13,32 +13,13 @@ from typing import Annotated
 
 import typer
 
-from tailcast.cli import (
-    agent,
-    analyze,
-    collect,
-    db,
-    doctor,
-    lab,
-    predict,
-    quickstart,
-    replay,
-    report,
-    trace,
-)
 from tailcast.errors import EXIT_FAILURE, Interrupted, TailcastError
 
-app = typer.Typer(
-    help=(
-        "tailcast measures MPI latency tails inside Slurm jobs, captures MPI traces, replays "
-        "them through modelled fabrics, compares measured with simulated tails and predicts "
-        "the tail at submission time. Results go to $TAILCAST_HOME "
-        "(default ~/.local/share/tailcast)."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+HELP = (
+    "tailcast measures MPI latency tails inside Slurm jobs, captures MPI traces, replays "
+    "them through modelled fabrics, compares measured with simulated tails and predicts "
+    "the tail at submission time. Results go to $TAILCAST_HOME "
+    "(default ~/.local/share/tailcast)."
 )
 
 _state = {"debug": False}
@@ -61,7 +42,6 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show the full traceback when a command fails.")
@@ -79,30 +59,57 @@ def _root(
     _state["debug"] = debug or os.environ.get("TAILCAST_DEBUG") == "1"
 
 
-# One line per sub-command, in the order of the workflow: what it is for, for a newcomer.
+# One line per sub-command (its module in tailcast.cli has the same name), in the order of
+# the workflow: what it is for, for a newcomer.
 SUBCOMMANDS = [
-    (
-        quickstart.app,
-        "quickstart",
-        "Whole pipeline on bundled real data, ends in a report.",
-    ),
-    (collect.app, "collect", "Slurm queue → background traffic b; topology; OSU files."),
-    (agent.app, "agent", "Measure collective latencies inside Slurm jobs."),
-    (trace.app, "trace", "Capture, import (OTF2/DUMPI/TiT), synthesise MPI traces."),
-    (replay.app, "replay", "Replay a trace on a modelled fabric: simulated latencies."),
-    (
-        analyze.app,
-        "analyze",
-        "Tails, fits, bimodality, b correlation, measured vs sim.",
-    ),
-    (report.app, "report", "Write a static HTML report of everything in the store."),
-    (lab.app, "lab", "Calibrate a tree cluster's link classes; lab campaigns."),
-    (predict.app, "predict", "Predict a collective's latency tail from the live queue's b."),
-    (db.app, "db", "Query the results store with SQL (DuckDB over Parquet)."),
-    (doctor.app, "doctor", "What this machine has for tailcast; what missing parts turn off."),
+    ("quickstart", "Whole pipeline on bundled real data, ends in a report."),
+    ("collect", "Slurm queue → background traffic b; topology; OSU files."),
+    ("agent", "Measure collective latencies inside Slurm jobs."),
+    ("trace", "Capture, import (OTF2/DUMPI/TiT), synthesise MPI traces."),
+    ("replay", "Replay a trace on a modelled fabric: simulated latencies."),
+    ("analyze", "Tails, fits, bimodality, b correlation, measured vs sim."),
+    ("report", "Write a static HTML report of everything in the store."),
+    ("lab", "Calibrate a tree cluster's link classes; lab campaigns."),
+    ("predict", "Predict a collective's latency tail from the live queue's b."),
+    ("db", "Query the results store with SQL (DuckDB over Parquet)."),
+    ("doctor", "What this machine has for tailcast; what missing parts turn off."),
 ]
-for sub_app, name, short in SUBCOMMANDS:
-    app.add_typer(sub_app, name=name, short_help=short)
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The root app with every sub-command, or only `only`'s: a command run from the shell
+    imports the one sub-command module it runs, not the other ten (start-up CPU)."""
+    root = typer.Typer(
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    root.callback()(_root)
+    for name, short in SUBCOMMANDS:
+        if only is None or name == only:
+            # __import__ (the import statement's path): `python -X importtime` lists it.
+            __import__(f"tailcast.cli.{name}")
+            module = sys.modules[f"tailcast.cli.{name}"]
+            root.add_typer(module.app, name=name, short_help=short)
+    return root
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """`app`: the whole CLI (built on first use, for tests and tools that import it)."""
+    if name != "app":
+        raise AttributeError(f"module 'tailcast.cli.main' has no attribute {name!r}")
+    whole = build_app()
+    globals()["app"] = whole
+    return whole
+
+
+def _chosen(argv: list[str]) -> str | None:
+    """The sub-command `argv` runs, when its first argument names one (root options such
+    as --debug come first and need the whole app's parsing)."""
+    names = {name for name, _ in SUBCOMMANDS}
+    return argv[1] if len(argv) > 1 and argv[1] in names else None
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -118,7 +125,7 @@ def main() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _interrupt)
     try:
-        app()
+        build_app(_chosen(sys.argv))()
     except TailcastError as err:
         if _state["debug"]:
             traceback.print_exc()

@@ -5,11 +5,14 @@ snapshot (`--background-snapshot ID`) and a measured run's b, nodes and locality
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tailcast.errors import UsageError
 from tailcast.replay.fabric import Fabric
 from tailcast.replay.placement import LOCALITY_CLASSES
-from tailcast.store import Catalog, ResultsDir
+
+if TYPE_CHECKING:
+    from tailcast.store import ResultsDir
 
 
 def _quote(text: str) -> str:
@@ -23,6 +26,8 @@ def snapshot_job_sizes(snapshot_id: str, results: ResultsDir | None = None) -> t
         "SELECT node_count FROM snapshots WHERE snapshot_id = "
         f"{_quote(snapshot_id)} AND upper(state) = 'RUNNING' AND node_count >= 2"
     )
+    from tailcast.store import Catalog  # DuckDB and pyarrow: only when a store is asked
+
     with Catalog(results) as cat:
         known = cat.rows(
             f"SELECT count(*) AS n FROM snapshots WHERE snapshot_id = {_quote(snapshot_id)}"
@@ -56,6 +61,8 @@ def measured_run(run_id: str, results: ResultsDir | None = None) -> MeasuredRun:
         "SELECT run_id, b_before, b_after, nodes, locality, benchmark, msg_size_bytes "
         f"FROM runs WHERE run_id = {_quote(run_id)}"
     )
+    from tailcast.store import Catalog  # DuckDB and pyarrow: only when a store is asked
+
     with Catalog(results) as cat:
         rows = cat.rows(query)
     if not rows:
