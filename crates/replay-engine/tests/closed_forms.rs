@@ -389,24 +389,21 @@ fn alltoall_linear_single_port() {
         let got = time(Ports::Unlimited, p, Op::Alltoall, 8, 8, "alltoall=linear");
         check(&format!("alltoall linear 8B p={p} unlimited"), got, t(8));
     }
-    // Rendezvous blocks (64 KiB) start when both sides are posted; every rank posts at 0,
-    // so a port serves them in the order the matches were made, not in post order: not
-    // the ideal (p-1)(α + nβ) but no less, and (issue 22) at least (p-1)nβ at the root.
+    // Rendezvous blocks (64 KiB) start once both sides are posted: every rank posts
+    // everything at 0, so every message is ready at 0 and each send port serves them in
+    // the order the rank posted them (me-1, me-2, …): step k is again the permutation
+    // me → me-k, and every receive port gets one message per step (from me+k, the k-th
+    // receive it posted): (p-1)(α + nβ), the same as eager.
     for p in [16u32, 13] {
         let k = f64::from(p - 1);
-        let got = time(
-            Ports::One,
+        one(
+            "alltoall linear 64KiB",
             p,
             Op::Alltoall,
             B as i64,
-            B as i64,
             "alltoall=linear",
+            k * t(B),
         );
-        println!(
-            "alltoall linear 64KiB p={p} single-port: {got} ns, ideal {}",
-            k * t(B)
-        );
-        assert!(got >= k * t(B) * (1.0 - 1e-12), "{got} below (p-1)(α + nβ)");
     }
 }
 

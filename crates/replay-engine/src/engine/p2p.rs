@@ -126,6 +126,7 @@ impl Engine {
             inst,
             send_req: req,
             recv_req: u32::MAX,
+            posted: self.reqs[req].posted,
             matched: false,
             rts_at: now,
             delivered_at: f64::NAN,
@@ -314,6 +315,13 @@ impl Engine {
             src_rank: s.local,
             dst_rank: d.local,
             tag: msg.tag,
+            send_posted: msg.posted,
+            // A matched receive stays pending until the data is delivered.
+            recv_posted: if msg.matched {
+                self.reqs[msg.recv_req].posted
+            } else {
+                u64::MAX
+            },
         }
     }
 
