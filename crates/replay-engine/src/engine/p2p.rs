@@ -146,11 +146,6 @@ impl Engine {
             self.schedule_control(m, now + o);
         } else if !rndv {
             self.complete_req(req, now + o);
-            if o > 0.0 {
-                self.push(now + o, Ev::Inject(m));
-            } else {
-                self.inject(m);
-            }
         }
         if inst == USER {
             if let Some(recv) = self.matching.post_send(m, &self.msgs[m]) {
@@ -159,6 +154,15 @@ impl Engine {
         } else if let Some(e) = self.matching.coll_send(m, &self.msgs[m]) {
             self.check_instance(e.inst, inst, src, dst);
             self.on_match(m, e.id);
+        }
+        // Eager data leaves after matching, so a receive already posted is known to the
+        // fabric (ports serve by it); a matched eager message completes on delivery.
+        if !rndv {
+            if o > 0.0 {
+                self.push(now + o, Ev::Inject(m));
+            } else {
+                self.inject(m);
+            }
         }
         req
     }
