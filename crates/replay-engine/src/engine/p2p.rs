@@ -321,7 +321,7 @@ impl Engine {
             tag: msg.tag,
             send_posted: msg.posted,
             // A matched receive stays pending until the data is delivered.
-            recv_posted: if msg.matched {
+            recv_posted: if msg.matched && self.net.post_order {
                 self.reqs[msg.recv_req].posted
             } else {
                 u64::MAX

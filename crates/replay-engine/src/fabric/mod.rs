@@ -212,6 +212,12 @@ pub trait Fabric: Send {
         None
     }
 
+    /// Whether the model reads `Transfer::recv_posted` (ports serving by posting order);
+    /// the engine looks the receive's number up only then.
+    fn serves_in_post_order(&self) -> bool {
+        false
+    }
+
     /// Whether transfers can be in flight inside the fabric (`next_time` / `advance` then
     /// matter). Models answering every `submit` at once say false, and the engine skips
     /// asking them for their next event.

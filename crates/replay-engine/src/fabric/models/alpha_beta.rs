@@ -126,6 +126,10 @@ impl Fabric for AlphaBeta {
     fn holds_transfers(&self) -> bool {
         self.links.is_some()
     }
+
+    fn serves_in_post_order(&self) -> bool {
+        self.links.is_some()
+    }
 }
 
 #[cfg(test)]

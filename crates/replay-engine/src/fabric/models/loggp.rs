@@ -146,6 +146,10 @@ impl Fabric for LogGp {
     fn holds_transfers(&self) -> bool {
         self.links.is_some()
     }
+
+    fn serves_in_post_order(&self) -> bool {
+        self.links.is_some()
+    }
 }
 
 #[cfg(test)]
