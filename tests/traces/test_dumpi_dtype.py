@@ -31,9 +31,7 @@ def _time(trace: Path, algorithm: str) -> float:
     return replay_trace(trace, FABRIC, options).total_time_ns
 
 
-def test_dumpi_allreduce_records_its_int_and_falls_back(
-    shared_data: Path, tmp_path: Path
-) -> None:
+def test_dumpi_allreduce_records_its_int_and_falls_back(shared_data: Path, tmp_path: Path) -> None:
     table, meta = import_dumpi(shared_data / "traces" / "dumpi" / "testtrace.meta")
     rows = [r for r in table.to_pylist() if r["op"] == "allreduce"]
     assert {(r["send_bytes"], r["dtype_bytes"], r["commutative"]) for r in rows} == {(4, 4, 1)}

@@ -249,7 +249,12 @@ fn append_native_ints<T: Target>(
 
 /// An optional column (null → SAME), kept empty (= all SAME) while every value is null;
 /// `before` rows precede this batch.
-fn append_optional(src: Source<'_>, rows: usize, before: usize, out: &mut Vec<i32>) -> PyResult<()> {
+fn append_optional(
+    src: Source<'_>,
+    rows: usize,
+    before: usize,
+    out: &mut Vec<i32>,
+) -> PyResult<()> {
     if out.is_empty() && src.all_null() {
         return Ok(());
     }
