@@ -1,5 +1,5 @@
 //! Hand-derived α-β-γ times of Open MPI 4.1.4's fixed-tree bcast and reduce algorithms —
-//! chain, binary and split_binary — at p = 16 and p = 13, single-port and without port
+//! chain, binary, split_binary and in-order binary — at p = 16 and p = 13, single-port and without port
 //! limits (see closed_forms.rs for the model and the notation: T = α + nβ one message of
 //! n = 1 MiB, T½ = α + (n/2)β, G = nγ one reduction; 1 MiB messages are rendezvous, so data
 //! moves once the receive is posted).
@@ -183,5 +183,39 @@ fn reduce_binary() {
         "reduce=binary",
         5.0 * tt() + 4.0 * gg(),
         3.0 * tt() + 6.0 * gg(),
+    );
+}
+
+#[test]
+fn reduce_in_order_binary() {
+    // reduce_intra_in_order_binary: reduce_generic on `build_in_order_bintree` rooted at
+    // p-1, then p-1 sends the result to the root (0). p = 16: 15 → 14, 7; 14 → 13, 10;
+    // 13 → 12, 11; 10 → 9, 8; 7 → 6, 3; 6 → 5, 4; 3 → 2, 1; 1 → 0.
+    // Unlimited: 13, 10, 6 reduce two leaves (T + 2G), 1 its one (T + G); 14 gets 13 and
+    // 10 at 2T + 2G (2T + 4G); 3 gets 2 at T and 1 at 2T + G (2T + 2G); 7 gets 6 at
+    // 2T + 2G and 3 at 3T + 2G (3T + 3G); 15 gets 14 at 3T + 4G and 7 at 4T + 3G: 4T + 4G;
+    // to rank 0: 5T + 4G. Single port: two leaves share a port (13, 10, 6 done 2T + G);
+    // 14 takes 13's then 10's from 2T + G (4T + 2G); 3: 2's [0, T], 1's [T + G, 2T + G]
+    // (2T + 2G); 7: 6's [2T + G, 3T + G], 3's [3T + G, 4T + G] (4T + 2G); 15: 14's then
+    // 7's from 4T + 2G (6T + 3G); to rank 0: 7T + 3G.
+    case(
+        "reduce in_order_binary",
+        16,
+        Op::Reduce,
+        "reduce=in_order_binary",
+        7.0 * tt() + 3.0 * gg(),
+        5.0 * tt() + 4.0 * gg(),
+    );
+    // p = 13: 12 → 11, 5; 11 → 10, 8; 10 → 9; 8 → 7, 6; 5 → 4, 2; 4 → 3; 2 → 1, 0.
+    // Unlimited: 11 and 5 send at 2T + 3G, 12 is done at 3T + 5G, rank 0 at 4T + 5G.
+    // Single port: 11 takes 10's [T + G, 2T + G] and 8's [2T + G, 3T + G] (3T + 2G), 5
+    // likewise; 12 takes 11's then 5's from 3T + 2G (5T + 3G); rank 0: 6T + 3G.
+    case(
+        "reduce in_order_binary",
+        13,
+        Op::Reduce,
+        "reduce=in_order_binary",
+        6.0 * tt() + 3.0 * gg(),
+        4.0 * tt() + 5.0 * gg(),
     );
 }
