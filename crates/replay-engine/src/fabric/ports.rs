@@ -120,6 +120,12 @@ struct Side {
 }
 
 impl Side {
+    /// A port free at `t`, if any.
+    fn free_at(&self, t: Time) -> Option<usize> {
+        let (i, at) = self.first_free();
+        (at <= t).then_some(i)
+    }
+
     /// The earliest free port and when it frees.
     fn first_free(&self) -> (usize, Time) {
         let (i, &at) = self
@@ -175,17 +181,23 @@ impl PortedLinks {
         side
     }
 
-    /// Queues `msg` at side `e` (ready at `now`), and a turn of that side if none is due.
-    fn enqueue(&mut self, send: bool, e: u32, now: Time, posted: u64, msg: Queued) {
-        self.arrivals += 1;
-        let (sides, turns) = if send {
-            (&mut self.send, &mut self.send_turns)
-        } else {
-            (&mut self.recv, &mut self.recv_turns)
-        };
-        let side = Self::side(sides, self.k, e);
+    /// Queues `msg` at side `e` of `sides` (ready at `now`), and a turn of that side in
+    /// `turns` if none is due.
+    #[allow(clippy::too_many_arguments)]
+    fn enqueue(
+        sides: &mut Vec<Side>,
+        turns: &mut Timers<u32>,
+        k: usize,
+        arrivals: &mut u64,
+        e: u32,
+        now: Time,
+        posted: u64,
+        msg: Queued,
+    ) {
+        *arrivals += 1;
+        let side = Self::side(sides, k, e);
         side.waiting.push(Waiting {
-            key: Reverse((posted, self.arrivals)),
+            key: Reverse((posted, *arrivals)),
             msg,
         });
         if !side.turn {
@@ -202,7 +214,23 @@ impl PortedLinks {
             recv_posted: t.recv_posted,
             costs,
         };
-        self.enqueue(true, t.src, now, t.send_posted, msg);
+        let Self {
+            send,
+            send_turns,
+            k,
+            arrivals,
+            ..
+        } = self;
+        Self::enqueue(
+            send,
+            send_turns,
+            *k,
+            arrivals,
+            t.src,
+            now,
+            t.send_posted,
+            msg,
+        );
     }
 
     pub fn next_time(&self) -> Option<Time> {
@@ -216,47 +244,62 @@ impl PortedLinks {
         .min_by(f64::total_cmp)
     }
 
-    /// Side `e`'s ports serve its waiting messages at `t`, lowest posting number first.
-    fn turn(&mut self, send: bool, e: u32, t: Time, now: Time, out: &mut Vec<Delivery>) {
+    /// Endpoint `e`'s send ports start its waiting messages at `t`, lowest send number
+    /// first.
+    fn send_turn(&mut self, e: u32, t: Time) {
         let Self {
-            send: senders,
-            recv: receivers,
+            send,
+            recv,
             stages,
             send_turns,
             recv_turns,
-            ..
+            k,
+            arrivals,
         } = self;
-        let (side, turns) = if send {
-            (&mut senders[e as usize], send_turns)
-        } else {
-            (&mut receivers[e as usize], recv_turns)
-        };
+        let side = &mut send[e as usize];
         side.turn = false;
-        loop {
-            let (i, free) = side.first_free();
-            if free > t {
-                break;
-            }
+        while let Some(i) = side.free_at(t) {
             let Some(Waiting { msg, .. }) = side.waiting.pop() else {
                 break;
             };
             let c = msg.costs;
-            if send {
-                side.free[i] = t + c.send_busy;
+            side.free[i] = t + c.send_busy;
+            if c.lead > 0.0 {
                 stages.push(t + c.lead, Stage::Arrive(msg));
             } else {
-                side.free[i] = t + c.recv_busy;
-                let at = t + c.wire;
-                if at <= now {
-                    out.push(delivery(msg.id, at));
-                } else {
-                    stages.push(at, Stage::Deliver(msg.id));
-                }
+                // It reaches its destination's NIC now: queued there at once (the receive
+                // turns of this instant come after every send turn).
+                let (dst, posted) = (msg.dst, msg.recv_posted);
+                Self::enqueue(recv, recv_turns, *k, arrivals, dst, t, posted, msg);
             }
         }
         if !side.waiting.is_empty() {
             side.turn = true;
-            turns.push(side.first_free().1, e);
+            send_turns.push(side.first_free().1, e);
+        }
+    }
+
+    /// Endpoint `e`'s receive ports take its arrived messages at `t`, lowest receive
+    /// number first; deliveries due by `now` go to `out`.
+    fn recv_turn(&mut self, e: u32, t: Time, now: Time, out: &mut Vec<Delivery>) {
+        let side = &mut self.recv[e as usize];
+        side.turn = false;
+        while let Some(i) = side.free_at(t) {
+            let Some(Waiting { msg, .. }) = side.waiting.pop() else {
+                break;
+            };
+            let c = msg.costs;
+            side.free[i] = t + c.recv_busy;
+            let at = t + c.wire;
+            if at <= now {
+                out.push(delivery(msg.id, at));
+            } else {
+                self.stages.push(at, Stage::Deliver(msg.id));
+            }
+        }
+        if !side.waiting.is_empty() {
+            side.turn = true;
+            self.recv_turns.push(side.first_free().1, e);
         }
     }
 
@@ -283,17 +326,28 @@ impl PortedLinks {
             match which {
                 0 => match self.stages.pop_due(now).expect("peeked").1 {
                     Stage::Arrive(msg) => {
-                        self.enqueue(false, msg.dst, t, msg.recv_posted, msg);
+                        let (dst, posted) = (msg.dst, msg.recv_posted);
+                        let (sides, turns) = (&mut self.recv, &mut self.recv_turns);
+                        Self::enqueue(
+                            sides,
+                            turns,
+                            self.k,
+                            &mut self.arrivals,
+                            dst,
+                            t,
+                            posted,
+                            msg,
+                        );
                     }
                     Stage::Deliver(id) => out.push(delivery(id, t)),
                 },
                 1 => {
                     let e = self.send_turns.pop_due(now).expect("peeked").1;
-                    self.turn(true, e, t, now, out);
+                    self.send_turn(e, t);
                 }
                 _ => {
                     let e = self.recv_turns.pop_due(now).expect("peeked").1;
-                    self.turn(false, e, t, now, out);
+                    self.recv_turn(e, t, now, out);
                 }
             }
         }
