@@ -85,6 +85,8 @@ def _batch(rank: int, left: int, right: int, first: int, its: int, nbytes: int) 
         ),
         "new_comm": pa.nulls(n, pa.int32()),
         "comm_members": pa.nulls(n, pa.list_(pa.int32())),
+        "dtype_bytes": pa.nulls(n, pa.int32()),
+        "commutative": pa.nulls(n, pa.int32()),
     }
     return pa.RecordBatch.from_pydict(columns, schema=TRACE)
 

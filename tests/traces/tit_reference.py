@@ -111,19 +111,24 @@ class TitParser:
             add(Op.BARRIER)
         elif name == "bcast":
             root = int(a[1]) if len(a) > 1 else 0
-            add(Op.BCAST, root=root, send_bytes=int(float(a[0])) * self._dt(st, a, 2))
+            dt = self._dt(st, a, 2)
+            add(Op.BCAST, root=root, send_bytes=int(float(a[0])) * dt, dtype_bytes=dt)
         elif name == "reduce":
             root = int(a[2]) if len(a) > 2 else 0
-            add(Op.REDUCE, root=root, send_bytes=int(float(a[0])) * self._dt(st, a, 3))
+            dt = self._dt(st, a, 3)
+            add(Op.REDUCE, root=root, send_bytes=int(float(a[0])) * dt, dtype_bytes=dt)
         elif name == "allreduce":
-            add(Op.ALLREDUCE, send_bytes=int(float(a[0])) * self._dt(st, a, 2))
+            dt = self._dt(st, a, 2)
+            add(Op.ALLREDUCE, send_bytes=int(float(a[0])) * dt, dtype_bytes=dt)
         elif name in ("alltoall", "allgather"):
-            s, r = int(float(a[0])) * self._dt(st, a, 2), int(float(a[1])) * self._dt(st, a, 3)
-            add(name, send_bytes=s, recv_bytes=r)
+            rdt = self._dt(st, a, 3)
+            s, r = int(float(a[0])) * self._dt(st, a, 2), int(float(a[1])) * rdt
+            add(name, send_bytes=s, recv_bytes=r, dtype_bytes=rdt)
         elif name in ("gather", "scatter"):
             root = int(a[2]) if len(a) > 2 else 0
-            s, r = int(float(a[0])) * self._dt(st, a, 3), int(float(a[1])) * self._dt(st, a, 4)
-            add(name, root=root, send_bytes=s, recv_bytes=r)
+            rdt = self._dt(st, a, 4)
+            s, r = int(float(a[0])) * self._dt(st, a, 3), int(float(a[1])) * rdt
+            add(name, root=root, send_bytes=s, recv_bytes=r, dtype_bytes=rdt)
         elif name == "alltoallv":
             dt1, dt2 = self._dt(st, a, 2 + 2 * n), self._dt(st, a, 3 + 2 * n)
             sc = [int(x) * dt1 for x in _need(a[1 : 1 + n], n)]
@@ -147,7 +152,8 @@ class TitParser:
             dt = self._dt(st, a, n + 1)
             rc = [int(x) * dt for x in _need(a[0:n], n)]
             float(a[n])  # the computation amount must be present
-            add(Op.REDUCE_SCATTER, recv_counts=rc, send_bytes=sum(rc), recv_bytes=rc[rank])
+            add(Op.REDUCE_SCATTER, recv_counts=rc, send_bytes=sum(rc), recv_bytes=rc[rank],
+                dtype_bytes=dt)  # fmt: skip
         elif name in ("comm_split", "comm_dup"):
             add(name)
         else:

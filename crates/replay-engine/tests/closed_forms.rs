@@ -111,6 +111,25 @@ fn bcast_scatter_allgather_van_de_geijn() {
         "bcast=8",
         want,
     );
+    // p = 13, n = 13B (scatter_count = B). Binomial scatter with blocking sends: the root
+    // sends 5B to 8, 4B to 4, 2B to 2, B to 1 (ranks 0-7 are done at 4α + 12Bβ); 8 sends
+    // B to 12, 2B to 10, B to 9 (8-11 done at 4α + 9Bβ, 12 at 2α + 6Bβ). Allgather:
+    // masks 1 and 2 pair ranks within 0-7 and 8-11 (B, then 2B: 0-7 at 6α + 15Bβ);
+    // mask 4: 0-7 swap 4B (7α + 19Bβ), 8 swaps with 12 (4B out, B in), and since 12's
+    // subtree ends beyond p the recursive-halving fix-up runs: 8 sends block 12 to 10
+    // then to 9, 10 passes it to 11 (all done by 9α + 18Bβ); mask 8: 0↔8, …, 4↔12 swap
+    // 8B against 5B from 7α + 19Bβ (the later side) to 8α + 27Bβ; 5, 6, 7 have no
+    // partner and get the 5B from 1, 2, 3 by the fix-up: 9α + 32Bβ. Each rank sends at
+    // most one message at a time and receives one, so single-port is the same.
+    let n = 13 * B;
+    both(
+        "bcast scatter_allgather",
+        13,
+        Op::Bcast,
+        n as i64,
+        "bcast=8",
+        9.0 * ALPHA + 32.0 * B as f64 * BETA,
+    );
 }
 
 #[test]
@@ -197,17 +216,18 @@ fn reduce_rabenseifner() {
     // (n/2 γ), the odd ones send their reduced half to the even ones (α + n/2 β), which
     // become vranks 0..4; p' ranks halve (3α + (7/8)nβ + (7/8)nγ) and the binomial gather
     // brings the pieces to vroot 0 (3α + (7/8)nβ).
+    // Every step pairs ranks (or has a parent receive its children one blocking receive
+    // at a time), so no port ever holds two messages: the same single-port.
     let f8 = 7.0 / 8.0 * n as f64;
     let want = 2.0 * t(n / 2) + g(n / 2) + 6.0 * ALPHA + 2.0 * f8 * BETA + f8 * GAMMA;
-    let got = time(
-        Ports::Unlimited,
+    both(
+        "reduce rabenseifner",
         13,
         Op::Reduce,
         n as i64,
-        n as i64,
         "reduce=rabenseifner",
+        want,
     );
-    check("reduce rabenseifner p=13 unlimited", got, want);
 }
 
 #[test]
@@ -215,9 +235,11 @@ fn allreduce_recursive_doubling() {
     // allreduce_intra_recursivedoubling: lg p (α + nβ + nγ) (Thakur et al.). p = 13: the
     // even ranks of the first 2·5 send their vector to rank+1, which reduces it, 3
     // exchanges follow, then the result goes back: (⌊lg p⌋ + 2)(α + nβ) + (⌊lg p⌋ + 1)nγ
-    // without port limits. With one port the p = 13 pre-step collides with the first
-    // exchange (rank 10's message to 9 meets 8's on 9's receive port), so only the
-    // contention-free form is hand-derived there and single-port may only be slower.
+    // on both port settings. Single port, 1 MiB (rendezvous: data moves once both sides
+    // posted): 10's first-exchange message to 9 waits for 9 to post its receive after
+    // reducing 8's vector (T + G), so no port is ever shared. 8 B (eager): 10's message
+    // reaches 9 with 8's at 0; 9's receive port serves the receive it posted first (8's),
+    // so 10's lands at 2T, before 9 needs it at 2T + G: no delay either.
     for n in [8u64, MIB] {
         both(
             "allreduce rd",
@@ -229,13 +251,7 @@ fn allreduce_recursive_doubling() {
         );
         let want = 5.0 * t(n) + 4.0 * g(n);
         let ni = n as i64;
-        let got = time(Ports::Unlimited, 13, Op::Allreduce, ni, ni, "allreduce=3");
-        check(&format!("allreduce rd p=13 n={n} unlimited"), got, want);
-        let single = time(Ports::One, 13, Op::Allreduce, ni, ni, "allreduce=3");
-        assert!(
-            single >= want,
-            "single-port {single} < contention-free {want}"
-        );
+        both("allreduce rd", 13, Op::Allreduce, ni, "allreduce=3", want);
     }
 }
 
@@ -389,24 +405,21 @@ fn alltoall_linear_single_port() {
         let got = time(Ports::Unlimited, p, Op::Alltoall, 8, 8, "alltoall=linear");
         check(&format!("alltoall linear 8B p={p} unlimited"), got, t(8));
     }
-    // Rendezvous blocks (64 KiB) start when both sides are posted; every rank posts at 0,
-    // so a port serves them in the order the matches were made, not in post order: not
-    // the ideal (p-1)(α + nβ) but no less, and (issue 22) at least (p-1)nβ at the root.
+    // Rendezvous blocks (64 KiB) start once both sides are posted: every rank posts
+    // everything at 0, so every message is ready at 0 and each send port serves them in
+    // the order the rank posted them (me-1, me-2, …): step k is again the permutation
+    // me → me-k, and every receive port gets one message per step (from me+k, the k-th
+    // receive it posted): (p-1)(α + nβ), the same as eager.
     for p in [16u32, 13] {
         let k = f64::from(p - 1);
-        let got = time(
-            Ports::One,
+        one(
+            "alltoall linear 64KiB",
             p,
             Op::Alltoall,
             B as i64,
-            B as i64,
             "alltoall=linear",
+            k * t(B),
         );
-        println!(
-            "alltoall linear 64KiB p={p} single-port: {got} ns, ideal {}",
-            k * t(B)
-        );
-        assert!(got >= k * t(B) * (1.0 - 1e-12), "{got} below (p-1)(α + nβ)");
     }
 }
 
@@ -414,6 +427,26 @@ fn alltoall_linear_single_port() {
 fn reduce_scatter_recursive_halving_and_ring() {
     // n = p·B, one block each. Recursive halving (p = 16): lg p α + ((p-1)/p)n(β + γ);
     // ring: (p-1)(α + Bβ + Bγ) (Thakur et al.).
+    //
+    // Recursive halving at p = 13 (reduce_scatter_intra_basic_recursivehalving: 5 extra
+    // ranks, blocks of the 8 remaining ranks 2B ×5 and B ×3): the even ranks of 0-9 send
+    // all 13B to rank+1, which reduces it (P = α + 13Bβ + 13Bγ); ranks 10-12 post at 0
+    // but their rendezvous data waits for their partners' receives at P. Halving: mask 4
+    // swaps 5B against 8B (the lower ranks 1, 3, 5, 7 receive and reduce 8B:
+    // α + 8Bβ + 8Bγ), mask 2 4B each (lower half), mask 1 2B each: the lower ranks are done
+    // at P + 3α + 14Bβ + 14Bγ and send their B to 0, 2, 4, 6: 5α + 28Bβ + 27Bγ (the upper
+    // half, with smaller blocks, ends earlier). One message each way per rank and step:
+    // the same single-port.
+    let n = 13 * B;
+    let b = B as f64;
+    both(
+        "reduce_scatter halving",
+        13,
+        Op::ReduceScatter,
+        n as i64,
+        "reduce_scatter=2",
+        5.0 * ALPHA + 28.0 * b * BETA + 27.0 * b * GAMMA,
+    );
     let n = 16 * B;
     let f = 15.0 * B as f64;
     let want = 4.0 * ALPHA + f * (BETA + GAMMA);
@@ -510,6 +543,9 @@ fn barriers() {
             2.0 * f64::from(p) * ALPHA,
         );
     }
-    let got = time(Ports::Unlimited, 13, Op::Barrier, 0, 0, "barrier=3");
-    check("barrier rd p=13 unlimited", got, 5.0 * ALPHA);
+    // Single port at p = 13: 5 → 4 (first exchange) and 12 → 4 (entry) reach 4 together;
+    // 4's port serves the receive 4 posted (12's) first, 5's message at 2α, when 4 is
+    // ready for it anyway; 6 → 4 and 7 → 5 (second exchange, sent at α) wait for 4's
+    // and 5's ports to 3α, when 4 and 5 need them: every step still ends at kα, 5α.
+    both("barrier rd", 13, Op::Barrier, 0, "barrier=3", 5.0 * ALPHA);
 }

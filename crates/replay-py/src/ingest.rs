@@ -247,6 +247,21 @@ fn append_native_ints<T: Target>(
     Ok(())
 }
 
+/// An optional column (null → SAME), kept empty (= all SAME) while every value is null;
+/// `before` rows precede this batch.
+fn append_optional(
+    src: Source<'_>,
+    rows: usize,
+    before: usize,
+    out: &mut Vec<i32>,
+) -> PyResult<()> {
+    if out.is_empty() && src.all_null() {
+        return Ok(());
+    }
+    out.resize(before, SAME);
+    append_ints(src, rows, SAME, out)
+}
+
 /// Engine columns owned by the binding (built from Arrow batches).
 #[derive(Default)]
 pub(crate) struct OwnedColumns {
@@ -265,6 +280,10 @@ pub(crate) struct OwnedColumns {
     pub(crate) iteration: Vec<i32>,
     pub(crate) recv_peer: Vec<i32>,
     pub(crate) recv_tag: Vec<i32>,
+    /// Collectives' MPI_Type_size and op commutativity: empty (all SAME) until a row
+    /// records one, so traces without them cost nothing.
+    pub(crate) dtype_bytes: Vec<i32>,
+    pub(crate) commutative: Vec<i32>,
     /// requests, send_counts, recv_counts
     pub(crate) lists: [Csr; 3],
 }
@@ -321,6 +340,8 @@ impl OwnedColumns {
         for v in [&mut self.iteration, &mut self.recv_peer, &mut self.recv_tag] {
             v.clear();
         }
+        self.dtype_bytes.clear();
+        self.commutative.clear();
         self.rank.clear();
         self.op.clear();
         self.lists.iter_mut().for_each(Csr::clear);
@@ -363,6 +384,9 @@ impl OwnedColumns {
         append_ints(get("iteration"), rows, -1, &mut self.iteration)?;
         append_ints(get("recv_peer"), rows, SAME, &mut self.recv_peer)?;
         append_ints(get("recv_tag"), rows, SAME, &mut self.recv_tag)?;
+        let before = self.seq.len() - rows;
+        append_optional(get("dtype_bytes"), rows, before, &mut self.dtype_bytes)?;
+        append_optional(get("commutative"), rows, before, &mut self.commutative)?;
         for (csr, name) in self.lists.iter_mut().zip(LIST_NAMES) {
             csr.append(get(name), rows)?;
         }
@@ -386,6 +410,8 @@ impl OwnedColumns {
             iteration: &self.iteration,
             recv_peer: &self.recv_peer,
             recv_tag: &self.recv_tag,
+            dtype_bytes: &self.dtype_bytes,
+            commutative: &self.commutative,
             requests: self.lists[0].lists(),
             send_counts: self.lists[1].lists(),
             recv_counts: self.lists[2].lists(),

@@ -194,6 +194,7 @@ impl TitReader {
         nullable(py, &out, "send_bytes", rows.send_bytes)?;
         nullable(py, &out, "recv_bytes", rows.recv_bytes)?;
         nullable(py, &out, "request", rows.request)?;
+        nullable(py, &out, "dtype_bytes", rows.dtype_bytes)?;
         lists(py, &out, "requests", rows.requests)?;
         lists(py, &out, "send_counts", rows.send_counts)?;
         lists(py, &out, "recv_counts", rows.recv_counts)?;

@@ -69,7 +69,7 @@ fn spec(name: &str, ranks: usize, delta: &[String]) -> PyResult<ColumnSpec> {
         "seq" => (ValueKind::Int { bits: 64 }, false),
         "op" => (ValueKind::String, false),
         "comm" => (ValueKind::Int { bits: 8 }, true),
-        "peer" | "root" | "tag" => (ValueKind::Int { bits: 32 }, true),
+        "peer" | "root" | "tag" | "dtype_bytes" => (ValueKind::Int { bits: 32 }, true),
         "send_bytes" | "recv_bytes" | "request" | "t_start_ns" | "t_end_ns" => {
             (ValueKind::Int { bits: 64 }, true)
         }
@@ -152,6 +152,7 @@ impl Gathered {
             "send_bytes" => self.nullable(&rows.send_bytes, order),
             "recv_bytes" => self.nullable(&rows.recv_bytes, order),
             "request" => self.nullable(&rows.request, order),
+            "dtype_bytes" => self.nullable(&rows.dtype_bytes, order),
             "requests" => self.lists(&rows.requests, order),
             "send_counts" => self.lists(&rows.send_counts, order),
             _ => self.lists(&rows.recv_counts, order),

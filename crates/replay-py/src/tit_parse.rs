@@ -53,15 +53,15 @@ pub(crate) fn columns_of(action: &str) -> &'static [&'static str] {
         }
         "wait" => &["request"],
         "waitall" => &["requests"],
-        "bcast" | "reduce" => &["root", "send_bytes"],
-        "allreduce" => &["send_bytes"],
-        "alltoall" | "allgather" => &["send_bytes", "recv_bytes"],
-        "gather" | "scatter" => &["root", "send_bytes", "recv_bytes"],
+        "bcast" | "reduce" => &["root", "send_bytes", "dtype_bytes"],
+        "allreduce" => &["send_bytes", "dtype_bytes"],
+        "alltoall" | "allgather" => &["send_bytes", "recv_bytes", "dtype_bytes"],
+        "gather" | "scatter" => &["root", "send_bytes", "recv_bytes", "dtype_bytes"],
         "alltoallv" => &["send_counts", "recv_counts", "send_bytes", "recv_bytes"],
         "gatherv" => &["root", "send_bytes", "recv_counts", "recv_bytes"],
         "allgatherv" => &["send_bytes", "recv_counts", "recv_bytes"],
         "scatterv" => &["root", "send_counts", "send_bytes", "recv_bytes"],
-        "reducescatter" => &["recv_counts", "send_bytes", "recv_bytes"],
+        "reducescatter" => &["recv_counts", "send_bytes", "recv_bytes", "dtype_bytes"],
         _ => &[],
     }
 }
@@ -131,6 +131,9 @@ pub(crate) struct Rows {
     pub(crate) send_bytes: Nullable<i64>,
     pub(crate) recv_bytes: Nullable<i64>,
     pub(crate) request: Nullable<i64>,
+    /// Collectives: the size of the datatype their counts are in (TiT has no reduction
+    /// op, so `commutative` stays absent).
+    pub(crate) dtype_bytes: Nullable<i32>,
     pub(crate) requests: Lists,
     pub(crate) send_counts: Lists,
     pub(crate) recv_counts: Lists,
@@ -143,7 +146,12 @@ impl Rows {
         self.seq.clear();
         self.op.clear();
         self.time_ns.clear();
-        for n in [&mut self.peer, &mut self.root, &mut self.tag] {
+        for n in [
+            &mut self.peer,
+            &mut self.root,
+            &mut self.tag,
+            &mut self.dtype_bytes,
+        ] {
             n.clear();
         }
         for n in [
@@ -172,6 +180,7 @@ struct Call<'a> {
     send_bytes: Option<i64>,
     recv_bytes: Option<i64>,
     request: Option<i64>,
+    dtype_bytes: Option<i32>,
     requests: Option<&'a [i64]>,
     send_counts: Option<&'a [i64]>,
     recv_counts: Option<&'a [i64]>,
@@ -362,6 +371,7 @@ impl TitParser {
         r.send_bytes.push(call.send_bytes);
         r.recv_bytes.push(call.recv_bytes);
         r.request.push(call.request);
+        r.dtype_bytes.push(call.dtype_bytes);
         r.requests.push(call.requests);
         r.send_counts.push(call.send_counts);
         r.recv_counts.push(call.recv_counts);
@@ -460,13 +470,15 @@ impl TitParser {
                 } else {
                     Some(0)
                 };
-                let bytes = mul(count(arg(a, 0)?)?, self.dt(rank, a, 2)?)?;
+                let dt = self.dt(rank, a, 2)?;
+                let bytes = mul(count(arg(a, 0)?)?, dt)?;
                 self.push(
                     rank,
                     "bcast",
                     &Call {
                         root,
                         send_bytes: Some(bytes),
+                        dtype_bytes: Some(to_i32(dt)?),
                         ..Default::default()
                     },
                 );
@@ -477,34 +489,40 @@ impl TitParser {
                 } else {
                     Some(0)
                 };
-                let bytes = mul(count(arg(a, 0)?)?, self.dt(rank, a, 3)?)?;
+                let dt = self.dt(rank, a, 3)?;
+                let bytes = mul(count(arg(a, 0)?)?, dt)?;
                 self.push(
                     rank,
                     "reduce",
                     &Call {
                         root,
                         send_bytes: Some(bytes),
+                        dtype_bytes: Some(to_i32(dt)?),
                         ..Default::default()
                     },
                 );
             }
             "allreduce" => {
-                let bytes = mul(count(arg(a, 0)?)?, self.dt(rank, a, 2)?)?;
+                let dt = self.dt(rank, a, 2)?;
+                let bytes = mul(count(arg(a, 0)?)?, dt)?;
                 self.push(
                     rank,
                     "allreduce",
                     &Call {
                         send_bytes: Some(bytes),
+                        dtype_bytes: Some(to_i32(dt)?),
                         ..Default::default()
                     },
                 );
             }
             "alltoall" | "allgather" => {
                 let s = mul(count(arg(a, 0)?)?, self.dt(rank, a, 2)?)?;
-                let r = mul(count(arg(a, 1)?)?, self.dt(rank, a, 3)?)?;
+                let rdt = self.dt(rank, a, 3)?;
+                let r = mul(count(arg(a, 1)?)?, rdt)?;
                 let call = Call {
                     send_bytes: Some(s),
                     recv_bytes: Some(r),
+                    dtype_bytes: Some(to_i32(rdt)?),
                     ..Default::default()
                 };
                 self.push(rank, name, &call);
@@ -512,11 +530,13 @@ impl TitParser {
             "gather" | "scatter" => {
                 let root = if a.len() > 2 { to_i32(int(a[2])?)? } else { 0 };
                 let s = mul(count(arg(a, 0)?)?, self.dt(rank, a, 3)?)?;
-                let r = mul(count(arg(a, 1)?)?, self.dt(rank, a, 4)?)?;
+                let rdt = self.dt(rank, a, 4)?;
+                let r = mul(count(arg(a, 1)?)?, rdt)?;
                 let call = Call {
                     root: Some(root),
                     send_bytes: Some(s),
                     recv_bytes: Some(r),
+                    dtype_bytes: Some(to_i32(rdt)?),
                     ..Default::default()
                 };
                 self.push(rank, name, &call);
@@ -591,6 +611,7 @@ impl TitParser {
                     recv_counts: Some(&rc),
                     send_bytes: Some(sum(&rc).ok_or("size out of range")?),
                     recv_bytes: Some(rc[rank]),
+                    dtype_bytes: Some(to_i32(dt)?),
                     ..Default::default()
                 };
                 self.push(rank, "reduce_scatter", &call);
@@ -751,6 +772,7 @@ mod tests {
             set("requests", r.requests.valid[last]);
             set("send_counts", r.send_counts.valid[last]);
             set("recv_counts", r.recv_counts.valid[last]);
+            set("dtype_bytes", r.dtype_bytes.valid[last]);
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::trace_io::{ColumnBuilder, TraceScan};
 /// Columns the layout scan reads, and the ones the engine reads from a rank's rows; a
 /// whole-file load reads both.
 const SCAN_COLUMNS: [&str; 5] = ["rank", "op", "comm", "new_comm", "comm_members"];
-const FEED_COLUMNS: [&str; 17] = [
+const FEED_COLUMNS: [&str; 19] = [
     "seq",
     "op",
     "peer",
@@ -36,6 +36,8 @@ const FEED_COLUMNS: [&str; 17] = [
     "requests",
     "send_counts",
     "recv_counts",
+    "dtype_bytes",
+    "commutative",
 ];
 /// Rows decoded at a time by the whole-file passes.
 const PASS_ROWS: usize = 1 << 16;

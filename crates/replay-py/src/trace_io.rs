@@ -144,6 +144,8 @@ impl ColumnBuilder {
         out.set_item("iteration", c.iteration.into_pyarray(py))?;
         out.set_item("recv_peer", c.recv_peer.into_pyarray(py))?;
         out.set_item("recv_tag", c.recv_tag.into_pyarray(py))?;
+        out.set_item("dtype_bytes", c.dtype_bytes.into_pyarray(py))?;
+        out.set_item("commutative", c.commutative.into_pyarray(py))?;
         for (csr, name) in c.lists.into_iter().zip(LIST_NAMES) {
             let (offsets, values) = csr.into_parts();
             out.set_item(format!("{name}_offsets"), offsets.into_pyarray(py))?;

@@ -152,6 +152,8 @@ TRACE = pa.schema(
         pa.field("requests", pa.list_(pa.int64())),  # waitall/waitany/test*: requests passed
         pa.field("new_comm", pa.int32()),  # comm_split/dup/create: the new communicator id
         pa.field("comm_members", pa.list_(pa.int32())),  # its world ranks in comm-rank order
+        pa.field("dtype_bytes", pa.int32()),  # collectives: MPI_Type_size (null: not recorded)
+        pa.field("commutative", pa.int32()),  # reductions: 1 = commutative op, 0 = not
     ]
 )
 

@@ -2,7 +2,10 @@
 
 Sizes follow the tailcast per-call convention (tailcast.traces.schema): counts × the type
 size of the rank's own arguments; DUMPI records a gather's receive and a scatter's send
-arguments only at the root, so other ranks leave those bytes null.
+arguments only at the root, so other ranks leave those bytes null. `dtype_bytes` is the
+size of the datatype the rank's element count is in (the receive type where it has both,
+as Open MPI's decisions use it), `commutative` the op's: every predefined op is
+commutative, a user op as its Op_create record said, an op of unknown origin null.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ if TYPE_CHECKING:
 
 _SAME_SIZE = {"Bcast": Op.BCAST, "Reduce": Op.REDUCE, "Allreduce": Op.ALLREDUCE}
 _BLOCKS = {"Alltoall": Op.ALLTOALL, "Allgather": Op.ALLGATHER}
+# sst-dumpi's dumpi_native_ops (common/constants.h): DUMPI_OP_ERROR = 0, then MPI_MAX …
+# MPI_REPLACE = 1 … 13, DUMPI_OP_NULL = 14; user ops from DUMPI_FIRST_USER_OP = 15.
+_PREDEFINED_OPS = range(1, 14)
 
 
 def collective_row(conv: DumpiConverter, st: _Rank, rec: Record) -> dict[str, Any] | None:
@@ -65,6 +71,11 @@ def collective_row(conv: DumpiConverter, st: _Rank, rec: Record) -> dict[str, An
         v.update(op=Op.REDUCE_SCATTER, recv_counts=rc, send_bytes=_sum(rc), recv_bytes=own)
     else:
         return None
+    dtype = a.get("datatype", a.get("recvtype", a.get("sendtype")))
+    if dtype is not None:
+        v["dtype_bytes"] = conv._size(st, dtype)
+    if "op" in a:
+        v["commutative"] = 1 if a["op"] in _PREDEFINED_OPS else st.ops.get(a["op"])
     return v
 
 

@@ -61,6 +61,8 @@ class _Rank:
     comms: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
     groups: dict[int, list[int]] = field(default_factory=dict)
     types: dict[int, int | None] = field(default_factory=dict)
+    # User ops (Op_create) → 1 / 0: commutative or not.
+    ops: dict[int, int] = field(default_factory=dict)
     requests: dict[int, _Pending] = field(default_factory=dict)
     next_request: int = 0
     creations: Counter[int] = field(default_factory=Counter)
@@ -304,13 +306,15 @@ class DumpiConverter:
         return True
 
     def _bookkeeping(self, st: _Rank, rec: Record) -> None:
-        """Handle tables for calls that make no row: groups and datatypes."""
+        """Handle tables for calls that make no row: groups, datatypes and ops."""
         from tailcast.traces.dumpi_collectives import track_group, track_type
 
         if rec.name.startswith("Group_") or rec.name == "Comm_group":
             track_group(self, st, rec)
         elif rec.name in TYPE_CTORS:
             track_type(self, st, rec)
+        elif rec.name == "Op_create":
+            st.ops[rec.args["op"]] = 1 if rec.args["commute"] else 0
 
 
 def _times(rec: Record) -> tuple[int, int]:

@@ -7,7 +7,9 @@ Each MPI region Enter…Leave of a location becomes one row (t_start/t_end from 
 converted to ns with the clock's timer resolution). Message and collective details come
 from the records between them: MpiSend/MpiIsend/MpiRecv/MpiIrecv, MpiIsendComplete,
 MpiCollectiveEnd. Score-P reports collective sizes as totals over the communicator; they
-are converted to tailcast's per-call convention (tailcast.traces.schema). MPI regions with
+are converted to tailcast's per-call convention (tailcast.traces.schema). OTF2's collective
+records carry no datatype and no reduction op, so `dtype_bytes` and `commutative` stay null
+(the replay's documented default: 1-byte elements, a commutative op). MPI regions with
 no tailcast operation (MPI_Comm_rank, nonblocking collectives, …) are counted in
 `unsupported`.
 

@@ -22,6 +22,11 @@ Column conventions (all ranks are MPI_COMM_WORLD ranks, all sizes bytes = count 
 - comm_split/dup/create: `comm` = parent, `new_comm` = the new communicator's id (ids are
   global: the same id on every member; 0 = MPI_COMM_WORLD, -1 = MPI_COMM_NULL result),
   `comm_members` = its world ranks in communicator-rank order. comm_free: `comm`.
+- Collectives with a datatype: `dtype_bytes` = MPI_Type_size of it (the receive type where
+  the send side has none), so the replay judges Open MPI's fallbacks on element counts
+  (count = bytes / dtype_bytes); reductions: `commutative` = 1 / 0 for the op. Null: not
+  recorded (formats without them); the replay then takes 1-byte elements and a
+  commutative op (OSU's MPI_CHAR / MPI_SUM).
 - `iteration` marks benchmark iterations (OSU-pattern traces) so replay can report
   per-iteration latency; null otherwise.
 """

@@ -6,6 +6,8 @@ line, rank i = line i (the form `smpirun -replay LIST` takes). A directory of pe
 (`…<rank>.txt`) is accepted too. Argument layout follows SimGrid 3.32 smpi_replay.cpp:
 sizes are element counts of a datatype given by SimGrid's numeric id (0 double, 1 int,
 2 char, …); the default type is MPI_DOUBLE when `init` has an argument, else MPI_BYTE.
+Collectives record that size as `dtype_bytes` (their element counts decide Open MPI's
+fallbacks); TiT has no reduction op, so `commutative` stays null (commutative).
 Actions the importer does not map (comm_size, location, …) are counted in the metadata's
 `unsupported`, not stored.
 
@@ -91,7 +93,7 @@ def _batch(columns: dict[str, np.ndarray], schema: pa.Schema, names: pa.Array) -
         "t_start_ns": times,
         "t_end_ns": times,
     }
-    for name in ("peer", "root", "tag", "send_bytes", "recv_bytes", "request"):
+    for name in ("peer", "root", "tag", "send_bytes", "recv_bytes", "request", "dtype_bytes"):
         arrays[name] = _nullable(columns[name], columns[f"{name}_valid"])
     for name in ("requests", "send_counts", "recv_counts"):
         valid = columns[f"{name}_valid"]

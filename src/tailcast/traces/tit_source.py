@@ -19,7 +19,7 @@ BASE_COLUMNS = ("rank", "seq", "op", "comm", "t_start_ns", "t_end_ns")
 # TRACE column order (tailcast.store.schemas; a test checks it) of what TiT rows can hold.
 TIT_COLUMNS = (
     "rank", "seq", "op", "peer", "root", "send_bytes", "recv_bytes", "tag", "comm", "request",
-    "t_start_ns", "t_end_ns", "send_counts", "recv_counts", "requests",
+    "t_start_ns", "t_end_ns", "send_counts", "recv_counts", "requests", "dtype_bytes",
 )  # fmt: skip
 
 

@@ -247,6 +247,8 @@ impl Engine {
     pub(super) fn background_send(&mut self, n: u32) {
         let now = self.now;
         let (dst, next) = self.background.next_message(n, now);
+        // Posted as it is generated (its receive too).
+        let posted = self.reqs.post();
         let bg = &mut self.background;
         let node = &bg.nodes[n as usize];
         let gen = &bg.gens[node.gen as usize];
@@ -262,6 +264,8 @@ impl Engine {
             src_rank: node.index,
             dst_rank: dst,
             tag: 0,
+            send_posted: posted,
+            recv_posted: posted,
         };
         let slot = match bg.free.pop() {
             Some(s) => {

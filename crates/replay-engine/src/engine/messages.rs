@@ -16,6 +16,9 @@ pub struct Msg {
     pub inst: u64,
     pub send_req: u32,
     pub recv_req: u32,
+    /// The send's posting number (its request's; kept here as the request may be freed
+    /// before the data leaves).
+    pub posted: u64,
     pub matched: bool,
     /// Rendezvous: when the request-to-send was processed at the receiver (NaN before).
     pub rts_at: Time,

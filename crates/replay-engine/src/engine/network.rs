@@ -34,6 +34,8 @@ pub(super) struct Network {
     pub alpha_beta: Option<(f64, f64)>,
     /// `fabric.control_at_once()`, asked once.
     pub control_at_once: bool,
+    /// `fabric.serves_in_post_order()`, asked once.
+    pub post_order: bool,
     pub host: HostParams,
     pub eager_threshold: u64,
     delivered: Vec<Delivery>,
@@ -61,6 +63,7 @@ impl Network {
             holds_transfers: fabric.holds_transfers(),
             alpha_beta: fabric.alpha_beta(),
             control_at_once: fabric.control_at_once(),
+            post_order: fabric.serves_in_post_order(),
             fabric,
             host,
             eager_threshold: options.eager_threshold_bytes,

@@ -126,6 +126,7 @@ impl Engine {
             inst,
             send_req: req,
             recv_req: u32::MAX,
+            posted: self.reqs[req].posted,
             matched: false,
             rts_at: now,
             delivered_at: f64::NAN,
@@ -145,11 +146,6 @@ impl Engine {
             self.schedule_control(m, now + o);
         } else if !rndv {
             self.complete_req(req, now + o);
-            if o > 0.0 {
-                self.push(now + o, Ev::Inject(m));
-            } else {
-                self.inject(m);
-            }
         }
         if inst == USER {
             if let Some(recv) = self.matching.post_send(m, &self.msgs[m]) {
@@ -158,6 +154,15 @@ impl Engine {
         } else if let Some(e) = self.matching.coll_send(m, &self.msgs[m]) {
             self.check_instance(e.inst, inst, src, dst);
             self.on_match(m, e.id);
+        }
+        // Eager data leaves after matching, so a receive already posted is known to the
+        // fabric (ports serve by it); a matched eager message completes on delivery.
+        if !rndv {
+            if o > 0.0 {
+                self.push(now + o, Ev::Inject(m));
+            } else {
+                self.inject(m);
+            }
         }
         req
     }
@@ -314,6 +319,13 @@ impl Engine {
             src_rank: s.local,
             dst_rank: d.local,
             tag: msg.tag,
+            send_posted: msg.posted,
+            // A matched receive stays pending until the data is delivered.
+            recv_posted: if msg.matched && self.net.post_order {
+                self.reqs[msg.recv_req].posted
+            } else {
+                u64::MAX
+            },
         }
     }
 

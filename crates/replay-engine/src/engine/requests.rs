@@ -14,6 +14,8 @@ pub struct Req {
     /// A wait/test took it: free the slot as soon as it is done.
     pub consumed: bool,
     pub live: bool,
+    /// Its posting number (`Requests::post`): ports serve messages in this order.
+    pub posted: u64,
 }
 
 impl Req {
@@ -26,12 +28,15 @@ impl Req {
 pub struct Requests {
     slots: Vec<Req>,
     free: Vec<u32>,
+    /// Posting numbers handed out so far.
+    posts: u64,
 }
 
 impl Requests {
     /// A new pending request of global rank `owner`.
     #[inline]
     pub fn open(&mut self, owner: u32) -> u32 {
+        let posted = self.post();
         let req = Req {
             owner,
             gen: 0,
@@ -39,6 +44,7 @@ impl Requests {
             waited: false,
             consumed: false,
             live: true,
+            posted,
         };
         match self.free.pop() {
             Some(slot) => {
@@ -51,6 +57,14 @@ impl Requests {
                 (self.slots.len() - 1) as u32
             }
         }
+    }
+
+    /// The next posting number: one counter for every rank, so the numbers a rank's
+    /// requests get rise in the order it posted them.
+    #[inline]
+    pub fn post(&mut self) -> u64 {
+        self.posts += 1;
+        self.posts
     }
 
     #[inline]

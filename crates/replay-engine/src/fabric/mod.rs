@@ -102,6 +102,13 @@ pub struct Transfer {
     pub src_rank: u32,
     pub dst_rank: u32,
     pub tag: i32,
+    /// Posting order of the message: the engine numbers sends and receives as ranks post
+    /// them (one counter, so the numbers rise within every rank). `send_posted` is the
+    /// send's number; `recv_posted` the matching receive's, `u64::MAX` when the data left
+    /// before the receive was posted (an unexpected eager message). Ports serve waiting
+    /// messages by them (ports.rs).
+    pub send_posted: u64,
+    pub recv_posted: u64,
 }
 
 impl Transfer {
@@ -118,6 +125,8 @@ impl Transfer {
             src_rank: src,
             dst_rank: dst,
             tag: 0,
+            send_posted: 0,
+            recv_posted: 0,
         }
     }
 }
@@ -201,6 +210,12 @@ pub trait Fabric: Send {
     /// in closed form. None otherwise.
     fn alpha_beta(&self) -> Option<(f64, f64)> {
         None
+    }
+
+    /// Whether the model reads `Transfer::recv_posted` (ports serving by posting order);
+    /// the engine looks the receive's number up only then.
+    fn serves_in_post_order(&self) -> bool {
+        false
     }
 
     /// Whether transfers can be in flight inside the fabric (`next_time` / `advance` then

@@ -1,9 +1,10 @@
 """Reader of the PMPI tracer's per-rank binary files (tailcast_pmpi.c) → one trace table.
 
 File: a header of six int32 (magic "TACT", version, world rank, world size, pid, record
-size) then records: `<5q12i` (t_start, t_end, send_bytes, recv_bytes, request; op, peer,
+size) then records: `<5q14i` (t_start, t_end, send_bytes, recv_bytes, request; op, peer,
 root, tag, comm, recv_peer, recv_tag, new_comm, n_send_counts, n_recv_counts, n_requests,
-n_members) followed by that many int64 list values. INT32_MIN / INT64_MIN mean null.
+n_members, dtype_bytes, commutative) followed by that many int64 list values. Version 1
+files (an older tracer) lack the last two fields. INT32_MIN / INT64_MIN mean null.
 A crashed rank's file may end in a partial record; it is dropped and reported.
 
 Communicator ids in the files are per rank; a global id is assigned per (member set,
@@ -38,7 +39,9 @@ REQ_DONE = 100
 COMM_REG = 101
 MAGIC = 0x54434154
 HEADER = struct.Struct("<6i")
-RECORD = struct.Struct("<5q12i")
+RECORD = struct.Struct("<5q14i")
+RECORD_V1 = struct.Struct("<5q12i")
+VERSION = 3  # version 2 is the timing mode's (timing.py)
 MAX_WORLD = 1 << 22  # a header claiming more ranks is corrupt, not a real run
 NUL32 = -(2**31)
 NUL64 = -(2**63)
@@ -59,26 +62,28 @@ def read_rank_file(path: Path) -> RawRank:
     if len(data) < HEADER.size:
         raise InputError(path, "tracer file shorter than its header")
     magic, version, rank, size, _pid, rec_size = HEADER.unpack_from(data, 0)
-    if magic != MAGIC or version != 1 or rec_size != RECORD.size:
+    layout = {VERSION: RECORD, 1: RECORD_V1}.get(version)
+    if magic != MAGIC or layout is None or rec_size != layout.size:
         raise InputError(path, f"not a tailcast tracer file (magic {magic:#x}, v{version})")
+    absent = (NUL32, NUL32) if layout is RECORD_V1 else ()
     if not 0 < size <= MAX_WORLD or not 0 <= rank < size:
         raise InputError(path, f"corrupt header: rank {rank} of world size {size}")
     out = RawRank(rank, size)
     off = HEADER.size
     while off < len(data):
-        if off + RECORD.size > len(data):
+        if off + layout.size > len(data):
             out.truncated_bytes = len(data) - off
             break
-        rec = RECORD.unpack_from(data, off)
+        rec = layout.unpack_from(data, off) + absent
         counts = rec[13:17]
         if min(counts) < 0:
             raise InputError(path, f"corrupt record at byte {off}")
         total = sum(counts)
-        end = off + RECORD.size + 8 * total
+        end = off + layout.size + 8 * total
         if end > len(data):
             out.truncated_bytes = len(data) - off
             break
-        values = list(struct.unpack_from(f"<{total}q", data, off + RECORD.size))
+        values = list(struct.unpack_from(f"<{total}q", data, off + layout.size))
         split: list[list[int]] = []
         pos = 0
         for n in counts:
@@ -141,6 +146,7 @@ def convert_raw(raw_dir: Path, application: str = "") -> tuple[pa.Table, TraceMe
         finalized = False
         for rec, (sc, rc, rq, _mem) in zip(rr.records, rr.lists, strict=True):
             t0, t1, sb, rb, req, op, peer, root, tag, comm, rpeer, rtag, new = rec[:13]
+            dtype_bytes, commutative = rec[17:19]
             if op == COMM_REG:
                 continue
             if op == REQ_DONE:
@@ -164,6 +170,7 @@ def convert_raw(raw_dir: Path, application: str = "") -> tuple[pa.Table, TraceMe
                 send_counts=sc or None, recv_counts=rc or None, requests=rq or None,
                 comm_members=list(local_keys[(rr.rank, new)][0])
                 if new >= 0 and (rr.rank, new) in local_keys else None,
+                dtype_bytes=_n32(dtype_bytes), commutative=_n32(commutative),
             )  # fmt: skip
             if name == Op.IRECV and req != NUL64:
                 irecv_row[(rr.rank, req)] = row

@@ -42,6 +42,7 @@ typedef struct {
   int64_t t_start, t_end, send_bytes, recv_bytes, request;
   int32_t op, peer, root, tag, comm, recv_peer, recv_tag, new_comm;
   int32_t n_send_counts, n_recv_counts, n_requests, n_members;
+  int32_t dtype_bytes, commutative; /* collectives: MPI_Type_size, MPI_Op_commutative */
 } tc_rec;
 
 typedef struct tc_comm {
@@ -127,6 +128,7 @@ static void rec_init(tc_rec *r, int op, int64_t t0) {
   r->op = op;
   r->peer = r->root = r->tag = r->comm = r->recv_peer = r->recv_tag = r->new_comm = NUL32;
   r->n_send_counts = r->n_recv_counts = r->n_requests = r->n_members = 0;
+  r->dtype_bytes = r->commutative = NUL32;
 }
 
 /* ---- communicators ---- */
@@ -254,6 +256,18 @@ static int64_t req_done(MPI_Request handle, const MPI_Status *st) {
   return id;
 }
 
+/* A collective's element size and its op's commutativity: Open MPI 4.1 picks algorithms
+ * and falls back on element counts and non-commutative ops, so the replay needs both. */
+static void rec_dtype(tc_rec *r, MPI_Datatype t) {
+  int sz = 0;
+  if (t != MPI_DATATYPE_NULL && PMPI_Type_size(t, &sz) == MPI_SUCCESS) r->dtype_bytes = sz;
+}
+
+static void rec_op(tc_rec *r, MPI_Op op) {
+  int commute = 1;
+  if (PMPI_Op_commutative(op, &commute) == MPI_SUCCESS) r->commutative = commute ? 1 : 0;
+}
+
 static int64_t type_bytes(int count, MPI_Datatype t) {
   int sz = 0;
   if (t == MPI_DATATYPE_NULL) return 0;
@@ -293,7 +307,7 @@ static void start(int64_t t0) {
   out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (out_fd < 0 || !buf) return;
   /* header: magic, version, world rank, world size, pid, record size */
-  int32_t hdr[6] = {0x54434154 /* "TACT" */, timing ? 2 : 1, world_rank, world_size,
+  int32_t hdr[6] = {0x54434154 /* "TACT" */, timing ? 2 : 3, world_rank, world_size,
                     (int32_t)getpid(), (int32_t)(timing ? sizeof(tm_rec) : sizeof(tc_rec))};
   write_all((const char *)hdr, sizeof hdr);
   active = !timing;

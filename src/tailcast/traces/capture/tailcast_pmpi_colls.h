@@ -39,6 +39,7 @@ int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c) {
   if (active) {
     COLL_REC(TC_BCAST);
     r.root = world_of(ci, root); r.send_bytes = type_bytes(n, t);
+    rec_dtype(&r, t);
     emit(&r, NULL, NULL, NULL, NULL);
   }
   return rc;
@@ -52,6 +53,7 @@ int MPI_Reduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, int r
   if (active) {
     COLL_REC(TC_REDUCE);
     r.root = world_of(ci, root); r.send_bytes = type_bytes(n, t);
+    rec_dtype(&r, t); rec_op(&r, op);
     emit(&r, NULL, NULL, NULL, NULL);
   }
   return rc;
@@ -64,6 +66,7 @@ int MPI_Allreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, MP
   if (active) {
     COLL_REC(TC_ALLREDUCE);
     r.send_bytes = type_bytes(n, t);
+    rec_dtype(&r, t); rec_op(&r, op);
     emit(&r, NULL, NULL, NULL, NULL);
   }
   return rc;
@@ -79,6 +82,7 @@ int MPI_Allreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, MP
       COLL_REC(OP);                                                                         \
       r.recv_bytes = type_bytes(rn, rt);                                                    \
       r.send_bytes = sb == MPI_IN_PLACE ? r.recv_bytes : type_bytes(sn, st);                \
+      rec_dtype(&r, rt);                                                                    \
       emit(&r, NULL, NULL, NULL, NULL);                                                     \
     }                                                                                       \
     return rc;                                                                              \
@@ -97,6 +101,7 @@ int MPI_Gather(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Da
     r.root = world_of(ci, root);
     if (me == root) r.recv_bytes = type_bytes(rn, rt);
     r.send_bytes = (sb == MPI_IN_PLACE) ? r.recv_bytes : type_bytes(sn, st);
+    rec_dtype(&r, sb == MPI_IN_PLACE ? rt : st);
     emit(&r, NULL, NULL, NULL, NULL);
   }
   return rc;
@@ -113,6 +118,7 @@ int MPI_Scatter(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_D
     r.root = world_of(ci, root);
     if (me == root) r.send_bytes = type_bytes(sn, st);
     r.recv_bytes = (rb == MPI_IN_PLACE) ? r.send_bytes : type_bytes(rn, rt);
+    rec_dtype(&r, rb == MPI_IN_PLACE ? st : rt);
     emit(&r, NULL, NULL, NULL, NULL);
   }
   return rc;
@@ -130,6 +136,7 @@ int MPI_Alltoallv(const void *sb, const int sc[], const int sd[], MPI_Datatype s
     int64_t *sl = sb == MPI_IN_PLACE ? rl : bytes_list(n, sc, st, &r.send_bytes);
     if (sb == MPI_IN_PLACE) r.send_bytes = r.recv_bytes;
     r.n_send_counts = r.n_recv_counts = n;
+    rec_dtype(&r, rt);
     emit(&r, sl, rl, NULL, NULL);
     if (sl != rl) free(sl);
     free(rl);
@@ -148,6 +155,7 @@ int MPI_Allgatherv(const void *sb, int sn, MPI_Datatype st, void *rb, const int 
     int64_t *rl = bytes_list(n, rc_, rt, &r.recv_bytes);
     r.send_bytes = sb == MPI_IN_PLACE ? (rl ? rl[comm_rank_of(c)] : 0) : type_bytes(sn, st);
     r.n_recv_counts = n;
+    rec_dtype(&r, rt);
     emit(&r, NULL, rl, NULL, NULL);
     free(rl);
   }
@@ -166,6 +174,7 @@ int MPI_Gatherv(const void *sb, int sn, MPI_Datatype st, void *rb, const int rc_
     r.root = world_of(ci, root);
     if (me == root) { rl = bytes_list(n, rc_, rt, &r.recv_bytes); r.n_recv_counts = n; }
     r.send_bytes = sb == MPI_IN_PLACE ? (rl ? rl[me] : 0) : type_bytes(sn, st);
+    rec_dtype(&r, sb == MPI_IN_PLACE ? rt : st);
     emit(&r, NULL, rl, NULL, NULL);
     free(rl);
   }
@@ -184,6 +193,7 @@ int MPI_Scatterv(const void *sb, const int sc[], const int sd[], MPI_Datatype st
     r.root = world_of(ci, root);
     if (me == root) { sl = bytes_list(n, sc, st, &r.send_bytes); r.n_send_counts = n; }
     r.recv_bytes = rb == MPI_IN_PLACE ? (sl ? sl[me] : 0) : type_bytes(rn, rt);
+    rec_dtype(&r, rb == MPI_IN_PLACE ? st : rt);
     emit(&r, sl, NULL, NULL, NULL);
     free(sl);
   }
@@ -201,6 +211,7 @@ int MPI_Reduce_scatter(const void *sb, void *rb, const int rc_[], MPI_Datatype t
     int64_t *rl = bytes_list(n, rc_, t, &r.send_bytes);
     r.recv_bytes = rl ? rl[comm_rank_of(c)] : 0;
     r.n_recv_counts = n;
+    rec_dtype(&r, t); rec_op(&r, op);
     emit(&r, NULL, rl, NULL, NULL);
     free(rl);
   }
@@ -217,6 +228,7 @@ int MPI_Reduce_scatter_block(const void *sb, void *rb, int n, MPI_Datatype t, MP
     COLL_REC(TC_REDUCE_SCATTER_BLOCK);
     r.recv_bytes = type_bytes(n, t);
     r.send_bytes = r.recv_bytes * comm_size_of(c);
+    rec_dtype(&r, t); rec_op(&r, op);
     emit(&r, NULL, NULL, NULL, NULL);
   }
   return rc;

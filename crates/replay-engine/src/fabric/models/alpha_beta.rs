@@ -10,7 +10,7 @@
 //! α + nβ whatever else is in flight, and collectives have closed forms (engine/plan.rs).
 
 use crate::config::{host_params, HostParams, HOST};
-use crate::fabric::ports::PortedLinks;
+use crate::fabric::ports::{Costs, PortedLinks};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::fabric::{Delivery, Fabric, Submitted, Time, Transfer};
@@ -91,11 +91,15 @@ impl Fabric for AlphaBeta {
             // Exactly α + nβ: the closed forms of Thakur et al. assume nothing else.
             return Submitted::At(now + self.alpha_ns + t.bytes as f64 * self.beta_ns_per_byte);
         };
-        let left = links.ports.send(t.src, now, cost);
-        match links.arrive(now, t.id, t.dst, left, cost, cost) {
-            Some(at) => Submitted::At(at),
-            None => Submitted::Later,
-        }
+        // It reaches the destination's NIC as it leaves, and holds each port for α + nβ.
+        let costs = Costs {
+            send_busy: cost,
+            recv_busy: cost,
+            lead: 0.0,
+            wire: cost,
+        };
+        links.submit(now, t, costs);
+        Submitted::Later
     }
 
     fn control_at_once(&self) -> bool {
@@ -120,6 +124,10 @@ impl Fabric for AlphaBeta {
     }
 
     fn holds_transfers(&self) -> bool {
+        self.links.is_some()
+    }
+
+    fn serves_in_post_order(&self) -> bool {
         self.links.is_some()
     }
 }
@@ -164,20 +172,22 @@ mod tests {
         assert_eq!(fabric.alpha_beta(), None);
         assert!(fabric.holds_transfers());
         let f = fabric.as_mut();
-        // 0 -> 1 at once; 0 -> 2 waits for 0's port (leaves at 1008, arrives 2016)
-        assert_eq!(f.submit(0.0, &transfer(0, 0, 1, 8)), Submitted::At(1008.0));
-        assert_eq!(f.submit(0.0, &transfer(1, 0, 2, 8)), Submitted::Later);
-        // 3 -> 2 meanwhile: 2's receive port is free until 0 -> 2 arrives at 1008
-        assert_eq!(f.submit(0.0, &transfer(2, 3, 2, 8)), Submitted::At(1008.0));
-        // 4 -> 1 right after 0 -> 1: 1's receive port is busy until 1008
-        assert_eq!(f.submit(0.0, &transfer(3, 4, 1, 8)), Submitted::At(2016.0));
-        assert_eq!(f.next_time(), Some(1008.0));
+        // 0 -> 1 at once; 0 -> 2 waits for 0's port (leaves at 1008, arrives 2016);
+        // 3 -> 2 meanwhile: 2's receive port is free until 0 -> 2 arrives at 1008;
+        // 4 -> 1 with 0 -> 1: 1's receive port is busy until 1008
+        for (id, src, dst) in [(0, 0, 1), (1, 0, 2), (2, 3, 2), (3, 4, 1)] {
+            let t = Transfer {
+                send_posted: u64::from(id),
+                recv_posted: u64::from(id),
+                ..transfer(id, src, dst, 8)
+            };
+            assert_eq!(f.submit(0.0, &t), Submitted::Later);
+        }
         let mut out = Vec::new();
-        f.advance(1008.0, &mut out);
-        assert!(out.is_empty());
-        // 0 -> 2 took 2's receive port at 1008 (free again then): delivered at 2016
-        assert_eq!(f.next_time(), Some(2016.0));
-        f.advance(2016.0, &mut out);
-        assert_eq!(out.iter().map(|d| (d.id, d.at)).collect::<Vec<_>>(), vec![(1, 2016.0)]);
+        while let Some(t) = f.next_time() {
+            f.advance(t, &mut out);
+        }
+        let got: Vec<(u32, f64)> = out.iter().map(|d| (d.id, d.at)).collect();
+        assert_eq!(got, vec![(0, 1008.0), (2, 1008.0), (3, 2016.0), (1, 2016.0)]);
     }
 }

@@ -11,7 +11,7 @@
 //! this model: one injection channel, reception unlimited.
 
 use crate::config::{HostParams, GAMMA};
-use crate::fabric::ports::{PortedLinks, Ports};
+use crate::fabric::ports::{Costs, PortedLinks, Ports};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::fabric::{Delivery, Fabric, Submitted, Time, Transfer};
@@ -119,11 +119,14 @@ impl Fabric for LogGp {
             let start = self.injection.send(t.src, now, busy);
             return Submitted::At(start + wire + self.l_ns);
         };
-        let start = links.ports.send(t.src, now, busy);
-        match links.arrive(now, t.id, t.dst, start + self.l_ns, busy, wire) {
-            Some(at) => Submitted::At(at),
-            None => Submitted::Later,
-        }
+        let costs = Costs {
+            send_busy: busy,
+            recv_busy: busy,
+            lead: self.l_ns,
+            wire,
+        };
+        links.submit(now, t, costs);
+        Submitted::Later
     }
 
     fn control_at_once(&self) -> bool {
@@ -141,6 +144,10 @@ impl Fabric for LogGp {
     }
 
     fn holds_transfers(&self) -> bool {
+        self.links.is_some()
+    }
+
+    fn serves_in_post_order(&self) -> bool {
         self.links.is_some()
     }
 }
