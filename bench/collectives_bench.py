@@ -53,15 +53,23 @@ SIMGRID_CFG = [
     "--log=smpi_config.thres:warning",
     "--log=xbt_cfg.thres:warning",
 ]
+NO_SMALL_MAILBOX = ("--cfg=smpi/async-small-thresh:0",)
+EAGER_8192 = (
+    f"--cfg=smpi/async-small-thresh:{EAGER_BYTES + 1}",
+    f"--cfg=smpi/send-is-detached-thresh:{EAGER_BYTES + 1}",
+)
+ENVELOPE_BYTES = 16
+ENVELOPE_GAP_US = 0.1
 SIM_TIME = re.compile(r"T=([0-9.]+)\|Simulation time")
 
 
-def fabric_toml() -> str:
+def fabric_toml(handshake: bool = True) -> str:
     return (
         'model = "flow"\n'
         f"link_bandwidth_gbps = {LINK_GBPS}\n"
         f"hop_latency_ns = {LINK_LATENCY_NS}\n"
         'duplex = "full"\noverhead_ns = 0.0\ngamma_ns_per_byte = 0.0\n'
+        f"rendezvous_handshake = {str(handshake).lower()}\n"
         f'[topology]\nkind = "crossbar"\nendpoints = {RANKS}\n'
     )
 
@@ -105,19 +113,21 @@ def write_trace(path: Path, kind: str, size: int) -> None:
     write_trace(builder.table(), path, meta)
 
 
-def tailcast_time_us(trace: Path, coll: str) -> float:
+def tailcast_time_us(trace: Path, coll: str, handshake: bool = True) -> float:
     from tailcast import _core
     from tailcast.replay.fabric import parse_fabric
     from tailcast.replay.run import load_columns
 
-    fabric = parse_fabric(fabric_toml(), "<collectives bench crossbar>")
+    fabric = parse_fabric(fabric_toml(handshake), "<collectives bench crossbar>")
     arrays = load_columns(trace).arrays()
     result = _core.replay([arrays], ["linear"], fabric.table, coll=coll, compute_scale=0.0,
                           eager_threshold_bytes=EAGER_BYTES)  # fmt: skip
     return result.jobs[0].total_time_ns / 1000.0
 
 
-def simgrid_time_us(trace: Path, work: Path, kind: str, port: str) -> tuple[float | None, str]:
+def simgrid_time_us(
+    trace: Path, work: Path, kind: str, port: str, cfg: tuple[str, ...] = ()
+) -> tuple[float | None, str]:
     """SimGrid's simulated time, or None and the tail of its output when it fails."""
     from tailcast.traces.io import read_trace
     from tailcast.traces.tit_export import export_tit
@@ -128,7 +138,7 @@ def simgrid_time_us(trace: Path, work: Path, kind: str, port: str) -> tuple[floa
     platform, hostfile = write_platform(work)
     argv = ["smpirun", "-no-privatize", "-replay", str(listing), "-np", str(RANKS)]
     argv += ["-platform", str(platform), "-hostfile", str(hostfile), SMPIREPLAYMAIN]
-    argv += [*SIMGRID_CFG, f"--cfg=smpi/{kind}:{port}"]
+    argv += [*SIMGRID_CFG, f"--cfg=smpi/{kind}:{port}", *cfg]
     try:
         run = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
@@ -138,6 +148,93 @@ def simgrid_time_us(trace: Path, work: Path, kind: str, port: str) -> tuple[floa
         tail = (run.stdout + run.stderr).strip().splitlines()[-3:]
         return None, f"exit {run.returncode}: " + " | ".join(tail)
     return float(found.group(1)) * 1e6, ""
+
+
+def diagnose(pair: Pair, size: int, work: Path, tc: float, sg: float | None) -> dict[str, float]:
+    """Re-runs of a pair that is off, each removing one known difference between the two
+    simulators; a re-run that lands within 5 % of the other side names the reason."""
+    trace = work / "trace.parquet"
+    coll = pair.tailcast_coll(size)
+    out: dict[str, float] = {}
+    if sg is None:
+        # SimGrid's eager path (messages < async-small-thresh go to the receiver's small-
+        # message mailbox, smpi_request.cpp) off: does the failure depend on it?
+        fixed, _ = simgrid_time_us(trace, work, pair.kind, pair.simgrid, NO_SMALL_MAILBOX)
+        if fixed is not None:
+            out["simgrid_without_eager_mailbox_us"] = round(fixed, 4)
+        return out
+    if size > EAGER_BYTES:
+        # rendezvous without the RTS/CTS exchange, as SimGrid's SMPI moves it
+        out["tailcast_no_handshake_us"] = round(tailcast_time_us(trace, coll, False), 4)
+    if size >= EAGER_BYTES:
+        # SimGrid with messages of exactly 8192 B eager, as tailcast's `<=` rule makes them
+        eager, _ = simgrid_time_us(trace, work, pair.kind, pair.simgrid, EAGER_8192)
+        if eager is not None:
+            out["simgrid_8192_eager_us"] = round(eager, 4)
+    if size < EAGER_BYTES:
+        # SimGrid adds a 16-byte MPI envelope to every message (smpi_request.cpp,
+        # `payload_size_ = size_ + 16`); tailcast moves the payload alone
+        plus = work / "envelope"
+        plus.mkdir(exist_ok=True)
+        write_trace(plus / "trace.parquet", pair.kind, size + ENVELOPE_BYTES)
+        out["tailcast_plus_envelope_us"] = round(tailcast_time_us(plus / "trace.parquet", coll), 4)
+    return out
+
+
+def diagnosed_reason(diag: dict[str, float], tc: float, sg: float | None) -> str:
+    def near(a: float, b: float) -> bool:
+        return abs(a / b - 1) <= TOLERANCE
+
+    if sg is None:
+        fixed = diag.get("simgrid_without_eager_mailbox_us")
+        if fixed is not None and near(tc, fixed):
+            return (
+                f"SimGrid fails only with its eager path on: with smpi/async-small-thresh:0 it "
+                f"runs and gives {fixed:.3f} us (ratio {tc / fixed:.4f})"
+            )
+        return ""
+    texts = []
+    no_handshake = diag.get("tailcast_no_handshake_us")
+    sg_eager = diag.get("simgrid_8192_eager_us")
+    if no_handshake is not None and tc > sg and near(no_handshake, sg):
+        gap = (tc - sg) * 1000
+        texts.append(
+            f"rendezvous handshake: tailcast sends messages > {EAGER_BYTES} B after an RTS/CTS "
+            f"exchange (2 control messages, {4 * LINK_LATENCY_NS:g} ns per rendezvous message on "
+            f"this crossbar), SimGrid starts a matched transfer at once; tailcast's flow fabric "
+            f"with rendezvous_handshake = false gives {diag['tailcast_no_handshake_us']:.3f} us "
+            f"(ratio {diag['tailcast_no_handshake_us'] / sg:.4f}); the gap {gap:.0f} ns is "
+            f"{gap / (4 * LINK_LATENCY_NS):.1f} handshakes on the critical path"
+        )
+    if sg_eager is not None and near(tc, sg_eager):
+        texts.append(
+            f"eager boundary: {EAGER_BYTES}-B messages are eager in tailcast (size <= limit, "
+            f"as ob1's eager limit) and not in SimGrid (size < smpi/async-small-thresh, "
+            f"smpi_request.cpp); SimGrid with 8193 as threshold gives "
+            f"{diag['simgrid_8192_eager_us']:.3f} us (ratio "
+            f"{tc / diag['simgrid_8192_eager_us']:.4f})"
+        )
+    if (
+        not texts
+        and no_handshake is not None
+        and sg_eager is not None
+        and near(no_handshake, sg_eager)
+    ):
+        texts.append(
+            f"rendezvous handshake and eager boundary together: tailcast without the RTS/CTS "
+            f"exchange gives {no_handshake:.3f} us and SimGrid with 8192-B messages eager gives "
+            f"{sg_eager:.3f} us (ratio {no_handshake / sg_eager:.4f})"
+        )
+    # an envelope costs 1.28 ns a link: only gaps of tens of ns are envelopes
+    small_gap = 0 < sg - tc < ENVELOPE_GAP_US
+    if small_gap and near(diag.get("tailcast_plus_envelope_us", 0.0), sg):
+        texts.append(
+            f"SimGrid's 16-byte MPI envelope (smpi_request.cpp `payload_size_ = size_ + 16`): "
+            f"tailcast with {ENVELOPE_BYTES} B more per message gives "
+            f"{diag['tailcast_plus_envelope_us']:.4f} us (ratio "
+            f"{diag['tailcast_plus_envelope_us'] / sg:.4f}); the gap is {(sg - tc) * 1000:.1f} ns"
+        )
+    return "; ".join(texts)
 
 
 def compare(pair: Pair, size: int, work: Path) -> dict[str, Any]:
@@ -161,7 +258,13 @@ def compare(pair: Pair, size: int, work: Path) -> dict[str, Any]:
     within = sg is not None and abs(tc / sg - 1) <= TOLERANCE
     row["within_5pct"] = within
     if not within:
-        row["reason"] = reason_for(pair, size, failure)
+        if failure:
+            row["simgrid_failure"] = failure
+        diag = diagnose(pair, size, work, tc, sg)
+        row["diagnostics"] = diag
+        row["reason"] = "; ".join(
+            t for t in (reason_for(pair, size), diagnosed_reason(diag, tc, sg)) if t
+        )
     return row
 
 
