@@ -109,3 +109,23 @@ def test_the_committed_results_explain_every_pair_off_by_more_than_5_percent() -
     assert results["unexplained"] == []
     assert results["within_5pct"] == sum(r["within_5pct"] for r in rows)
     assert results["simgrid_failures"] == sum(r["simgrid_us"] is None for r in rows)
+
+
+def test_flow_fabric_without_handshake_sends_rendezvous_data_at_once(tmp_path: Path) -> None:
+    """`rendezvous_handshake = false`: SimGrid's semantics, the data leaves once both sides are
+    posted; with it, the RTS and the CTS each cross the 2-link path first (2 x 200 ns)."""
+    trace = tmp_path / "bcast.parquet"
+    bench.write_trace(trace, "bcast", 64 << 10)
+    with_handshake = bench.tailcast_time_us(trace, "bcast=linear", handshake=True)
+    without = bench.tailcast_time_us(trace, "bcast=linear", handshake=False)
+    assert with_handshake - without == pytest.approx(0.4, abs=1e-6)
+    # 15 blocks through the root's link, 2 links of latency
+    assert without == pytest.approx(0.2 + 15 * (64 << 10) / 12500, rel=1e-6)
+
+
+def test_flow_fabric_rejects_a_handshake_that_is_not_a_boolean() -> None:
+    from tailcast.replay.fabric import FabricConfigError, parse_fabric
+
+    text = bench.fabric_toml().replace("rendezvous_handshake = true", 'rendezvous_handshake = "no"')
+    with pytest.raises(FabricConfigError, match="key rendezvous_handshake: expected true or false"):
+        parse_fabric(text, "bad.toml")
