@@ -21,6 +21,7 @@ __all__ = [
     "TitReader",
     "TraceFile",
     "TraceScan",
+    "collective_program",
     "engine_version",
     "fabric_layout",
     "fabric_models",
@@ -142,6 +143,19 @@ def fabric_layout(fabric: dict[str, Any]) -> dict[str, Any]:
 
 def place(ranks: int, fabric: dict[str, Any], placement: str) -> list[int]:
     """The endpoint of every rank under `placement` (as `replay` takes it)."""
+
+def collective_program(
+    coll: str,
+    ranks: int,
+    size_bytes: int,
+    root: int = 0,
+    dtype_bytes: int = 1,
+    commutative: bool = True,
+) -> tuple[str, int, int, int, int, list[list[tuple[str, int, int, list[int]]]]]:
+    """(algorithm, segsize, fanout, max_requests, radix, per-rank steps) of one collective:
+    `coll` is "bcast" (Open MPI 4.1.4's fixed rules) or "bcast=pipeline:segsize=128K". A step
+    is (call, peer or -1, bytes, requests waited on / window peers). ValueError on a bad
+    name or call."""
 
 def squeue_columns(data: bytes) -> dict[str, list[Any]]:
     """Scans `squeue --json` output (Slurm 22.05 and newer shapes) in one pass without the

@@ -10,6 +10,7 @@ mod op_names;
 mod op_stats;
 mod queue;
 mod result;
+mod schedule;
 mod signals;
 mod stream;
 mod tit;
@@ -336,6 +337,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(config::fabric_models, m)?)?;
     m.add_function(wrap_pyfunction!(config::fabric_layout, m)?)?;
     m.add_function(wrap_pyfunction!(config::place, m)?)?;
+    m.add_function(wrap_pyfunction!(schedule::collective_program, m)?)?;
     m.add("ReplayError", m.py().get_type::<errors::ReplayError>())?;
     m.add(
         "FabricConfigError",

@@ -325,3 +325,47 @@ def fabrics(
     echo("models (tailcast replay fabrics --describe MODEL):")
     for name, d in models.items():
         echo(f"  {name:<16}{d['doc']}")
+
+
+@app.command("schedule")
+def schedule_cmd(
+    coll: Annotated[
+        str,
+        typer.Argument(
+            help="A collective (Open MPI 4.1.4's fixed rules choose) or KIND=ALG[:segsize=..]"
+            "[:fanout=..], e.g. bcast=pipeline:segsize=128K.",
+            metavar="COLL",
+        ),
+    ],
+    ranks: Annotated[int, typer.Option("--ranks", "-n", help="Communicator size.")] = 16,
+    size: Annotated[
+        str, typer.Option("--size", help="Bytes (OSU's size: per-peer block for all-to-all).")
+    ] = "1M",
+    fabric: Annotated[str, typer.Option("--fabric", help="Bundled fabric or TOML.")] = "ideal",
+    root: Annotated[int, typer.Option("--root", help="Root of rooted collectives.")] = 0,
+    dtype_bytes: Annotated[
+        int, typer.Option("--dtype-bytes", help="Element size (fallbacks count elements).")
+    ] = 1,
+    plot_path: Annotated[
+        Path | None, typer.Option("--plot", help="Write a space-time diagram (PNG/SVG/PDF).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Prints one collective's per-rank program (isend, irecv, wait, reduce) with each
+    transfer's posted and delivered time on the fabric, and the total."""
+    from tailcast.replay.fabric import load_fabric
+    from tailcast.replay.schedule import Request, plot, schedule, text_lines
+    from tailcast.units import parse_size
+
+    req = Request(coll=coll, ranks=ranks, size_bytes=parse_size(size), root=root,
+                  dtype_bytes=dtype_bytes)  # fmt: skip
+    doc = schedule(req, load_fabric(fabric))
+    if plot_path is not None:
+        plot(doc, plot_path)
+    if as_json:
+        emit_json(doc)
+        return
+    for line in text_lines(doc):
+        echo(line)
+    if plot_path is not None:
+        note(f"wrote {plot_path}")

@@ -2,7 +2,7 @@
 //! Every message is a flow sharing its links max-min fairly; one link class (one capacity,
 //! one latency per hop).
 
-use crate::config::{host_params, HOST};
+use crate::config::{host_params, HostParams, HOST};
 use crate::fabric::flow_network::FlowNetwork;
 use crate::fabric::graphs::{Duplex, Graph, Routing, Shape};
 use crate::fabric::registry::{Built, Model};
@@ -48,6 +48,12 @@ pub const MODEL: Model = Model {
                 ty: Type::Choice(&["dmodk", "random"]),
                 default: DefaultValue::Str("dmodk"),
                 doc: "fat-tree up-port choice: destination-mod-k or a seeded random port per flow",
+            },
+            Param {
+                key: "rendezvous_handshake",
+                ty: Type::Bool,
+                default: DefaultValue::Bool(true),
+                doc: "false: rendezvous data leaves once both sides are posted, with no RTS/CTS (SimGrid SMPI's semantics)",
             },
             Param {
                 key: "topology",
@@ -136,7 +142,10 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
         })?;
     Ok(Built {
         fabric: Box::new(FlowNetwork::new(graph, SplitMix64::new(seed ^ 0xFAB))),
-        host: host_params(c),
+        host: HostParams {
+            handshake: c.bool("rendezvous_handshake"),
+            ..host_params(c)
+        },
     })
 }
 
