@@ -258,9 +258,20 @@ impl<G: HopGraph> SegmentNet<G> {
             None => Some(walked),
             Some(_) if self.p.mode == Mode::Segment => {
                 // Backward: the nearest switch on the way (not the segment's start) with a
-                // free buffer entry ends the segment.
+                // free buffer entry ends the segment. On a direct network an endpoint and
+                // its switch are one node (seed 002's torus node is its router): the
+                // source's and the destination's own switch cannot end a segment (§IV-A:
+                // the first segment begins at the source, the last ends at the
+                // destination).
+                let own = |e: At| match e {
+                    At::Endpoint(e) => self.graph.home_switch(e),
+                    At::Switch(_) => None,
+                };
+                let (src_sw, dst_sw) = (own(self.nodes[0]), self.graph.home_switch(dst));
                 (1..=walked).rev().find(|&i| match self.nodes[i] {
-                    At::Switch(s) => self.buffer_free[s as usize] > 0,
+                    At::Switch(s) => {
+                        self.buffer_free[s as usize] > 0 && Some(s) != src_sw && Some(s) != dst_sw
+                    }
                     At::Endpoint(_) => false,
                 })
             }

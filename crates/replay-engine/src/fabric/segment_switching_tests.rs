@@ -105,32 +105,49 @@ fn a_blocked_circuit_retries_when_the_channel_frees() {
 #[test]
 fn segment_switching_walks_back_to_the_nearest_buffer_and_waits_there() {
     let extra = [(CYCLE.0, Value::from(CYCLE.1)), ("channels", Value::Int(1))];
-    let mut f = fabric("segment", torus([4, 1, 1], 1), &extra);
-    f.submit(0.0, &Transfer::new(0, 0, 2, 4096, Kind::Eager));
-    f.submit(0.0, &Transfer::new(1, 1, 3, 4096, Kind::Eager));
+    let mut f = fabric("segment", torus([8, 1, 1], 1), &extra);
+    // Ring of 8, one channel per link: A 2→4 holds the link 2→3 that B 0→3 needs.
+    f.submit(0.0, &Transfer::new(0, 2, 4, 4096, Kind::Eager));
+    f.submit(0.0, &Transfer::new(1, 0, 3, 4096, Kind::Eager));
     let d = drain(f.as_mut());
-    // A has the whole path. B's walk stops at link 1→2, steps back to switch 1 (buffered):
-    // segment = its injection link, 2 cycles + 102.4 ns, in the buffer at 122.4. When A
-    // frees (182.4) B reserves the 3 links left: 60 ns + 102.4 ns.
+    // A has the whole path (4 links: 80 ns + 102.4 ns). B's walk stops at link 2→3 and
+    // steps back to switch 2 (switch 0 is B's own node, not a segment end): segment =
+    // injection, 0→1, 1→2, 60 ns + 102.4 ns, in the buffer at 162.4. When A frees
+    // (182.4) B reserves the 2 links left: 40 ns + 102.4 ns.
     assert_eq!((d[0].id, d[0].at), (0, 182.4));
     assert_eq!((d[1].id, d[1].info.path), (1, 1));
     assert!(
-        (d[1].at - (182.4 + 60.0 + 102.4)).abs() < 1e-9,
+        (d[1].at - (182.4 + 40.0 + 102.4)).abs() < 1e-9,
         "{}",
         d[1].at
     );
-    assert!((d[1].info.wait_ns - 60.0).abs() < 1e-9);
+    assert!((d[1].info.wait_ns - 20.0).abs() < 1e-9);
     let s = |k| stat(f.as_ref(), 400.0, k);
     assert_eq!(
         (s("packets_buffered_0"), s("packets_buffered_1")),
         (1.0, 1.0)
     );
     assert_eq!((s("channels_held"), s("buffer_entries_held")), (0.0, 0.0));
-    // Without buffers segment switching is packetised circuit switching.
-    let mut g = fabric("segment", torus([4, 1, 1], 0), &extra);
-    g.submit(0.0, &Transfer::new(0, 0, 2, 4096, Kind::Eager));
-    g.submit(0.0, &Transfer::new(1, 1, 3, 4096, Kind::Eager));
-    assert!((drain(g.as_mut())[1].at - 364.8).abs() < 1e-9);
+    // Without buffers segment switching is packetised circuit switching: B waits for A and
+    // then reserves its 5 links.
+    let mut g = fabric("segment", torus([8, 1, 1], 0), &extra);
+    g.submit(0.0, &Transfer::new(0, 2, 4, 4096, Kind::Eager));
+    g.submit(0.0, &Transfer::new(1, 0, 3, 4096, Kind::Eager));
+    assert!((drain(g.as_mut())[1].at - (182.4 + 100.0 + 102.4)).abs() < 1e-9);
+}
+
+#[test]
+fn a_packet_never_parks_in_its_own_or_its_destination_s_switch() {
+    // Seed 002 §IV-A: segments start at the source and end at the destination; on the
+    // torus an endpoint and its router are one node. B 1→3 on a ring of 4 is blocked by A
+    // 0→2 at link 1→2, right after its own switch: no segment, it waits like a circuit.
+    let extra = [(CYCLE.0, Value::from(CYCLE.1)), ("channels", Value::Int(1))];
+    let mut f = fabric("segment", torus([4, 1, 1], 1), &extra);
+    f.submit(0.0, &Transfer::new(0, 0, 2, 4096, Kind::Eager));
+    f.submit(0.0, &Transfer::new(1, 1, 3, 4096, Kind::Eager));
+    let d = drain(f.as_mut());
+    assert_eq!((d[1].id, d[1].info.path, d[1].info.wait_ns), (1, 0, 0.0));
+    assert!((d[1].at - 2.0 * 182.4).abs() < 1e-9, "{}", d[1].at);
 }
 
 /// Seed 002 §V: every node sends `per_node` messages to uniform random other nodes, 80 %
