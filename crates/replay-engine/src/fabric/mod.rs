@@ -24,6 +24,7 @@ pub mod arbitration;
 pub mod banyan;
 pub mod benes;
 pub mod circuit_net;
+pub mod circuit_setup;
 pub mod control_network;
 pub mod dragonfly_routing;
 pub mod dragonfly_wiring;
