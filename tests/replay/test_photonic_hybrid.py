@@ -91,3 +91,31 @@ def test_a_wrong_key_is_named(tmp_path: Path) -> None:
     bad.write_text(text)
     with pytest.raises(FabricConfigError, match=r"wavelengths"):
         load_fabric(bad)
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["otf2/sst-macro-10rank/traces.otf2", "dumpi/testbgp.meta", "dumpi/testtrace.meta"],
+)
+def test_public_traces_replay_on_the_hybrid_fabric(
+    shared_data: Path, tmp_path: Path, source: str
+) -> None:
+    from tailcast.traces.convert import convert
+
+    parquet = tmp_path / "trace.parquet"
+    convert(shared_data / "traces" / source, parquet)
+    out = replay_trace(parquet, load_fabric(FABRIC), ReplayOptions())
+    assert out.stats["actions"] == out.ops.num_rows and out.total_time_ns > 0
+    _check_invariants(out.fabric_stats)
+
+
+def test_the_bundled_captured_trace_replays_on_the_hybrid_fabric() -> None:
+    from tailcast.quickstart import bundled_dir
+
+    trace = bundled_dir() / "halo-4rank.parquet"
+    out = replay_trace(trace, load_fabric(FABRIC), ReplayOptions())
+    assert out.total_time_ns > 0
+    _check_invariants(out.fabric_stats)
+    assert out.messages is not None
+    big = pc.greater_equal(out.messages.column("bytes"), 8192)
+    assert pc.all(pc.equal(out.messages.column("path"), pc.if_else(big, "circuit", "packet"))).as_py()

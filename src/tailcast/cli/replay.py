@@ -317,3 +317,20 @@ def fabrics(
     echo("models (tailcast replay fabrics --describe MODEL):")
     for name, d in models.items():
         echo(f"  {name:<16}{d['doc']}")
+
+
+@app.command("budget")
+def budget(
+    design: Annotated[
+        str, typer.Argument(help="Chip design TOML or bundled name (seed004-1000port).")
+    ] = "seed004-1000port",
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Insertion loss and WDM wavelengths of photonic switch chips (seed 004, Eqs. 1-13)."""
+    from tailcast.replay.budget_report import budget_report, print_budget
+
+    report = budget_report(design)
+    if as_json:
+        emit_json(report)
+        return
+    print_budget(report, echo)
