@@ -120,7 +120,10 @@ def test_budget_command_on_the_bundled_and_a_complete_design(tmp_path: Path) -> 
     # The seed's text lacks the radius-dependent inputs: no invented design space.
     assert r["missing"] == ["chip_edge_cm", "ring"] and r["points"] == []
     lo, hi = r["table_iii_loss_db"]["butterfly"]
-    assert wavelengths_in_budget(34.8, hi - 1e-9) == 71 and wavelengths_in_budget(34.8, lo + 1e-9) == 71
+    assert (
+        wavelengths_in_budget(34.8, hi - 1e-9) == 71
+        and wavelengths_in_budget(34.8, lo + 1e-9) == 71
+    )
     f = tmp_path / "d.toml"
     f.write_text(DESIGN)
     out = runner.invoke(app, ["replay", "budget", str(f)])

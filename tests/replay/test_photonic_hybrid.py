@@ -77,7 +77,9 @@ def test_a_hot_spot_times_setups_out_and_delivers_every_message_once(tmp_path: P
     _check_invariants(s)
     msgs = out.messages
     assert msgs is not None and msgs.num_rows == len(pairs)
-    keys = {(r["src_rank"], r["send_seq"]) for r in msgs.select(["src_rank", "send_seq"]).to_pylist()}
+    keys = {
+        (r["src_rank"], r["send_seq"]) for r in msgs.select(["src_rank", "send_seq"]).to_pylist()
+    }
     assert len(keys) == len(pairs)
     big = pc.equal(msgs.column("path"), "circuit")
     assert pc.sum(pc.filter(msgs.column("blocked"), big)).as_py() > 0
@@ -118,4 +120,6 @@ def test_the_bundled_captured_trace_replays_on_the_hybrid_fabric() -> None:
     _check_invariants(out.fabric_stats)
     assert out.messages is not None
     big = pc.greater_equal(out.messages.column("bytes"), 8192)
-    assert pc.all(pc.equal(out.messages.column("path"), pc.if_else(big, "circuit", "packet"))).as_py()
+    assert pc.all(
+        pc.equal(out.messages.column("path"), pc.if_else(big, "circuit", "packet"))
+    ).as_py()

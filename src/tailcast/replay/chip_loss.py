@@ -57,7 +57,9 @@ class LinearLoss:
     e_chip: float
     d_db: float
 
-    def loss_db(self, drop: float, thru: float, radius_um: float, chip_cm: float, ni: float) -> float:
+    def loss_db(
+        self, drop: float, thru: float, radius_um: float, chip_cm: float, ni: float
+    ) -> float:
         l_sw_cm = 2.0 * (radius_um + 50.0) * self.radix * 1e-4
         return (
             self.a_drop * drop
@@ -80,7 +82,14 @@ def butterfly(radix: int, ports: int, d: Devices) -> LinearLoss:
     s = stages(radix, ports)
     const = 2 * d.chip_db + 3 * s * d.bend_db + (s - 2) * 2 * d.vert_db  # Eqs. 2-4
     return LinearLoss(
-        "butterfly", f"{radix}-ary {s}-stage", radix, s, s * (2 * radix - 3), 2 * s, math.sqrt(2), const
+        "butterfly",
+        f"{radix}-ary {s}-stage",
+        radix,
+        s,
+        s * (2 * radix - 3),
+        2 * s,
+        math.sqrt(2),
+        const,
     )
 
 
@@ -89,7 +98,14 @@ def fat_tree(radix: int, ports: int, d: Devices) -> LinearLoss:
     n = 2 * s - 1  # switches crossed up and down (Eq. 5)
     const = n * 2 * d.bend_db + 2 * d.chip_db + 3 * s * d.bend_db + 6 * d.vert_db * (s - 1)
     return LinearLoss(
-        "fat_tree", f"radix {radix}, {s} stages", radix, n, n * (2 * radix - 3), n * 3.5, math.sqrt(2), const
+        "fat_tree",
+        f"radix {radix}, {s} stages",
+        radix,
+        n,
+        n * (2 * radix - 3),
+        n * 3.5,
+        math.sqrt(2),
+        const,
     )
 
 
@@ -147,8 +163,18 @@ def design_space(chip: ChipDesign) -> list[Point]:
     r, out = chip.ring, []
     for des in chip.designs:
         for i, radius in enumerate(r.radius_um):
-            loss = des.loss_db(r.drop_db[i], r.thru_db[i], radius, chip.chip_edge_cm, chip.devices.ni_db_per_cm)
-            out.append(Point(des, radius, loss, wavelengths_in_budget(chip.budget_db, loss), r.fsr_wavelengths[i]))
+            loss = des.loss_db(
+                r.drop_db[i], r.thru_db[i], radius, chip.chip_edge_cm, chip.devices.ni_db_per_cm
+            )
+            out.append(
+                Point(
+                    des,
+                    radius,
+                    loss,
+                    wavelengths_in_budget(chip.budget_db, loss),
+                    r.fsr_wavelengths[i],
+                )
+            )
     return out
 
 
@@ -165,7 +191,9 @@ def _get(path: str, table: dict[str, Any], key: str, kind: type, where: str = ""
     if key not in table:
         raise InputError(path, f"missing key {where}{key}")
     value = table[key]
-    ok = isinstance(value, kind) or (kind is float and isinstance(value, int) and not isinstance(value, bool))
+    ok = isinstance(value, kind) or (
+        kind is float and isinstance(value, int) and not isinstance(value, bool)
+    )
     if not ok or isinstance(value, bool):
         raise InputError(path, f"{where}{key}: expected {kind.__name__}, got {value!r}")
     return value
@@ -174,7 +202,9 @@ def _get(path: str, table: dict[str, Any], key: str, kind: type, where: str = ""
 def _ints(path: str, table: dict[str, Any], key: str) -> list[int]:
     values = table.get(key, [])
     if not isinstance(values, list) or not all(isinstance(v, int) and v >= 2 for v in values):
-        raise InputError(path, f"topologies.{key}: expected a list of integers >= 2, got {values!r}")
+        raise InputError(
+            path, f"topologies.{key}: expected a list of integers >= 2, got {values!r}"
+        )
     return values
 
 
@@ -185,7 +215,9 @@ def _ring(path: str, t: dict[str, Any]) -> Ring:
             raise InputError(path, f"ring.{key}: expected a non-empty list of numbers")
     lens = {len(c) for c in cols.values() if isinstance(c, list)}
     if len(lens) != 1:
-        raise InputError(path, "ring: radius_um, drop_db, thru_db and fsr_wavelengths differ in length")
+        raise InputError(
+            path, "ring: radius_um, drop_db, thru_db and fsr_wavelengths differ in length"
+        )
     return Ring(
         [float(v) for v in t["radius_um"]],
         [float(v) for v in t["drop_db"]],
@@ -203,7 +235,12 @@ def parse_chip_design(text: str, path: str) -> ChipDesign:
     loss = doc.get("loss")
     if not isinstance(loss, dict):
         raise InputError(path, "missing table [loss] (Table II device losses)")
-    dev = Devices(*(float(_get(path, loss, k, float, "loss.")) for k in ("ni_db_per_cm", "bend_db", "vert_db", "chip_db")))
+    dev = Devices(
+        *(
+            float(_get(path, loss, k, float, "loss."))
+            for k in ("ni_db_per_cm", "bend_db", "vert_db", "chip_db")
+        )
+    )
     topo = doc.get("topologies", {})
     designs = (
         [butterfly(r, ports, dev) for r in _ints(path, topo, "butterfly_radix")]
@@ -245,7 +282,9 @@ def load_chip_design(spec: str | Path) -> ChipDesign:
         return parse_chip_design(path.read_text(), str(path))
     bundled = bundled_chip_designs()
     if str(spec) not in bundled:
-        raise InputError(str(spec), f"not a chip design file or bundled design ({', '.join(bundled)})")
+        raise InputError(
+            str(spec), f"not a chip design file or bundled design ({', '.join(bundled)})"
+        )
     return parse_chip_design(bundled[str(spec)], f"<bundled {spec}>")
 
 
