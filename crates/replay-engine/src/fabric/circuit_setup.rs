@@ -100,8 +100,15 @@ struct Circuit {
     sent: Time,
     /// When the PATH-ACK reaches the source (Some once an attempt made it in time).
     acked: Option<Time>,
-    /// Deliver the RTS this SETUP carries when it reaches the destination.
+    /// Deliver the RTS this SETUP carries when it first reaches the destination, and the
+    /// CTS as the PATH-ACK.
     carries_rts: bool,
+    rts_delivered: bool,
+    /// The receiver answered (CTS submitted; always for data without RTS): a SETUP at the
+    /// destination turns into a PATH-ACK.
+    receiver_ready: bool,
+    /// The current attempt's SETUP holds the whole path and waits at the destination.
+    at_dst: bool,
     /// Data waiting for the PATH-ACK (a transfer with no RTS before it), bytes.
     data: Option<u64>,
     timeouts: u32,
@@ -128,6 +135,8 @@ enum Ev {
 pub struct SetupStats {
     pub setups: u64,
     pub timeouts: u64,
+    /// Timeouts of SETUPs that held the whole path but whose receiver had not answered.
+    pub timeouts_at_destination: u64,
     pub circuits: u64,
     pub setup_ns_total: f64,
     pub setup_ns_max: f64,
@@ -205,6 +214,9 @@ impl CircuitChip {
             sent: now,
             acked: None,
             carries_rts,
+            rts_delivered: false,
+            receiver_ready: !carries_rts,
+            at_dst: false,
             data,
             timeouts: 0,
             blocked_since: now,
@@ -238,25 +250,19 @@ impl CircuitChip {
         let n = self.chip.path_links();
         let c = self.circuits[id as usize].as_mut().expect("circuit");
         if level == n {
-            // At the destination: the PATH-ACK goes back; it is in time or the deadline
-            // tears this attempt down.
-            let ack = now + f64::from(n) * self.p.hop_ns;
-            if ack <= c.sent + self.p.timeout_ns {
-                c.acked = Some(ack);
-                let setup = ack - c.first_sent;
-                self.stats.circuits += 1;
-                self.stats.setup_ns_total += setup;
-                self.stats.setup_ns_max = self.stats.setup_ns_max.max(setup);
-                if c.carries_rts {
-                    self.ready.push(Delivery {
-                        id,
-                        at: now,
-                        info: TransferInfo::default(),
-                    });
-                }
-                if c.data.is_some() {
-                    self.timers.push(ack, (id, c.attempt, Ev::DataStart));
-                }
+            // At the destination: the first SETUP to arrive hands the receiver its RTS;
+            // once the receiver has answered, the SETUP turns into the PATH-ACK.
+            c.at_dst = true;
+            if c.carries_rts && !c.rts_delivered {
+                c.rts_delivered = true;
+                self.ready.push(Delivery {
+                    id,
+                    at: now,
+                    info: TransferInfo::default(),
+                });
+            }
+            if c.receiver_ready {
+                self.acknowledge(now + self.one_way_ns(), id);
             }
             return;
         }
@@ -270,6 +276,41 @@ impl CircuitChip {
             c.blocked_since = now;
             c.queued = true;
             self.links.wait(link, (id, c.attempt));
+        }
+    }
+
+    /// The receiver of `id` answers the RTS (its CTS) at `now`: the PATH-ACK leaves now if
+    /// the SETUP waits at the destination, else when a later attempt arrives there.
+    pub fn receiver_ready(&mut self, now: Time, id: TransferId) {
+        let c = self.circuits[id as usize].as_mut().expect("circuit");
+        c.receiver_ready = true;
+        if c.at_dst && c.acked.is_none() {
+            self.acknowledge(now + self.one_way_ns(), id);
+        }
+    }
+
+    /// The PATH-ACK of `id`'s current attempt reaches the source at `ack`: in time, the
+    /// circuit is up (the CTS arrives with it, waiting data leaves); too late, the deadline
+    /// tears the attempt down.
+    fn acknowledge(&mut self, ack: Time, id: TransferId) {
+        let c = self.circuits[id as usize].as_mut().expect("circuit");
+        if ack > c.sent + self.p.timeout_ns {
+            return;
+        }
+        c.acked = Some(ack);
+        let setup = ack - c.first_sent;
+        self.stats.circuits += 1;
+        self.stats.setup_ns_total += setup;
+        self.stats.setup_ns_max = self.stats.setup_ns_max.max(setup);
+        if c.carries_rts {
+            self.ready.push(Delivery {
+                id,
+                at: ack,
+                info: TransferInfo::default(),
+            });
+        }
+        if c.data.is_some() {
+            self.timers.push(ack, (id, c.attempt, Ev::DataStart));
         }
     }
 
@@ -341,6 +382,11 @@ impl CircuitChip {
                     if c.queued {
                         c.waited += t - c.blocked_since;
                         c.queued = false;
+                    }
+                    if c.at_dst {
+                        // The path was up; the receiver had not answered yet.
+                        self.stats.timeouts_at_destination += 1;
+                        c.at_dst = false;
                     }
                     c.timeouts += 1;
                     self.stats.timeouts += 1;

@@ -74,12 +74,13 @@ fn replay(f: &mut dyn Fabric, msgs: &[(u32, u32, u32, u64)], eager: u64) -> (Vec
                         rts.push(d);
                         let (s, dd, b) = by_id[&d.id];
                         phase.insert(d.id, Kind::Cts);
-                        match f.submit(d.at, &Transfer::new(d.id, dd, s, b, Kind::Cts)) {
-                            Submitted::At(cts) => {
-                                due.insert((cts.to_bits(), d.id), ());
-                            }
-                            Submitted::Later => panic!("the CTS answers at once"),
+                        let cts = Transfer::new(d.id, dd, s, b, Kind::Cts);
+                        if let Submitted::At(at) = f.submit(d.at, &cts) {
+                            due.insert((at.to_bits(), d.id), ());
                         }
+                    } else if phase[&d.id] == Kind::Cts {
+                        // The CTS (with the PATH-ACK) is back: the data leaves.
+                        due.insert((d.at.to_bits(), d.id), ());
                     } else {
                         on_data(d, &mut data);
                     }
@@ -185,4 +186,35 @@ fn contention_causes_timeouts_and_backoff_and_loses_or_duplicates_nothing() {
     // back to back on endpoint 0's port.
     let one = (1u64 << 20) as f64 / (71.0 * 10.0 / 8.0);
     assert!(end >= 48.0 * one);
+}
+
+#[test]
+fn a_late_receiver_makes_the_setup_time_out_at_the_destination_and_retry() {
+    let mut f = hybrid(&[]);
+    let f = f.as_mut();
+    let bytes = 1u64 << 20;
+    let mut out = Vec::new();
+    assert_eq!(f.submit(0.0, &Transfer::new(0, 1, 42, bytes, Kind::Rts)), Submitted::Later);
+    // Run to 40 us without answering: the RTS arrives once; the SETUPs time out.
+    while let Some(t) = f.next_time().filter(|&t| t <= 40_000.0) {
+        f.advance(t, &mut out);
+    }
+    assert_eq!(out.len(), 1, "the RTS, once");
+    assert_eq!(out[0].at, 4.0 * 232.0);
+    let at_dst = stat(f, 40_000.0, "circuit_timeouts_at_destination");
+    assert!(at_dst >= 2.0, "{at_dst}");
+    // The receiver answers at 40 us: the CTS comes back with a PATH-ACK, then the data.
+    out.clear();
+    assert_eq!(f.submit(40_000.0, &Transfer::new(0, 42, 1, bytes, Kind::Cts)), Submitted::Later);
+    while let Some(t) = f.next_time() {
+        f.advance(t, &mut out);
+        if let Some(cts) = out.iter().find(|d| d.info.path == 0) {
+            let at = cts.at;
+            out.clear();
+            f.submit(at, &Transfer::new(0, 1, 42, bytes, Kind::Rendezvous));
+        }
+    }
+    assert_eq!(out.len(), 1, "the data, once");
+    assert!(out[0].info.setup_ns > 40_000.0 && out[0].info.blocked as f64 >= at_dst);
+    assert_eq!(stat(f, 1e6, "chip_links_held"), 0.0);
 }

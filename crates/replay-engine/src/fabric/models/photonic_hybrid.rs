@@ -7,8 +7,10 @@
 //!
 //! Mapping of the rendezvous onto the setup protocol (§I: "we use the small message that
 //! must be sent anyway … to also reserve circuit-path resources"): the RTS rides the SETUP
-//! and reaches the receiver when the SETUP does; the CTS travels back on the setup network
-//! like the PATH-ACK; the data then leaves on the circuit. A message at or above the
+//! and reaches the receiver when the SETUP first does; the receiver's CTS is the PATH-ACK
+//! (a SETUP waits at the destination until the receiver answers, and times out like any
+//! other if that takes longer than the path timeout, so no circuit is held on a receiver);
+//! the data then leaves on the circuit. A message at or above the
 //! threshold that comes without an RTS (eager by the engine's threshold, background) sends
 //! its SETUP when it is submitted and follows its PATH-ACK.
 
@@ -224,8 +226,11 @@ impl Fabric for PhotonicHybrid {
                 self.chip.setup(now, t.id, t.src, t.dst, true, None);
                 Submitted::Later
             }
-            // Back over the setup network, like the PATH-ACK.
-            Kind::Cts => Submitted::At(now + self.chip.one_way_ns()),
+            // The receiver's answer: the PATH-ACK carries it back over the setup network.
+            Kind::Cts => {
+                self.chip.receiver_ready(now, t.id);
+                Submitted::Later
+            }
             _ => {
                 self.setup_data(now, t.id, t);
                 Submitted::Later
@@ -270,6 +275,10 @@ impl Fabric for PhotonicHybrid {
             ("circuit_byte_share".into(), c.circuit_bytes / bytes),
             ("circuit_setups".into(), s.setups as f64),
             ("circuit_timeouts".into(), s.timeouts as f64),
+            (
+                "circuit_timeouts_at_destination".into(),
+                s.timeouts_at_destination as f64,
+            ),
             ("circuits_established".into(), s.circuits as f64),
             ("circuits_delivered".into(), c.circuit_delivered as f64),
             (
