@@ -14,6 +14,7 @@
 //! contention-free: every hop costs `hop_ns` (link latency + crossbar + arbitration +
 //! serialization of the SETUP, Table IV).
 
+use super::butterfly::Butterfly;
 use super::circuit_net::ChannelNet;
 use super::timers::Timers;
 use super::{Delivery, Time, TransferId, TransferInfo};
@@ -21,56 +22,6 @@ use crate::prng::SplitMix64;
 
 /// Path class of circuit transfers in the hybrid model (0 is the packet network).
 pub const PATH_CIRCUIT: u8 = 1;
-
-/// A k-ary butterfly of `stages` stages, `radix^stages` ports.
-#[derive(Debug, Clone, Copy)]
-pub struct Butterfly {
-    radix: u32,
-    stages: u32,
-    ports: u32,
-}
-
-impl Butterfly {
-    /// The fewest stages of `radix`-port switches that give at least `endpoints` ports.
-    pub fn covering(radix: u32, endpoints: u32) -> Self {
-        let (mut stages, mut ports) = (1u32, radix);
-        while ports < endpoints {
-            stages += 1;
-            ports = ports.saturating_mul(radix);
-        }
-        Self {
-            radix,
-            stages,
-            ports,
-        }
-    }
-
-    pub fn stages(&self) -> u32 {
-        self.stages
-    }
-
-    pub fn ports(&self) -> u32 {
-        self.ports
-    }
-
-    /// Links of one path: source port, the stages-1 inter-stage links, destination port.
-    pub fn path_links(&self) -> u32 {
-        self.stages + 1
-    }
-
-    pub fn links(&self) -> u32 {
-        self.path_links() * self.ports
-    }
-
-    /// Link `level` (0..=stages) of the path `src` → `dst`: stage l replaces the l-th most
-    /// significant base-`radix` digit of the row by the destination's (destination-tag
-    /// routing), so after l stages the row is dst's top l digits and src's low ones.
-    pub fn link(&self, src: u32, dst: u32, level: u32) -> u32 {
-        let low = self.radix.pow(self.stages - level);
-        let row = dst / low * low + src % low;
-        level * self.ports + row
-    }
-}
 
 /// Timing of the setup protocol and of the circuits.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -23,6 +23,7 @@
 pub mod arbitration;
 pub mod banyan;
 pub mod benes;
+pub mod butterfly;
 pub mod circuit_net;
 pub mod circuit_setup;
 pub mod control_network;

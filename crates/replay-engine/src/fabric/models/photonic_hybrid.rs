@@ -15,7 +15,8 @@
 //! its SETUP when it is submitted and follows its PATH-ACK.
 
 use crate::config::{host_params, HOST};
-use crate::fabric::circuit_setup::{Butterfly, CircuitChip, SetupParams, PATH_CIRCUIT};
+use crate::fabric::butterfly::Butterfly;
+use crate::fabric::circuit_setup::{CircuitChip, SetupParams, PATH_CIRCUIT};
 use crate::fabric::flow_network::FlowNetwork;
 use crate::fabric::graphs::{Duplex, Graph, Routing, Shape};
 use crate::fabric::registry::{Built, Model};
