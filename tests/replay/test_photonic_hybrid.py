@@ -123,3 +123,32 @@ def test_the_bundled_captured_trace_replays_on_the_hybrid_fabric() -> None:
     assert pc.all(
         pc.equal(out.messages.column("path"), pc.if_else(big, "circuit", "packet"))
     ).as_py()
+
+
+ELECTRICAL_ONLY = """
+model = "flow"
+link_bandwidth_gbps = 10.0
+hop_latency_ns = 34.0
+overhead_ns = 300.0
+gamma_ns_per_byte = 0.05
+[topology]
+kind = "torus3d"
+dims = [10, 10, 10]
+"""
+
+
+def test_without_large_messages_the_hybrid_is_its_electrical_torus(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """The seed's baseline is the electrical network alone: a trace with no message of
+    8 KiB or more (DUMPI testtrace) replays to the same time on both."""
+    from tailcast.traces.convert import convert
+
+    parquet = tmp_path / "trace.parquet"
+    convert(shared_data / "traces" / "dumpi/testtrace.meta", parquet)
+    electrical = tmp_path / "electrical.toml"
+    electrical.write_text(ELECTRICAL_ONLY)
+    hybrid = replay_trace(parquet, load_fabric(FABRIC), ReplayOptions())
+    alone = replay_trace(parquet, load_fabric(electrical), ReplayOptions())
+    assert hybrid.fabric_stats["circuit_messages"] == 0
+    assert hybrid.total_time_ns == alone.total_time_ns
