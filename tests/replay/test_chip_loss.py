@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tailcast.cli.main import app
-from tailcast.errors import InputError
+from tailcast.errors import InputError, UsageError
 from tailcast.replay.chip_loss import (
     Devices,
     best_per_topology,
@@ -129,6 +129,14 @@ def test_budget_command_on_the_bundled_and_a_complete_design(tmp_path: Path) -> 
     out = runner.invoke(app, ["replay", "budget", str(f)])
     assert out.exit_code == 0, out.output
     assert "best butterfly:" in out.output and "best clos:" in out.output
+    png = tmp_path / "space.png"
+    out = runner.invoke(app, ["replay", "budget", str(f), "--plot", str(png)])
+    assert out.exit_code == 0, out.output
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    # The bundled design has nothing to plot: a usage error naming what is missing.
+    out = runner.invoke(app, ["replay", "budget", "--plot", str(png)])
+    assert isinstance(out.exception, UsageError)
+    assert "lacks chip_edge_cm, ring" in str(out.exception)
 
 
 def test_a_bad_design_names_the_key(tmp_path: Path) -> None:
