@@ -1,8 +1,10 @@
 //! Photonic circuits through a multi-stage switch chip, set up over a low-speed electrical
 //! mirror network (seed 004, "Multi-Layer Silicon Nanophotonic Network Chips", §I and
 //! §IV-B). A sending NIC's *SETUP* reserves the chip's links stage by stage; at the
-//! destination it turns into a *PATH-ACK* back to the source, which then sends the data on
-//! the circuit; a *TEARDOWN* after the data frees the links. A SETUP that finds a link
+//! destination it turns into a *PATH-ACK* back to the source once the receiver is ready (a
+//! SETUP carrying an RTS waits there for the receiver's CTS, which the PATH-ACK carries
+//! back), and the source then sends the data on the circuit; a *TEARDOWN* after the data
+//! frees the links. A SETUP that finds a link
 //! taken waits at that switch holding what it reserved. Path-timeout protocol (§IV-B): if
 //! no PATH-ACK reached the source `timeout_ns` after its SETUP left, the source tears the
 //! partial path down and sends a new SETUP after an incremental randomized backoff
