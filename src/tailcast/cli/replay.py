@@ -369,3 +369,31 @@ def schedule_cmd(
         echo(line)
     if plot_path is not None:
         note(f"wrote {plot_path}")
+
+
+@app.command("budget")
+def budget(
+    design: Annotated[
+        str, typer.Argument(help="Chip design TOML or bundled name (seed004-1000port).")
+    ] = "seed004-1000port",
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Draw wavelengths vs ring radius (PNG/SVG).")
+    ] = None,
+) -> None:
+    """Insertion loss and WDM wavelengths of photonic switch chips (seed 004, Eqs. 1-13)."""
+    from tailcast.errors import UsageError
+    from tailcast.replay.budget_report import budget_report, print_budget
+
+    report = budget_report(design)
+    if plot is not None:
+        if not report["points"]:
+            missing = ", ".join(report["missing"])
+            raise UsageError(f"--plot: design {design!r} has no design space (lacks {missing})")
+        from tailcast.replay.budget_plot import plot_budget
+
+        plot_budget(report, plot)
+    if as_json:
+        emit_json(report)
+        return
+    print_budget(report, echo)

@@ -23,7 +23,9 @@
 pub mod arbitration;
 pub mod banyan;
 pub mod benes;
+pub mod butterfly;
 pub mod circuit_net;
+pub mod circuit_setup;
 pub mod control_network;
 pub mod dragonfly_routing;
 pub mod dragonfly_wiring;
