@@ -6,6 +6,10 @@ Each run writes its own files: `samples`/`osu_results` first, the `runs` row las
 atomically; the catalog shows the data only once its `runs` row exists (store/results.py).
 SIGTERM and SIGUSR2 (Slurm's `--signal=B:USR2@60` warning) let the current run finish and be
 written, then the loop ends.
+
+When slurmctld does not answer, each snapshot's queue reads are retried with backoff for
+`queue_budget_s` (collectors.queue_budget); if the queue stays unreadable the run is still
+stored, with that side's b unknown (null) and b_accepted null, and the agent exits 3.
 """
 
 from __future__ import annotations
@@ -30,8 +34,14 @@ from tailcast.collectors.heuristic import DEFAULT_THRESHOLD, b_accepted, own_job
 from tailcast.collectors.launcher import Launcher, allocation_nodes_list, detect_launcher
 from tailcast.collectors.osu_suite import SUITE
 from tailcast.collectors.proc import RetryPolicy
+from tailcast.collectors.queue_budget import (
+    QUEUE_BUDGET_S,
+    QueueBudget,
+    QueueUnavailable,
+    snapshot_within,
+)
 from tailcast.collectors.sinfo import total_nodes
-from tailcast.collectors.snapshot import Snapshot, take_snapshot, write_snapshots
+from tailcast.collectors.snapshot import Snapshot, write_snapshots
 from tailcast.collectors.topology import (
     Topology,
     UnknownNodeError,
@@ -113,6 +123,7 @@ class AgentConfig:
     timeout_s: float = 3600.0
     per_rank: bool = True
     cluster: str | None = None
+    queue_budget_s: float = QUEUE_BUDGET_S
 
 
 class StopFlag:
@@ -180,9 +191,25 @@ class Agent:
         self.ranks = cfg.ranks or len(self.alloc_nodes)
         if self.ranks < 2:
             raise UsageError("need ≥ 2 ranks: run inside a multi-node allocation or give --ranks")
+        if cfg.queue_budget_s <= 0:
+            raise UsageError(f"the queue budget must be > 0 s, not {cfg.queue_budget_s:g}")
 
-    def _snapshot(self, n_t: int) -> Snapshot:
-        snap = take_snapshot(self.cfg.backend, n_t, self.own_job_id, self.cfg.exclude_own)
+    def _snapshot(self, n_t: int, unreadable: list[str]) -> Snapshot | None:
+        """The queue now, or None (b unknown) when it stayed unreadable for the budget; the
+        reason is appended to `unreadable`."""
+        try:
+            snap = snapshot_within(
+                QueueBudget(self.cfg.queue_budget_s),
+                self.cfg.backend,
+                n_t,
+                self.own_job_id,
+                self.cfg.exclude_own,
+                on_retry=lambda line: self.progress(f"tailcast agent: {line}"),
+            )
+        except QueueUnavailable as exc:
+            self.progress(f"tailcast agent: {exc}; b unknown for this run")
+            unreadable.append(str(exc))
+            return None
         write_snapshots([snap], self.results)
         return snap
 
@@ -246,28 +273,42 @@ class Agent:
     ) -> dict[str, Any]:
         c = self.cfg
         run_id = uuid.uuid4().hex
-        before = self._snapshot(n_t)
+        unreadable: list[str] = []
+        before = self._snapshot(n_t, unreadable)
         started = datetime.now(UTC)
         outcome = self._run_one(launcher, benchmark, size)
         ended = datetime.now(UTC)
-        after = self._snapshot(n_t)
+        after = self._snapshot(n_t, unreadable)
+        b_before = before.utilisation.b if before else None
+        b_after = after.utilisation.b if after else None
         ranks = outcome.ranks or self.ranks
         used_nodes = nodes[:ranks] or sorted(set(outcome.hosts))
         locality, levels = _locality(topo, used_nodes, outcome)
-        accepted = b_accepted(before.utilisation.b, after.utilisation.b, c.threshold)
+        # Unknown, not rejected, when a side's b could not be read.
+        accepted = (
+            None
+            if b_before is None or b_after is None
+            else b_accepted(b_before, b_after, c.threshold)
+        )
+        known = before or after
         versions = {
             "tailcast": __version__,
             "python": sys.version.split()[0],
             "launcher": launcher_version,
-            "slurm": before.queue.slurm_version or "",
+            "slurm": (known.queue.slurm_version if known else None) or "",
             "argv": json.dumps(outcome.argv),
             "levels_spanned": str(levels),
-            "snapshot_before": before.snapshot_id,
-            "snapshot_after": after.snapshot_id,
-            "own_job_excluded": str(before.utilisation.own_job_excluded),
+            "snapshot_before": before.snapshot_id if before else "",
+            "snapshot_after": after.snapshot_id if after else "",
+            "own_job_excluded": str(bool(c.exclude_own and self.own_job_id)),
+            **({"queue_unreadable": "; ".join(unreadable)} if unreadable else {}),
             **outcome.versions,
         }
-        cluster = c.cluster or before.queue.cluster or os.environ.get("SLURM_CLUSTER_NAME")
+        cluster = (
+            c.cluster
+            or (known.queue.cluster if known else None)
+            or os.environ.get("SLURM_CLUSTER_NAME")
+        )
         run_row = {
             "run_id": run_id,
             "cluster": cluster,
@@ -281,8 +322,8 @@ class Agent:
             "iterations": outcome.iterations or c.iterations,
             "warmup": c.warmup,
             "locality": locality,
-            "b_before": before.utilisation.b,
-            "b_after": after.utilisation.b,
+            "b_before": b_before,
+            "b_after": b_after,
             "b_accepted": accepted,
             "threshold": c.threshold,
             "launcher": launcher.name,
@@ -306,10 +347,10 @@ class Agent:
                 rows = [{"run_id": run_id, **r} for r in outcome.osu_results]
                 self.results.write("osu_results", rows, name=run_id, part_of=record_of)
             self.results.write("runs", [run_row], name=run_id)
+        verdict = {True: "accepted", False: "NOT accepted", None: "unknown"}[accepted]
         self.progress(
             f"{benchmark} {size} B: {len(outcome.samples) or len(outcome.osu_results)} rows, "
-            f"b {before.utilisation.b:.3f} -> {after.utilisation.b:.3f} "
-            f"({'accepted' if accepted else 'NOT accepted'}), {locality}"
+            f"b {format_b(b_before)} -> {format_b(b_after)} ({verdict}), {locality}"
             + (" — PARTIAL run" if outcome.partial else "")
         )
         return {k: v for k, v in run_row.items() if k != "versions_json"} | {
@@ -318,9 +359,19 @@ class Agent:
         }
 
 
+def format_b(b: float | None, digits: int = 3) -> str:
+    return "unknown" if b is None else f"{b:.{digits}f}"
+
+
 def check_accepted(summaries: list[dict[str, Any]]) -> None:
-    """Exit code 3 (NotAcceptedError) when any run's b moved by the threshold or more."""
-    bad = [s for s in summaries if not s["b_accepted"]]
-    if bad:
-        which = ", ".join(f"{s['benchmark']}@{s['msg_size_bytes']}" for s in bad)
-        raise NotAcceptedError(f"b was not stable during {len(bad)} run(s): {which}")
+    """Exit code 3 (NotAcceptedError) when any run's b moved by the threshold or more, or
+    could not be read (b_accepted null)."""
+    moved = [s for s in summaries if s["b_accepted"] is False]
+    unknown = [s for s in summaries if s["b_accepted"] is None]
+    said = []
+    for runs, what in ((moved, "b was not stable"), (unknown, "b unknown (queue unreadable)")):
+        if runs:
+            which = ", ".join(f"{s['benchmark']}@{s['msg_size_bytes']}" for s in runs)
+            said.append(f"{what} during {len(runs)} run(s): {which}")
+    if said:
+        raise NotAcceptedError("; ".join(said))

@@ -16,6 +16,7 @@ from tailcast.cli.progress import progress
 # tailcast.collectors.heuristic.DEFAULT_THRESHOLD (a test checks they agree), declared here
 # so that `--help` does not load the collectors.
 DEFAULT_THRESHOLD = 0.05
+QUEUE_BUDGET_S = 120.0  # tailcast.collectors.queue_budget.QUEUE_BUDGET_S (checked likewise)
 
 if TYPE_CHECKING:
     from tailcast.agent.campaign import Campaign
@@ -63,6 +64,14 @@ def run(
         int | None, typer.Option("--total-nodes", help="N_t; default from sinfo.")
     ] = None,
     backend: Annotated[str, typer.Option("--backend", help="Queue reader.")] = "auto",
+    queue_budget: Annotated[
+        float,
+        typer.Option(
+            "--queue-budget",
+            help="Seconds a snapshot may retry an unreadable queue (slurmctld down) before "
+            "the run is stored with b unknown.",
+        ),
+    ] = QUEUE_BUDGET_S,
     topology: Annotated[
         Path | None, typer.Option("--topology", help="TOML topology; default scontrol.")
     ] = None,
@@ -83,6 +92,7 @@ def run(
         Agent,
         AgentConfig,
         check_accepted,
+        format_b,
         parse_benchmarks,
         parse_sizes,
     )
@@ -105,6 +115,7 @@ def run(
         osu_dir=osu_dir,
         timeout_s=timeout,
         per_rank=per_rank,
+        queue_budget_s=queue_budget,
     )
     with progress("benchmark runs", len(cfg.benchmarks) * len(cfg.sizes)) as advance:
 
@@ -119,7 +130,8 @@ def run(
         for s in summaries:
             echo(
                 f"{s['run_id']} {s['benchmark']} {s['msg_size_bytes']} B "
-                f"b={s['b_before']:.4f}->{s['b_after']:.4f} accepted={s['b_accepted']} "
+                f"b={format_b(s['b_before'], 4)}->{format_b(s['b_after'], 4)} "
+                f"accepted={s['b_accepted']} "
                 f"{s['locality']}"
             )
     check_accepted(summaries)
