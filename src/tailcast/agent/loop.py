@@ -194,6 +194,9 @@ class Agent:
         if cfg.queue_budget_s <= 0:
             raise UsageError(f"the queue budget must be > 0 s, not {cfg.queue_budget_s:g}")
 
+    def _say(self, line: str) -> None:
+        self.progress(f"tailcast agent: {line}")
+
     def _snapshot(self, n_t: int, unreadable: list[str]) -> Snapshot | None:
         """The queue now, or None (b unknown) when it stayed unreadable for the budget; the
         reason is appended to `unreadable`."""
@@ -204,10 +207,10 @@ class Agent:
                 n_t,
                 self.own_job_id,
                 self.cfg.exclude_own,
-                on_retry=lambda line: self.progress(f"tailcast agent: {line}"),
+                on_retry=self._say,
             )
         except QueueUnavailable as exc:
-            self.progress(f"tailcast agent: {exc}; b unknown for this run")
+            self._say(f"{exc}; b unknown for this run")
             unreadable.append(str(exc))
             return None
         write_snapshots([snap], self.results)
