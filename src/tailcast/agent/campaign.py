@@ -69,6 +69,9 @@ class Campaign:
     output_dir: str = "logs"
     topology: Path | None = None
     extra_sbatch: list[str] = field(default_factory=list)
+    # A rerun of a job (requeued after a node failure, resubmitted after a kill) skips the
+    # points it already stored (agent/resume.py); false measures every point again.
+    resume: bool = True
     env: dict[str, str] = field(default_factory=dict)
     collector: dict[str, Any] | None = None
     background: BackgroundSpec | None = None
@@ -119,6 +122,8 @@ def load_campaign(path: Path) -> Campaign:
             parse_size(str(size))
         except UsageError as exc:
             raise _fail(path, str(exc)) from exc
+    if not isinstance(camp.resume, bool):
+        raise _fail(path, "resume must be true or false")
     if not isinstance(camp.nodes, int) or camp.nodes < 2:
         raise _fail(path, "nodes must be an integer ≥ 2")
     if camp.topology is not None:
@@ -211,7 +216,12 @@ def render_agent_job(
             options=[*options, *camp.extra_sbatch],
             env=sorted(camp.env.items()),
             placement=placement,
-            argv=agent_argv(camp, patterns),
+            argv=[
+                *agent_argv(camp, patterns),
+                "--resume-key",
+                name,
+                *(["--resume"] if camp.resume else []),
+            ],
             settle_s=f"{settle_s:g}" if settle_s > 0 else "",
         )
     )

@@ -29,6 +29,7 @@ from typing import Any
 from tailcast import __version__
 from tailcast.agent.builtin import BENCHMARKS, PATTERNS
 from tailcast.agent.osu_runner import run_osu_benchmark
+from tailcast.agent.resume import stored_points
 from tailcast.agent.runners import RunOutcome, run_builtin
 from tailcast.collectors.heuristic import DEFAULT_THRESHOLD, b_accepted, own_job_id_from_env
 from tailcast.collectors.launcher import Launcher, allocation_nodes_list, detect_launcher
@@ -124,6 +125,8 @@ class AgentConfig:
     per_rank: bool = True
     cluster: str | None = None
     queue_budget_s: float = QUEUE_BUDGET_S
+    resume_key: str | None = None  # recorded with every run (the campaign job's name)
+    resume: bool = False  # skip the points already stored under resume_key
 
 
 class StopFlag:
@@ -191,6 +194,8 @@ class Agent:
         self.ranks = cfg.ranks or len(self.alloc_nodes)
         if self.ranks < 2:
             raise UsageError("need ≥ 2 ranks: run inside a multi-node allocation or give --ranks")
+        if cfg.resume and not cfg.resume_key:
+            raise UsageError("--resume needs --resume-key (the key earlier runs were stored under)")
         if cfg.queue_budget_s <= 0:
             raise UsageError(f"the queue budget must be > 0 s, not {cfg.queue_budget_s:g}")
 
@@ -250,6 +255,11 @@ class Agent:
         n_t = c.total_nodes or total_nodes()
         topo = _topology(c)
         nodes = self.alloc_nodes[: self.ranks] if self.alloc_nodes else []
+        done = (
+            stored_points(self.results, c.resume_key, c.impl)
+            if c.resume_key and c.resume
+            else set()
+        )
         restore = self.stop.install()
         summaries: list[dict[str, Any]] = []
         try:
@@ -257,6 +267,9 @@ class Agent:
                 for size in _sizes(c.impl, benchmark, c.sizes):
                     if self.stop.signal is not None:
                         break
+                    if (benchmark, size) in done:
+                        self.progress(f"{benchmark} {size} B: stored by an earlier run, skipped")
+                        continue
                     summaries.append(
                         self._measure(launcher, launcher_version, n_t, topo, nodes, benchmark, size)
                     )
@@ -305,6 +318,7 @@ class Agent:
             "snapshot_after": after.snapshot_id if after else "",
             "own_job_excluded": str(bool(c.exclude_own and self.own_job_id)),
             **({"queue_unreadable": "; ".join(unreadable)} if unreadable else {}),
+            **({"resume_key": c.resume_key} if c.resume_key else {}),
             **outcome.versions,
         }
         cluster = (

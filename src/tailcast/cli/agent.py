@@ -84,10 +84,18 @@ def run(
     per_rank: Annotated[
         bool, typer.Option("--per-rank/--no-per-rank", help="Keep every rank's times.")
     ] = True,
+    resume_key: Annotated[
+        str | None,
+        typer.Option("--resume-key", help="Recorded with every run (campaigns: the job name)."),
+    ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Skip the points already stored under --resume-key."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Run summaries as JSON.")] = False,
 ) -> None:
     """Per (benchmark, size): snapshot, run, snapshot; store runs + samples. Exit 3 if any
-    run's b was not stable."""
+    run's b was not stable or could not be read."""
     from tailcast.agent.loop import (
         Agent,
         AgentConfig,
@@ -116,6 +124,8 @@ def run(
         timeout_s=timeout,
         per_rank=per_rank,
         queue_budget_s=queue_budget,
+        resume_key=resume_key,
+        resume=resume,
     )
     with progress("benchmark runs", len(cfg.benchmarks) * len(cfg.sizes)) as advance:
 
