@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -12,6 +13,7 @@ import typer
 
 from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.cli.progress import progress
+from tailcast.errors import Interrupted
 
 # tailcast.collectors.heuristic.DEFAULT_THRESHOLD (a test checks they agree), declared here
 # so that `--help` does not load the collectors.
@@ -133,7 +135,8 @@ def run(
             note(line)
             advance(1)
 
-        summaries = Agent(cfg, progress=ran).run()
+        agent = Agent(cfg, progress=ran)
+        summaries = agent.run()
     if as_json:
         emit_json(summaries)
     else:
@@ -144,6 +147,11 @@ def run(
                 f"accepted={s['b_accepted']} "
                 f"{s['locality']}"
             )
+    if agent.stop.signal == signal.SIGTERM:  # SIGUSR2 (the time-limit warning) ends normally
+        raise Interrupted(
+            signal.SIGTERM,
+            f"the run under way was finished first; {len(summaries)} completed run(s) kept",
+        )
     check_accepted(summaries)
 
 
