@@ -5,6 +5,7 @@ regression tests."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +14,13 @@ import pytest
 
 from tailcast.collectors.squeue import parse_squeue_format
 from tailcast.errors import InputError
-from tests.conftest import REPO
+from tailcast.traces.otf2_import import _import_otf2_in_process, import_otf2
+from tests.conftest import REPO, in_ci
 
 sys.path.insert(0, str(REPO / "bench"))
 from parquet_fuzz import fuzz_parquet  # bench/, shared with the fuzz bench
 from text_fuzz import READERS, fuzz
+from trace_fuzz import fuzz_trace_reader
 
 from tests.reliability.conftest import TAILCAST
 
@@ -72,3 +75,44 @@ def test_non_ascii_digits_in_squeue_format_are_a_typed_error(field: str) -> None
         parse_squeue_format(f"12|12|RUNNING|{field}|node01|alice\n", "fuzz.txt")
     with pytest.raises(InputError, match=r"fuzz\.txt:1: job id"):
         parse_squeue_format(f"{field}|12|RUNNING|1|node01|alice\n", "fuzz.txt")
+
+
+@pytest.mark.parametrize(("reader", "inputs"), [("tit", 1500), ("dumpi_bin", 1500), ("otf2", 60)])
+def test_mutated_trace_files_give_only_typed_errors(
+    shared_data: Path, reader: str, inputs: int
+) -> None:
+    """TiT text, DUMPI rank files and OTF2 archives (bench/trace_fuzz.py; the bench runs the
+    large counts, in child processes): typed errors or traces, nothing else."""
+    counts = fuzz_trace_reader(reader, inputs)
+    print(reader, counts.inputs, counts.accepted, dict(counts.typed_errors))
+    assert counts.inputs == inputs and dict(counts.crashes) == {}
+    assert counts.accepted > 0 and sum(counts.typed_errors.values()) > 0
+
+
+@pytest.mark.mpi
+def test_mutated_tracer_raw_files_give_only_typed_errors() -> None:
+    counts = fuzz_trace_reader("tracer_raw", 1500)
+    if counts.inputs == 0 and in_ci():
+        pytest.fail("no raw rank files: Open MPI (mpicc, mpirun) is required in CI")
+    if counts.inputs == 0:
+        pytest.skip("Open MPI (mpicc, mpirun) not installed")
+    print(counts.inputs, counts.accepted, dict(counts.typed_errors))
+    assert dict(counts.crashes) == {} and sum(counts.typed_errors.values()) > 0
+
+
+# Found by the trace fuzz bench: two event-file words set to 0xffffffff decode to a number
+# beyond int64, and building the trace table raised OverflowError (through the sandbox: an
+# "OTF2 decoding failed (exit 1: OverflowError ...)" error). Now an InputError that says so.
+def test_otf2_value_beyond_int64_is_a_typed_error(shared_data: Path, tmp_path: Path) -> None:
+    archive = tmp_path / "otf2"
+    shutil.copytree(shared_data / "traces/otf2/sst-macro-10rank", archive)
+    evt = archive / "traces" / "9.evt"
+    evt.chmod(0o644)
+    data = bytearray(evt.read_bytes())
+    for start in (8971, 14693):  # cmp -l offsets 8972..8975 and 14694..14697, 1-based
+        data[start : start + 4] = b"\xff\xff\xff\xff"
+    evt.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="do not fit the trace schema"):
+        _import_otf2_in_process(archive / "traces.otf2")
+    with pytest.raises(InputError, match="do not fit the trace schema"):
+        import_otf2(archive / "traces.otf2")  # what `trace convert` runs: the sandbox
