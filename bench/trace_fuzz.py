@@ -8,22 +8,20 @@ Inputs are read in this process through one scratch file (on /dev/shm when there
 process per input: a TiT file gets text_fuzz's line and token edits, binary files bytes
 flipped and cut. OTF2 archives go through the decoder the sandbox runs
 (`_import_otf2_in_process`), one damaged archive file per input; `fuzz_isolated` runs chunks
-of inputs in child processes so an input that kills the interpreter (the OTF2 C library is
-what the sandbox guards against) is counted as a crash and the fuzzing goes on."""
+of inputs in child processes (bench/fuzz_chunks.py) so an input that kills the interpreter
+(the OTF2 C library is what the sandbox guards against) is counted as a crash and the fuzzing
+goes on."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from text_fuzz import SLOW_S, FuzzCounts, mutate
 
@@ -32,7 +30,6 @@ from tailcast.errors import TailcastError
 SHARED = Path(os.environ.get("TAILCAST_SHARED_DATA", "/work/shared/data")) / "traces"
 REPO = Path(__file__).resolve().parents[1]
 READERS = ("tit", "dumpi_bin", "tracer_raw", "otf2")
-CHUNK_TIMEOUT_S = 1800
 
 
 def _scratch_root() -> str | None:
@@ -142,65 +139,3 @@ def fuzz_trace_reader(name: str, inputs: int, seed: int = 19) -> FuzzCounts:
             counts.max_input_s = max(counts.max_input_s, took)
             counts.inputs += 1
     return counts
-
-
-CHILD = """
-import json, resource, sys
-sys.path.insert(0, sys.argv[1])
-resource.setrlimit(resource.RLIMIT_AS, (4 << 30, resource.RLIM_INFINITY))
-from trace_fuzz import fuzz_trace_reader
-c = fuzz_trace_reader(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
-print(json.dumps({"inputs": c.inputs, "accepted": c.accepted, "typed": dict(c.typed_errors),
-                  "crashes": dict(c.crashes), "slow": c.slow, "max_s": c.max_input_s}))
-"""
-
-
-def fuzz_isolated(name: str, inputs: int, seed: int = 19, chunk: int = 20_000) -> dict[str, Any]:
-    """`fuzz_trace_reader` in child processes of `chunk` inputs (4 GiB address space each);
-    figures with the rate (inputs per CPU-second of the children) and the time 1 M would take."""
-    counts = FuzzCounts()
-    before = os.times()
-    for k, start in enumerate(range(0, inputs, chunk)):
-        n = min(chunk, inputs - start)
-        argv = [
-            sys.executable,
-            "-c",
-            CHILD,
-            str(Path(__file__).parent),
-            name,
-            str(n),
-            str(seed + k),
-        ]
-        try:
-            child = subprocess.run(argv, capture_output=True, text=True, timeout=CHUNK_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            counts.crashes[f"chunk of {n} took over {CHUNK_TIMEOUT_S} s (hang)"] += 1
-            continue
-        if child.returncode != 0:
-            last = child.stderr.strip().splitlines()
-            counts.crashes[f"process died ({child.returncode}): {(last or [''])[-1][:100]}"] += 1
-            counts.inputs += 1  # the inputs before it in the chunk are not counted
-            continue
-        doc = json.loads(child.stdout)
-        counts.inputs += doc["inputs"]
-        counts.accepted += doc["accepted"]
-        counts.typed_errors.update(doc["typed"])
-        counts.crashes.update(doc["crashes"])
-        counts.slow += doc["slow"]
-        counts.max_input_s = max(counts.max_input_s, doc["max_s"])
-    after = os.times()
-    cpu = (after.children_user - before.children_user) + (
-        after.children_system - before.children_system
-    )
-    rate = counts.inputs / cpu if cpu > 0 else 0.0
-    return {
-        "inputs": counts.inputs,
-        "accepted": counts.accepted,
-        "typed_errors": dict(counts.typed_errors),
-        "crashes": dict(counts.crashes),
-        "slow_inputs_over_1s": counts.slow,
-        "max_input_s": round(counts.max_input_s, 4),
-        "cpu_s": round(cpu, 1),
-        "inputs_per_cpu_s": round(rate, 1),
-        "projected_cpu_h_for_1m": round(1e6 / rate / 3600, 2) if rate else None,
-    }

@@ -116,3 +116,20 @@ def test_otf2_value_beyond_int64_is_a_typed_error(shared_data: Path, tmp_path: P
         _import_otf2_in_process(archive / "traces.otf2")
     with pytest.raises(InputError, match="do not fit the trace schema"):
         import_otf2(archive / "traces.otf2")  # what `trace convert` runs: the sandbox
+
+
+# Found by the trace fuzz bench (under its 4 GiB address-space limit: a Rust abort, "memory
+# allocation of 6714048088 bytes failed"): a 9-line TiT file whose last line is a bare
+# " 76296000" sized the reader's per-rank state by that rank id.
+def test_tit_rank_id_beyond_the_file_is_a_typed_error(tmp_path: Path) -> None:
+    from tailcast.traces.tit_import import import_tit
+
+    path = tmp_path / "fuzz.txt"
+    path.write_text(
+        "0 init\n0 send 1 0 1e7\n0 barrier\n0 compute 98095000\n2 init\n1 init\n"
+        "1 ralize\n 76296000\n\n"
+    )
+    with pytest.raises(
+        InputError, match=r"fuzz\.txt:8: rank 76296000 in a file of 8 lines: more ranks"
+    ):
+        import_tit(path)
