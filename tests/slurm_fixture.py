@@ -93,6 +93,14 @@ class LocalCluster:
         subprocess.run([str(SCRIPT), "start-ctld", str(self.dir)], check=True, timeout=120)
         self.pids = json.loads((self.dir / "cluster.json").read_text())["pids"]
 
+    def kill_node(self, node: str) -> None:
+        """`slurm-local kill-node`: the node's slurmd, stepds and tasks get SIGKILL."""
+        subprocess.run([str(SCRIPT), "kill-node", str(self.dir), node], check=True, timeout=60)
+
+    def start_node(self, node: str) -> None:
+        subprocess.run([str(SCRIPT), "start-node", str(self.dir), node], check=True, timeout=120)
+        self.pids = json.loads((self.dir / "cluster.json").read_text())["pids"]
+
     def full_env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SBATCH_", "SLURM_"))}
         env.update(self.env)
