@@ -5,9 +5,9 @@ the node is down (what it concludes itself after SlurmdTimeout), the node starte
 Slurm requeues the batch job; the test cancels that and submits the script again (a campaign
 resubmitted after a failure; letting the requeued job run instead, it skipped the stored
 points and then its next mpirun hung until the agent's 240 s timeout, not investigated
-further); the script's `--resume` makes the second job skip what the first stored. Every run completed before the loss is kept whole,
-the one under way is gone or marked partial, and in the end each point has exactly one
-complete run."""
+further); the script's `--resume` makes the second job skip what the first stored. Every
+run completed before the loss is kept whole, the one under way is gone or marked partial,
+and in the end each point has exactly one complete run."""
 
 from __future__ import annotations
 
