@@ -133,3 +133,18 @@ def test_tit_rank_id_beyond_the_file_is_a_typed_error(tmp_path: Path) -> None:
         InputError, match=r"fuzz\.txt:8: rank 76296000 in a file of 8 lines: more ranks"
     ):
         import_tit(path)
+
+
+@pytest.mark.parametrize("line", ["placements = 1000", "patterns = 3", 'sizes = "4"', "env = 1"])
+def test_campaign_scalar_where_a_list_belongs_is_a_typed_error(tmp_path: Path, line: str) -> None:
+    """Found by the fuzz bench (1 in 50,000 mutants): `placements = 1000` gave a TypeError."""
+    from tailcast.agent.campaign import load_campaign
+
+    text = (REPO / "slurm_jobs" / "campaign.example.toml").read_text()
+    key = line.split(" = ")[0]
+    lines = [ln for ln in text.splitlines() if not ln.startswith(f"{key} =")]
+    at = lines.index("[campaign]") + 1
+    path = tmp_path / "campaign.toml"
+    path.write_text("\n".join([*lines[:at], line, *lines[at:]]) + "\n")
+    with pytest.raises(InputError, match=rf"campaign\.toml: \[campaign\] {key} must be a"):
+        load_campaign(path)

@@ -111,6 +111,11 @@ def load_campaign(path: Path) -> Campaign:
         )
     except TypeError as exc:
         raise _fail(path, str(exc)) from exc
+    for key in ("patterns", "sizes", "placements", "extra_sbatch"):
+        if not isinstance(getattr(camp, key), list):  # `placements = 1000` was a TypeError
+            raise _fail(path, f"[campaign] {key} must be a list, got {getattr(camp, key)!r}")
+    if not isinstance(camp.env, dict):
+        raise _fail(path, f"[campaign] env must be a table, got {camp.env!r}")
     bad = [p for p in camp.patterns if p not in BENCHMARKS]
     if bad:
         raise _fail(path, f"unknown patterns {bad}; choose from {', '.join(BENCHMARKS)}")
