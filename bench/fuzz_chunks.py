@@ -42,7 +42,9 @@ def fuzz_chunks(name: str, inputs: int, seed: int = 19, chunk: int = 100_000) ->
         argv = [sys.executable, "-c", CHILD, str(Path(__file__).parent), name, str(n),
                 str(seed + k), str(MEMORY_LIMIT)]  # fmt: skip
         try:
-            child = subprocess.run(argv, capture_output=True, text=True, timeout=CHUNK_TIMEOUT_S)
+            child = subprocess.run(
+                argv, capture_output=True, text=True, errors="replace", timeout=CHUNK_TIMEOUT_S
+            )
         except subprocess.TimeoutExpired:
             counts.crashes[f"chunk of {n} took over {CHUNK_TIMEOUT_S} s (hang)"] += 1
             continue
