@@ -148,3 +148,14 @@ def test_campaign_scalar_where_a_list_belongs_is_a_typed_error(tmp_path: Path, l
     path.write_text("\n".join([*lines[:at], line, *lines[at:]]) + "\n")
     with pytest.raises(InputError, match=rf"campaign\.toml: \[campaign\] {key} must be a"):
         load_campaign(path)
+
+
+def test_superscript_digit_in_a_campaign_size_is_a_typed_error(tmp_path: Path) -> None:
+    """Found by the fuzz bench: `sizes = ["4²"]` passed str.isdigit() and int() raised."""
+    from tailcast.agent.campaign import load_campaign
+
+    text = (REPO / "slurm_jobs" / "campaign.example.toml").read_text()
+    path = tmp_path / "campaign.toml"
+    path.write_text(text.replace('sizes = ["4"', 'sizes = ["4²"'))
+    with pytest.raises(InputError, match=r"campaign\.toml: bad message size '4²'"):
+        load_campaign(path)

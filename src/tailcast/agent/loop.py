@@ -73,7 +73,7 @@ def parse_size(text: str) -> int:
     raw = text.strip().upper()
     digits = raw.rstrip("KMGIB")
     unit = raw[len(digits) :]
-    if not digits.isdigit() or unit not in _UNITS:
+    if not (digits.isascii() and digits.isdigit()) or unit not in _UNITS:
         raise UsageError(f"bad message size {text!r} (use e.g. 4, 1K, 32K, 1M)")
     return int(digits) * _UNITS[unit]
 
