@@ -1,7 +1,10 @@
 """Issue 19 soak figures: writers killed with SIGKILL at 100 random points (bench/kill_soak.py),
-how promptly SIGINT / SIGTERM stop a long `replay run` (CPU and wall time after the signal),
-and the readers' fuzzing (bench/fuzz_figures.py). Counts, not pass/fail: the tests in
-tests/reliability assert the same properties on fewer trials."""
+`replay run`, `collect watch` (on a private 4-node Slurm) and `replay sweep resume` killed at
+100 random points each (bench/kill_commands.py), how promptly SIGINT / SIGTERM stop a long
+`replay run` (CPU and wall time after the signal), and the readers' fuzzing
+(bench/fuzz_figures.py). Counts, not pass/fail: the tests in tests/reliability assert the
+same properties on fewer trials. TAILCAST_RELIABILITY_PARTS (comma list of kill, commands,
+interrupt, fuzz; default all) runs a part of it."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from fuzz_figures import fuzz_figures
+from kill_command_soak import command_kill_figures
 from kill_soak import kill_trials
 
 REPO = Path(__file__).resolve().parents[1]
@@ -23,10 +27,18 @@ def run() -> dict[str, object]:
     sys.path.insert(0, str(REPO))
     from tests.reliability.conftest import TAILCAST, signal_at_cpu, startup_cpu_s, write_halo
 
-    figures: dict[str, object] = {"fuzz": fuzz_figures()}
+    parts = os.environ.get("TAILCAST_RELIABILITY_PARTS", "kill,commands,interrupt,fuzz")
+    figures: dict[str, object] = {}
+    if "fuzz" in parts:
+        figures["fuzz"] = fuzz_figures()
     with tempfile.TemporaryDirectory(prefix="tailcast-reliability-") as scratch:
         work = Path(scratch)
-        figures["sigkill_writers"] = asdict(kill_trials(work / "store", KILL_TRIALS))
+        if "kill" in parts:
+            figures["sigkill_writers"] = asdict(kill_trials(work / "store", KILL_TRIALS))
+        if "commands" in parts:
+            figures["sigkill_commands"] = command_kill_figures(work / "commands", KILL_TRIALS)
+        if "interrupt" not in parts:
+            return figures
         trace = write_halo(work / "halo.parquet", 8000)
         env = {**os.environ, "TAILCAST_HOME": str(work / "home")}
         startup = startup_cpu_s(env)

@@ -99,8 +99,14 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--timing", action="store_true")
     args = parser.parse_args()
-    home = Path(subprocess.run([str(REPO / "scripts/build-third-party"), "osu"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    home = Path(
+        subprocess.run(
+            [str(REPO / "scripts/build-third-party"), "osu"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     mpi = home / "libexec/osu-micro-benchmarks/mpi"
     if args.timing:
         record_timing(mpi, args.out or REPO / "tests/data/osu-7.4/timing")
@@ -109,12 +115,30 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         shim = Path(tmp) / "corrupt.so"
-        subprocess.run(["mpicc", "-shared", "-fPIC", "-o", str(shim),
-                        str(REPO / "tests/collectors/programs/corrupt_bcast.c")], check=True)
+        subprocess.run(
+            [
+                "mpicc",
+                "-shared",
+                "-fPIC",
+                "-o",
+                str(shim),
+                str(REPO / "tests/collectors/programs/corrupt_bcast.c"),
+            ],
+            check=True,
+        )
         for name, (ranks, what, extra) in RUNS.items():
             if what.startswith("omb-py:"):
-                program = [sys.executable, str(home / "python/run.py"), "--benchmark",
-                           what.split(":")[1], "--iterations", "20", "--skip", "2", *extra]
+                program = [
+                    sys.executable,
+                    str(home / "python/run.py"),
+                    "--benchmark",
+                    what.split(":")[1],
+                    "--iterations",
+                    "20",
+                    "--skip",
+                    "2",
+                    *extra,
+                ]
             else:
                 program = [str(mpi / what), *extra]
             launch = ["mpirun", "-np", str(ranks), "--oversubscribe"]
@@ -122,8 +146,13 @@ def main() -> int:
                 launch += ["-x", f"LD_PRELOAD={shim}", "-x", "CORRUPT_FROM_BYTES=8"]
             env = {**os.environ, **ROOT_ENV}
             try:
-                proc = subprocess.run([*launch, *program], capture_output=True, text=True,
-                                      env=env, timeout=4 if "killed" in name else 300)
+                proc = subprocess.run(
+                    [*launch, *program],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    timeout=4 if "killed" in name else 300,
+                )
                 out, err, rc = proc.stdout, proc.stderr, proc.returncode
             except subprocess.TimeoutExpired as exc:  # the "killed" run: what it printed
                 out = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else ""

@@ -84,6 +84,23 @@ class LocalCluster:
         if res.returncode != 0:
             raise RuntimeError(f"slurm-local down failed: {res.stderr.strip()}")
 
+    def stop_ctld(self) -> None:
+        """Stops slurmctld alone (`slurm-local stop-ctld`): jobs and slurmd keep running."""
+        subprocess.run([str(SCRIPT), "stop-ctld", str(self.dir)], check=True, timeout=60)
+
+    def start_ctld(self) -> None:
+        """Starts slurmctld again on its saved state and waits until it answers."""
+        subprocess.run([str(SCRIPT), "start-ctld", str(self.dir)], check=True, timeout=120)
+        self.pids = json.loads((self.dir / "cluster.json").read_text())["pids"]
+
+    def kill_node(self, node: str) -> None:
+        """`slurm-local kill-node`: the node's slurmd, stepds and tasks get SIGKILL."""
+        subprocess.run([str(SCRIPT), "kill-node", str(self.dir), node], check=True, timeout=60)
+
+    def start_node(self, node: str) -> None:
+        subprocess.run([str(SCRIPT), "start-node", str(self.dir), node], check=True, timeout=120)
+        self.pids = json.loads((self.dir / "cluster.json").read_text())["pids"]
+
     def full_env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SBATCH_", "SLURM_"))}
         env.update(self.env)
@@ -176,6 +193,24 @@ def slurm_cluster() -> Iterator[LocalCluster]:
         left = cluster.alive_pids()
         assert not left, f"daemons left after teardown: {left}"
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture()
+def private_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """A 4-node cluster of the test's own, for tests that stop its daemons."""
+    _install_if_root()
+    if not _slurm_available():
+        message = "Slurm (munged, slurmctld, slurmd, sbatch) is not installed"
+        if _ci():
+            pytest.fail(message + " — CI requires the real local cluster")
+        pytest.skip(message)
+    cluster = LocalCluster.start(tmp_path_factory.mktemp("slurm"), n_nodes=4)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+        left = cluster.alive_pids()
+        assert not left, f"daemons left after teardown: {left}"
 
 
 @pytest.fixture(scope="session")

@@ -92,11 +92,13 @@ def test_cli_constants_match_their_sources() -> None:
     from tailcast.analysis.fitting import DEFAULT_TIME_LIMIT_S
     from tailcast.cli import agent, analyze, collect
     from tailcast.collectors.heuristic import DEFAULT_THRESHOLD
+    from tailcast.collectors.queue_budget import QUEUE_BUDGET_S
     from tailcast.collectors.squeue import BACKENDS
 
     assert analyze.DEFAULT_TIME_LIMIT_S == DEFAULT_TIME_LIMIT_S
     assert collect.BACKENDS == BACKENDS
     assert agent.DEFAULT_THRESHOLD == DEFAULT_THRESHOLD
+    assert agent.QUEUE_BUDGET_S == QUEUE_BUDGET_S
 
 
 def test_version_is_the_installed_distributions() -> None:

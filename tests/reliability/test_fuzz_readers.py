@@ -5,6 +5,7 @@ regression tests."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +14,13 @@ import pytest
 
 from tailcast.collectors.squeue import parse_squeue_format
 from tailcast.errors import InputError
-from tests.conftest import REPO
+from tailcast.traces.otf2_import import _import_otf2_in_process, import_otf2
+from tests.conftest import REPO, in_ci
 
 sys.path.insert(0, str(REPO / "bench"))
 from parquet_fuzz import fuzz_parquet  # bench/, shared with the fuzz bench
 from text_fuzz import READERS, fuzz
+from trace_fuzz import fuzz_trace_reader
 
 from tests.reliability.conftest import TAILCAST
 
@@ -72,3 +75,87 @@ def test_non_ascii_digits_in_squeue_format_are_a_typed_error(field: str) -> None
         parse_squeue_format(f"12|12|RUNNING|{field}|node01|alice\n", "fuzz.txt")
     with pytest.raises(InputError, match=r"fuzz\.txt:1: job id"):
         parse_squeue_format(f"{field}|12|RUNNING|1|node01|alice\n", "fuzz.txt")
+
+
+@pytest.mark.parametrize(("reader", "inputs"), [("tit", 1500), ("dumpi_bin", 1500), ("otf2", 60)])
+def test_mutated_trace_files_give_only_typed_errors(
+    shared_data: Path, reader: str, inputs: int
+) -> None:
+    """TiT text, DUMPI rank files and OTF2 archives (bench/trace_fuzz.py; the bench runs the
+    large counts, in child processes): typed errors or traces, nothing else."""
+    counts = fuzz_trace_reader(reader, inputs)
+    print(reader, counts.inputs, counts.accepted, dict(counts.typed_errors))
+    assert counts.inputs == inputs and dict(counts.crashes) == {}
+    assert counts.accepted > 0 and sum(counts.typed_errors.values()) > 0
+
+
+@pytest.mark.mpi
+def test_mutated_tracer_raw_files_give_only_typed_errors() -> None:
+    counts = fuzz_trace_reader("tracer_raw", 1500)
+    if counts.inputs == 0 and in_ci():
+        pytest.fail("no raw rank files: Open MPI (mpicc, mpirun) is required in CI")
+    if counts.inputs == 0:
+        pytest.skip("Open MPI (mpicc, mpirun) not installed")
+    print(counts.inputs, counts.accepted, dict(counts.typed_errors))
+    assert dict(counts.crashes) == {} and sum(counts.typed_errors.values()) > 0
+
+
+# Found by the trace fuzz bench: two event-file words set to 0xffffffff decode to a number
+# beyond int64, and building the trace table raised OverflowError (through the sandbox: an
+# "OTF2 decoding failed (exit 1: OverflowError ...)" error). Now an InputError that says so.
+def test_otf2_value_beyond_int64_is_a_typed_error(shared_data: Path, tmp_path: Path) -> None:
+    archive = tmp_path / "otf2"
+    shutil.copytree(shared_data / "traces/otf2/sst-macro-10rank", archive)
+    evt = archive / "traces" / "9.evt"
+    evt.chmod(0o644)
+    data = bytearray(evt.read_bytes())
+    for start in (8971, 14693):  # cmp -l offsets 8972..8975 and 14694..14697, 1-based
+        data[start : start + 4] = b"\xff\xff\xff\xff"
+    evt.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="do not fit the trace schema"):
+        _import_otf2_in_process(archive / "traces.otf2")
+    with pytest.raises(InputError, match="do not fit the trace schema"):
+        import_otf2(archive / "traces.otf2")  # what `trace convert` runs: the sandbox
+
+
+# Found by the trace fuzz bench (under its 4 GiB address-space limit: a Rust abort, "memory
+# allocation of 6714048088 bytes failed"): a 9-line TiT file whose last line is a bare
+# " 76296000" sized the reader's per-rank state by that rank id.
+def test_tit_rank_id_beyond_the_file_is_a_typed_error(tmp_path: Path) -> None:
+    from tailcast.traces.tit_import import import_tit
+
+    path = tmp_path / "fuzz.txt"
+    path.write_text(
+        "0 init\n0 send 1 0 1e7\n0 barrier\n0 compute 98095000\n2 init\n1 init\n"
+        "1 ralize\n 76296000\n\n"
+    )
+    with pytest.raises(
+        InputError, match=r"fuzz\.txt:8: rank 76296000 in a file of 8 lines: more ranks"
+    ):
+        import_tit(path)
+
+
+@pytest.mark.parametrize("line", ["placements = 1000", "patterns = 3", 'sizes = "4"', "env = 1"])
+def test_campaign_scalar_where_a_list_belongs_is_a_typed_error(tmp_path: Path, line: str) -> None:
+    """Found by the fuzz bench (1 in 50,000 mutants): `placements = 1000` gave a TypeError."""
+    from tailcast.agent.campaign import load_campaign
+
+    text = (REPO / "slurm_jobs" / "campaign.example.toml").read_text()
+    key = line.split(" = ")[0]
+    lines = [ln for ln in text.splitlines() if not ln.startswith(f"{key} =")]
+    at = lines.index("[campaign]") + 1
+    path = tmp_path / "campaign.toml"
+    path.write_text("\n".join([*lines[:at], line, *lines[at:]]) + "\n")
+    with pytest.raises(InputError, match=rf"campaign\.toml: \[campaign\] {key} must be a"):
+        load_campaign(path)
+
+
+def test_superscript_digit_in_a_campaign_size_is_a_typed_error(tmp_path: Path) -> None:
+    """Found by the fuzz bench: `sizes = ["4²"]` passed str.isdigit() and int() raised."""
+    from tailcast.agent.campaign import load_campaign
+
+    text = (REPO / "slurm_jobs" / "campaign.example.toml").read_text()
+    path = tmp_path / "campaign.toml"
+    path.write_text(text.replace('sizes = ["4"', 'sizes = ["4²"'))
+    with pytest.raises(InputError, match=r"campaign\.toml: bad message size '4²'"):
+        load_campaign(path)

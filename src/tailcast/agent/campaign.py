@@ -69,6 +69,9 @@ class Campaign:
     output_dir: str = "logs"
     topology: Path | None = None
     extra_sbatch: list[str] = field(default_factory=list)
+    # A rerun of a job (requeued after a node failure, resubmitted after a kill) skips the
+    # points it already stored (agent/resume.py); false measures every point again.
+    resume: bool = True
     env: dict[str, str] = field(default_factory=dict)
     collector: dict[str, Any] | None = None
     background: BackgroundSpec | None = None
@@ -108,6 +111,11 @@ def load_campaign(path: Path) -> Campaign:
         )
     except TypeError as exc:
         raise _fail(path, str(exc)) from exc
+    for key in ("patterns", "sizes", "placements", "extra_sbatch"):
+        if not isinstance(getattr(camp, key), list):  # `placements = 1000` was a TypeError
+            raise _fail(path, f"[campaign] {key} must be a list, got {getattr(camp, key)!r}")
+    if not isinstance(camp.env, dict):
+        raise _fail(path, f"[campaign] env must be a table, got {camp.env!r}")
     bad = [p for p in camp.patterns if p not in BENCHMARKS]
     if bad:
         raise _fail(path, f"unknown patterns {bad}; choose from {', '.join(BENCHMARKS)}")
@@ -119,6 +127,8 @@ def load_campaign(path: Path) -> Campaign:
             parse_size(str(size))
         except UsageError as exc:
             raise _fail(path, str(exc)) from exc
+    if not isinstance(camp.resume, bool):
+        raise _fail(path, "resume must be true or false")
     if not isinstance(camp.nodes, int) or camp.nodes < 2:
         raise _fail(path, "nodes must be an integer ≥ 2")
     if camp.topology is not None:
@@ -211,7 +221,12 @@ def render_agent_job(
             options=[*options, *camp.extra_sbatch],
             env=sorted(camp.env.items()),
             placement=placement,
-            argv=agent_argv(camp, patterns),
+            argv=[
+                *agent_argv(camp, patterns),
+                "--resume-key",
+                name,
+                *(["--resume"] if camp.resume else []),
+            ],
             settle_s=f"{settle_s:g}" if settle_s > 0 else "",
         )
     )

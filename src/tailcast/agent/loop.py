@@ -6,6 +6,10 @@ Each run writes its own files: `samples`/`osu_results` first, the `runs` row las
 atomically; the catalog shows the data only once its `runs` row exists (store/results.py).
 SIGTERM and SIGUSR2 (Slurm's `--signal=B:USR2@60` warning) let the current run finish and be
 written, then the loop ends.
+
+When slurmctld does not answer, each snapshot's queue reads are retried with backoff for
+`queue_budget_s` (collectors.queue_budget); if the queue stays unreadable the run is still
+stored, with that side's b unknown (null) and b_accepted null, and the agent exits 3.
 """
 
 from __future__ import annotations
@@ -25,13 +29,20 @@ from typing import Any
 from tailcast import __version__
 from tailcast.agent.builtin import BENCHMARKS, PATTERNS
 from tailcast.agent.osu_runner import run_osu_benchmark
+from tailcast.agent.resume import stored_points
 from tailcast.agent.runners import RunOutcome, run_builtin
 from tailcast.collectors.heuristic import DEFAULT_THRESHOLD, b_accepted, own_job_id_from_env
 from tailcast.collectors.launcher import Launcher, allocation_nodes_list, detect_launcher
 from tailcast.collectors.osu_suite import SUITE
 from tailcast.collectors.proc import RetryPolicy
+from tailcast.collectors.queue_budget import (
+    QUEUE_BUDGET_S,
+    QueueBudget,
+    QueueUnavailable,
+    snapshot_within,
+)
 from tailcast.collectors.sinfo import total_nodes
-from tailcast.collectors.snapshot import Snapshot, take_snapshot, write_snapshots
+from tailcast.collectors.snapshot import Snapshot, write_snapshots
 from tailcast.collectors.topology import (
     Topology,
     UnknownNodeError,
@@ -62,7 +73,7 @@ def parse_size(text: str) -> int:
     raw = text.strip().upper()
     digits = raw.rstrip("KMGIB")
     unit = raw[len(digits) :]
-    if not digits.isdigit() or unit not in _UNITS:
+    if not (digits.isascii() and digits.isdigit()) or unit not in _UNITS:
         raise UsageError(f"bad message size {text!r} (use e.g. 4, 1K, 32K, 1M)")
     return int(digits) * _UNITS[unit]
 
@@ -113,6 +124,9 @@ class AgentConfig:
     timeout_s: float = 3600.0
     per_rank: bool = True
     cluster: str | None = None
+    queue_budget_s: float = QUEUE_BUDGET_S
+    resume_key: str | None = None  # recorded with every run (the campaign job's name)
+    resume: bool = False  # skip the points already stored under resume_key
 
 
 class StopFlag:
@@ -180,9 +194,30 @@ class Agent:
         self.ranks = cfg.ranks or len(self.alloc_nodes)
         if self.ranks < 2:
             raise UsageError("need ≥ 2 ranks: run inside a multi-node allocation or give --ranks")
+        if cfg.resume and not cfg.resume_key:
+            raise UsageError("--resume needs --resume-key (the key earlier runs were stored under)")
+        if cfg.queue_budget_s <= 0:
+            raise UsageError(f"the queue budget must be > 0 s, not {cfg.queue_budget_s:g}")
 
-    def _snapshot(self, n_t: int) -> Snapshot:
-        snap = take_snapshot(self.cfg.backend, n_t, self.own_job_id, self.cfg.exclude_own)
+    def _say(self, line: str) -> None:
+        self.progress(f"tailcast agent: {line}")
+
+    def _snapshot(self, n_t: int, unreadable: list[str]) -> Snapshot | None:
+        """The queue now, or None (b unknown) when it stayed unreadable for the budget; the
+        reason is appended to `unreadable`."""
+        try:
+            snap = snapshot_within(
+                QueueBudget(self.cfg.queue_budget_s),
+                self.cfg.backend,
+                n_t,
+                self.own_job_id,
+                self.cfg.exclude_own,
+                on_retry=self._say,
+            )
+        except QueueUnavailable as exc:
+            self._say(f"{exc}; b unknown for this run")
+            unreadable.append(str(exc))
+            return None
         write_snapshots([snap], self.results)
         return snap
 
@@ -220,6 +255,11 @@ class Agent:
         n_t = c.total_nodes or total_nodes()
         topo = _topology(c)
         nodes = self.alloc_nodes[: self.ranks] if self.alloc_nodes else []
+        done = (
+            stored_points(self.results, c.resume_key, c.impl)
+            if c.resume_key and c.resume
+            else set()
+        )
         restore = self.stop.install()
         summaries: list[dict[str, Any]] = []
         try:
@@ -227,6 +267,9 @@ class Agent:
                 for size in _sizes(c.impl, benchmark, c.sizes):
                     if self.stop.signal is not None:
                         break
+                    if (benchmark, size) in done:
+                        self.progress(f"{benchmark} {size} B: stored by an earlier run, skipped")
+                        continue
                     summaries.append(
                         self._measure(launcher, launcher_version, n_t, topo, nodes, benchmark, size)
                     )
@@ -246,28 +289,43 @@ class Agent:
     ) -> dict[str, Any]:
         c = self.cfg
         run_id = uuid.uuid4().hex
-        before = self._snapshot(n_t)
+        unreadable: list[str] = []
+        before = self._snapshot(n_t, unreadable)
         started = datetime.now(UTC)
         outcome = self._run_one(launcher, benchmark, size)
         ended = datetime.now(UTC)
-        after = self._snapshot(n_t)
+        after = self._snapshot(n_t, unreadable)
+        b_before = before.utilisation.b if before else None
+        b_after = after.utilisation.b if after else None
         ranks = outcome.ranks or self.ranks
         used_nodes = nodes[:ranks] or sorted(set(outcome.hosts))
         locality, levels = _locality(topo, used_nodes, outcome)
-        accepted = b_accepted(before.utilisation.b, after.utilisation.b, c.threshold)
+        # Unknown, not rejected, when a side's b could not be read.
+        accepted = (
+            None
+            if b_before is None or b_after is None
+            else b_accepted(b_before, b_after, c.threshold)
+        )
+        known = before or after
         versions = {
             "tailcast": __version__,
             "python": sys.version.split()[0],
             "launcher": launcher_version,
-            "slurm": before.queue.slurm_version or "",
+            "slurm": (known.queue.slurm_version if known else None) or "",
             "argv": json.dumps(outcome.argv),
             "levels_spanned": str(levels),
-            "snapshot_before": before.snapshot_id,
-            "snapshot_after": after.snapshot_id,
-            "own_job_excluded": str(before.utilisation.own_job_excluded),
+            "snapshot_before": before.snapshot_id if before else "",
+            "snapshot_after": after.snapshot_id if after else "",
+            "own_job_excluded": str(bool(c.exclude_own and self.own_job_id)),
+            **({"queue_unreadable": "; ".join(unreadable)} if unreadable else {}),
+            **({"resume_key": c.resume_key} if c.resume_key else {}),
             **outcome.versions,
         }
-        cluster = c.cluster or before.queue.cluster or os.environ.get("SLURM_CLUSTER_NAME")
+        cluster = (
+            c.cluster
+            or (known.queue.cluster if known else None)
+            or os.environ.get("SLURM_CLUSTER_NAME")
+        )
         run_row = {
             "run_id": run_id,
             "cluster": cluster,
@@ -281,8 +339,8 @@ class Agent:
             "iterations": outcome.iterations or c.iterations,
             "warmup": c.warmup,
             "locality": locality,
-            "b_before": before.utilisation.b,
-            "b_after": after.utilisation.b,
+            "b_before": b_before,
+            "b_after": b_after,
             "b_accepted": accepted,
             "threshold": c.threshold,
             "launcher": launcher.name,
@@ -306,10 +364,10 @@ class Agent:
                 rows = [{"run_id": run_id, **r} for r in outcome.osu_results]
                 self.results.write("osu_results", rows, name=run_id, part_of=record_of)
             self.results.write("runs", [run_row], name=run_id)
+        verdict = {True: "accepted", False: "NOT accepted", None: "unknown"}[accepted]
         self.progress(
             f"{benchmark} {size} B: {len(outcome.samples) or len(outcome.osu_results)} rows, "
-            f"b {before.utilisation.b:.3f} -> {after.utilisation.b:.3f} "
-            f"({'accepted' if accepted else 'NOT accepted'}), {locality}"
+            f"b {format_b(b_before)} -> {format_b(b_after)} ({verdict}), {locality}"
             + (" — PARTIAL run" if outcome.partial else "")
         )
         return {k: v for k, v in run_row.items() if k != "versions_json"} | {
@@ -318,9 +376,19 @@ class Agent:
         }
 
 
+def format_b(b: float | None, digits: int = 3) -> str:
+    return "unknown" if b is None else f"{b:.{digits}f}"
+
+
 def check_accepted(summaries: list[dict[str, Any]]) -> None:
-    """Exit code 3 (NotAcceptedError) when any run's b moved by the threshold or more."""
-    bad = [s for s in summaries if not s["b_accepted"]]
-    if bad:
-        which = ", ".join(f"{s['benchmark']}@{s['msg_size_bytes']}" for s in bad)
-        raise NotAcceptedError(f"b was not stable during {len(bad)} run(s): {which}")
+    """Exit code 3 (NotAcceptedError) when any run's b moved by the threshold or more, or
+    could not be read (b_accepted null)."""
+    moved = [s for s in summaries if s["b_accepted"] is False]
+    unknown = [s for s in summaries if s["b_accepted"] is None]
+    said = []
+    for runs, what in ((moved, "b was not stable"), (unknown, "b unknown (queue unreadable)")):
+        if runs:
+            which = ", ".join(f"{s['benchmark']}@{s['msg_size_bytes']}" for s in runs)
+            said.append(f"{what} during {len(runs)} run(s): {which}")
+    if said:
+        raise NotAcceptedError("; ".join(said))

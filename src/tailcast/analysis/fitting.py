@@ -160,8 +160,10 @@ _JOB: list[_Job] = []  # set once per worker process by _worker_init
 
 
 def _worker_init(job: _Job) -> None:
-    # Workers ignore SIGINT (the parent handles it and terminates the pool).
+    # Workers ignore SIGINT (the parent handles it and terminates the pool), and the pool's
+    # terminate() (SIGTERM) ends them quietly, not through the CLI's handler they inherit.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _JOB[:] = [job]
 
 

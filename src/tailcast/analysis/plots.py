@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 from tailcast.analysis.compare import Comparison
 from tailcast.analysis.correlation import Correlation, RunSummary
 from tailcast.analysis.tails import clean
+from tailcast.store.atomic import atomic_path
 
 LATENCY_LABEL = "latency per iteration (µs)"
 TAIL_CLIP_PERCENTILE = 99.9  # x-axis of frequency plots ends here; the rest is counted
@@ -50,10 +51,13 @@ def size_label(size: int | None) -> str:
 def _save(fig: Figure, out_dir: Path, stem: str, title: str) -> PlotFiles:
     out_dir.mkdir(parents=True, exist_ok=True)
     png, svg = out_dir / f"{stem}.png", out_dir / f"{stem}.svg"
-    fig.savefig(png, dpi=110, bbox_inches="tight")
+    # Each file whole or not at all: a report interrupted mid-way never leaves a torn plot
+    # beside an earlier report's index.html that shows it.
+    with atomic_path(png) as tmp:
+        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
     # text stays text in the SVG (searchable, selectable) instead of glyph outlines
-    with matplotlib.rc_context({"svg.fonttype": "none"}):
-        fig.savefig(svg, bbox_inches="tight", metadata={"Date": None})
+    with matplotlib.rc_context({"svg.fonttype": "none"}), atomic_path(svg) as tmp:
+        fig.savefig(tmp, format="svg", bbox_inches="tight", metadata={"Date": None})
     return PlotFiles(png, svg, title)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -12,10 +13,12 @@ import typer
 
 from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.cli.progress import progress
+from tailcast.errors import Interrupted
 
 # tailcast.collectors.heuristic.DEFAULT_THRESHOLD (a test checks they agree), declared here
 # so that `--help` does not load the collectors.
 DEFAULT_THRESHOLD = 0.05
+QUEUE_BUDGET_S = 120.0  # tailcast.collectors.queue_budget.QUEUE_BUDGET_S (checked likewise)
 
 if TYPE_CHECKING:
     from tailcast.agent.campaign import Campaign
@@ -63,6 +66,14 @@ def run(
         int | None, typer.Option("--total-nodes", help="N_t; default from sinfo.")
     ] = None,
     backend: Annotated[str, typer.Option("--backend", help="Queue reader.")] = "auto",
+    queue_budget: Annotated[
+        float,
+        typer.Option(
+            "--queue-budget",
+            help="Seconds a snapshot may retry an unreadable queue (slurmctld down) before "
+            "the run is stored with b unknown.",
+        ),
+    ] = QUEUE_BUDGET_S,
     topology: Annotated[
         Path | None, typer.Option("--topology", help="TOML topology; default scontrol.")
     ] = None,
@@ -75,14 +86,23 @@ def run(
     per_rank: Annotated[
         bool, typer.Option("--per-rank/--no-per-rank", help="Keep every rank's times.")
     ] = True,
+    resume_key: Annotated[
+        str | None,
+        typer.Option("--resume-key", help="Recorded with every run (campaigns: the job name)."),
+    ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Skip the points already stored under --resume-key."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Run summaries as JSON.")] = False,
 ) -> None:
     """Per (benchmark, size): snapshot, run, snapshot; store runs + samples. Exit 3 if any
-    run's b was not stable."""
+    run's b was not stable or could not be read."""
     from tailcast.agent.loop import (
         Agent,
         AgentConfig,
         check_accepted,
+        format_b,
         parse_benchmarks,
         parse_sizes,
     )
@@ -105,6 +125,9 @@ def run(
         osu_dir=osu_dir,
         timeout_s=timeout,
         per_rank=per_rank,
+        queue_budget_s=queue_budget,
+        resume_key=resume_key,
+        resume=resume,
     )
     with progress("benchmark runs", len(cfg.benchmarks) * len(cfg.sizes)) as advance:
 
@@ -112,16 +135,23 @@ def run(
             note(line)
             advance(1)
 
-        summaries = Agent(cfg, progress=ran).run()
+        agent = Agent(cfg, progress=ran)
+        summaries = agent.run()
     if as_json:
         emit_json(summaries)
     else:
         for s in summaries:
             echo(
                 f"{s['run_id']} {s['benchmark']} {s['msg_size_bytes']} B "
-                f"b={s['b_before']:.4f}->{s['b_after']:.4f} accepted={s['b_accepted']} "
+                f"b={format_b(s['b_before'], 4)}->{format_b(s['b_after'], 4)} "
+                f"accepted={s['b_accepted']} "
                 f"{s['locality']}"
             )
+    if agent.stop.signal == signal.SIGTERM:  # SIGUSR2 (the time-limit warning) ends normally
+        raise Interrupted(
+            signal.SIGTERM,
+            f"the run under way was finished first; {len(summaries)} completed run(s) kept",
+        )
     check_accepted(summaries)
 
 

@@ -181,12 +181,17 @@ def _auto_order() -> Sequence[str]:
     return ("squeue-json", "squeue-format")
 
 
+def read_order(backend: str) -> Sequence[str]:
+    """The backends `backend` stands for, in the order they are tried."""
+    if backend not in BACKENDS:
+        raise UsageError(f"unknown queue backend {backend!r}; choose from {', '.join(BACKENDS)}")
+    return _auto_order() if backend == "auto" else (backend,)
+
+
 def read_queue(backend: str = "auto", policy: RetryPolicy = RetryPolicy()) -> QueueSnapshot:
     """One snapshot of the live queue, finished jobs dropped. `auto` tries pyslurm (when
     importable), then `squeue --json`, then `squeue -o`; the first that works wins."""
-    if backend not in BACKENDS:
-        raise UsageError(f"unknown queue backend {backend!r}; choose from {', '.join(BACKENDS)}")
-    order = _auto_order() if backend == "auto" else (backend,)
+    order = read_order(backend)
     failures: list[ExternalToolError | InputError] = []
     for name in order:
         try:

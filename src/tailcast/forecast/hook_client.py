@@ -51,12 +51,13 @@ def request(options: dict[str, object]) -> dict[str, object] | None:
         return None
     nodes = str(options.get("nodes") or "").split("-")[0]
     nodelist = options.get("nodelist")
-    if not nodes.isdigit() and not nodelist:
+    digits = nodes.isascii() and nodes.isdigit()  # not "²", which int() refuses
+    if not digits and not nodelist:
         return None
     return {
         "benchmark": decl[0],
         "size": decl[1],
-        "nodes": int(nodes) if nodes.isdigit() else 0,
+        "nodes": int(nodes) if digits else 0,
         "ntasks": options.get("ntasks"),
         "nodelist": nodelist,
     }

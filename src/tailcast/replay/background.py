@@ -49,7 +49,7 @@ def parse_size(text: str) -> int:
     t = text.strip().upper().removesuffix("B").removesuffix("I")
     unit = t[-1:] if t[-1:] in _UNITS and t[-1:] else ""
     number = t[: len(t) - len(unit)]
-    if not number.isdigit():
+    if not (number.isascii() and number.isdigit()):  # not "²"
         raise UsageError(f"expected a size like 512, 64K or 1M, got {text!r}")
     return int(number) * _UNITS[unit]
 

@@ -52,7 +52,7 @@ def _from_file(text: str, ranks: int) -> list[int]:
         stripped = line.split("#", 1)[0].strip()
         if not stripped:
             continue
-        if not stripped.isdigit():
+        if not (stripped.isascii() and stripped.isdigit()):  # not "²"
             raise InputError(path, f"expected an endpoint number, got {stripped!r}", line=number)
         endpoints.append(int(stripped))
     if len(endpoints) != ranks:

@@ -6,7 +6,9 @@ point's `sweep_points` file is written last: a point is done when, and only when
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import socket
 import sys
 import time
@@ -15,10 +17,11 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 
 import numpy as np
 
-from tailcast.errors import InputError
+from tailcast.errors import InputError, Interrupted
 from tailcast.replay.run import replay_trace
 from tailcast.store import ResultsDir
 from tailcast.store.parquet_io import write_parquet_atomic
@@ -88,11 +91,34 @@ def check_traces(plan: Plan) -> None:
             raise InputError(p, f"trace changed since sweep {plan.sweep_id} was planned")
 
 
+_IN_POINT = [False]  # per worker process: whether a point is being replayed and stored
+
+
+def _worker_stop(signum: int, frame: FrameType | None) -> None:
+    """A worker's SIGINT/SIGTERM: inside a point, unwind (its all_or_nothing removes what the
+    point wrote) and then exit in `_worker`; between points, exit at once."""
+    del frame
+    if _IN_POINT[0]:
+        raise Interrupted(signum)
+    os._exit(128 + signum)
+
+
+def _worker_init() -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _worker_stop)
+
+
 def _worker(home: str, sweep_id: str, index: int, task: str) -> PointDone:
     # One process per worker: the plan is read once per point, which is cheap next to a
     # replay, and nothing has to be pickled but ids.
-    results = ResultsDir(home)
-    return run_point(load_plan(sweep_id, results), index, results, task)
+    _IN_POINT[0] = True
+    try:
+        results = ResultsDir(home)
+        return run_point(load_plan(sweep_id, results), index, results, task)
+    except Interrupted as stop:
+        os._exit(stop.exit_code)  # cleaned up; never take the next queued point
+    finally:
+        _IN_POINT[0] = False
 
 
 def run_points(
@@ -114,13 +140,25 @@ def run_points(
             if progress:
                 progress(d)
         return finished
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+    try:
         futures = [pool.submit(_worker, str(results.root), plan.sweep_id, i, task) for i in todo]
         for f in as_completed(futures):
             d = f.result()
             finished.append(d)
             if progress:
                 progress(d)
+    except BaseException:
+        # Interrupted or failed: stop now, not after every queued point. Each worker removes
+        # the files of the point it was in (_worker_stop); finished points stay.
+        pool.shutdown(wait=False, cancel_futures=True)
+        workers = multiprocessing.active_children()
+        for proc in workers:
+            proc.terminate()
+        for proc in workers:
+            proc.join(30)
+        raise
+    pool.shutdown()
     return finished
 
 

@@ -75,7 +75,7 @@ def submit_array(
     argv = ["sbatch", "--parsable", f"--array={spec}", *opts.extra, str(script)]
     proc = run_tool(argv, RetryPolicy(attempts=1, timeout_s=60), env=scrubbed_env())
     job_id = proc.stdout.strip().split(";")[0]
-    if not job_id.isdigit():
+    if not (job_id.isascii() and job_id.isdigit()):
         raise ExternalToolError("sbatch", f"unexpected output {proc.stdout.strip()!r}")
     subs = submissions(plan, results)
     subs.append({"job_id": job_id, "assignment": assignment, "tasks": tasks})
@@ -99,7 +99,7 @@ def task_states(job_ids: Sequence[str]) -> dict[tuple[str, int], str]:
     states: dict[tuple[str, int], str] = {}
     for line in proc.stdout.splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[1].isdigit():
+        if len(parts) == 3 and parts[1].isascii() and parts[1].isdigit():
             states[(parts[0], int(parts[1]))] = parts[2]
     return states
 

@@ -253,4 +253,8 @@ def _import_otf2_in_process(path: Path) -> tuple[pa.Table, TraceMeta]:
         raise
     except Exception as exc:  # the bindings raise their own error types for bad archives
         raise InputError(path, f"unreadable OTF2 archive ({type(exc).__name__}: {exc})") from exc
-    return conv.builder.table(), conv.meta()
+    try:
+        table = conv.builder.table()
+    except (OverflowError, pa.ArrowException) as exc:  # damaged numbers beyond int64 (fuzzing)
+        raise InputError(path, f"decoded values do not fit the trace schema ({exc})") from exc
+    return table, conv.meta()
