@@ -170,7 +170,8 @@ def test_reduce_locality_orders_same_group_island_different_islands(reduce_trace
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 12 not met since the engine runs Open MPI 4.1.4's reduce program (issue 22): the dip test no "
+    reason="issue 12 not met since the engine runs Open MPI 4.1.4's reduce program "
+    "(issue 22): the dip test no "
     "longer rejects unimodality at b = 0.7 (p = 0.23)",
 )
 def test_reduce_at_high_b_under_adaptive_routing_is_multimodal_by_the_dip_test(
