@@ -38,14 +38,15 @@ def run() -> dict[str, Any]:
                 argv = [tailcast, "replay", "run", str(trace), "--fabric", "marconi100"]
                 argv += ["--background-b", str(b), "--placement", "different_islands"]
                 argv += ["--seed", "3", "--no-store", "--json"]
-                out, cpu, rss, exact = run_measured(argv, work)
+                measured = run_measured(argv, work)
+                out, cpu, rss = measured.stdout, measured.cpu_s, measured.peak_rss_mib
                 summary = json.loads(out[out.index("{") :])
                 row = {
                     "collective": collective,
                     "b": b,
                     "cpu_s": round(cpu, 3),
                     "peak_rss_mib": round(rss, 1),
-                    "peak_rss_exact": exact,
+                    "peak_rss_exact": measured.rss_exact,
                     "background_messages": summary["background_messages"],
                     "under_goal": cpu < GOAL_CPU_S,
                 }

@@ -154,6 +154,7 @@ def test_report_from_a_full_store_renders_in_chromium(results_home: Path, tmp_pa
         "utilisation",
         "replays",
         "compare",
+        "tails_vs_b",
         "photonic_psf",
         "photonic_gemini",
     ]

@@ -30,6 +30,7 @@ from tailcast.analysis.report_blocks import (
 )
 from tailcast.analysis.report_blocks import SectionBuilder as _Builder
 from tailcast.analysis.report_photonic_switch import photonic_sections
+from tailcast.analysis.report_tails_vs_b import tails_vs_b_section
 from tailcast.analysis.sources import resolve
 from tailcast.analysis.tails import TAIL_METRIC_COLUMNS, group_values, tail_metrics
 from tailcast.errors import TailcastError
@@ -354,6 +355,7 @@ def build_report(
         sections += _simple_sections(b)
         step(1)
         sections += _replay_sections(b, compare)
+        sections.append(tails_vs_b_section(b))
         step(1)
         sections += photonic_sections(b)
         root = str(cat.results.root)

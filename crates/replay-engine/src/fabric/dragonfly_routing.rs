@@ -163,8 +163,8 @@ impl Chooser<'_> {
     /// The least-loaded up link from leaf `leaf` of `group` to a spine reaching `to`.
     fn spine_towards(&mut self, group: u32, leaf: u32, to: u32) -> (u32, usize) {
         let w = self.wiring;
-        let spines = (0..w.shape.spines)
-            .filter(|&s| w.reaches(group, s, to))
+        let spines = w
+            .spines_reaching(group, to)
             .map(|s| (s, w.leaf_up(group, leaf, s)));
         self.least_loaded(spines)
     }

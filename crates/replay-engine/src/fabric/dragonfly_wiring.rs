@@ -214,6 +214,19 @@ impl Wiring {
         h > other || spine % (other / h) == (offset - 1) / h
     }
 
+    /// The spines of `group` with a global link to group `to` (≠ group), in ascending
+    /// order: exactly those `reaches` accepts, stepped through without testing each.
+    pub fn spines_reaching(&self, group: u32, to: u32) -> std::iter::StepBy<std::ops::Range<u32>> {
+        let s = &self.shape;
+        let (other, h) = (s.groups - 1, s.globals_per_spine);
+        if h > other {
+            return (0..s.spines).step_by(1);
+        }
+        let offset = (to + s.groups - group) % s.groups;
+        let (k, block) = (other / h, (offset - 1) / h);
+        (block.min(s.spines)..s.spines).step_by(k as usize)
+    }
+
     /// Distinct minimal paths between two leaves (router to router): through any spine in
     /// one group; through any global cable between two groups.
     pub fn minimal_paths(&self, group_a: u32, group_b: u32) -> u32 {
@@ -246,6 +259,11 @@ mod tests {
             let w = Wiring::new(shape(g, s, h)).unwrap();
             let mut seen = std::collections::HashMap::new();
             for group in 0..g {
+                for to in (0..g).filter(|&t| t != group) {
+                    let stepped: Vec<u32> = w.spines_reaching(group, to).collect();
+                    let tested: Vec<u32> = (0..s).filter(|&x| w.reaches(group, x, to)).collect();
+                    assert_eq!(stepped, tested, "{g} {s} {h}: {group} -> {to}");
+                }
                 for spine in 0..s {
                     for port in 0..h {
                         let (g2, s2) = w.far_end(group, spine, port);

@@ -66,6 +66,10 @@ pub(super) struct Scratch {
     next_initial: usize,
     /// `fill` scans up to this many links (`SCAN_LINKS`; tests vary it).
     pub(super) scan_links: usize,
+    /// Per link: (round, load, fastest rate) under the allocation being verified. Rates
+    /// do not change while a round verifies, so each link is summed once per round, not
+    /// once per flow checked on it (n flows on one link: n sums, not n²).
+    sums: Vec<(u64, f64, f64)>,
 }
 
 impl Scratch {
@@ -83,12 +87,14 @@ impl Scratch {
             initial: Vec::new(),
             next_initial: 0,
             scan_links: SCAN_LINKS,
+            sums: vec![(0, 0.0, 0.0); links],
         }
     }
 
     /// Makes room for one more link (a capped flow's private link).
     pub(super) fn add_link(&mut self) {
         self.link.push(LinkMark::default());
+        self.sums.push((0, 0.0, 0.0));
     }
 
     /// Makes room for one more flow slot.
@@ -175,31 +181,38 @@ impl MaxMin {
         if self.is_bottleneck(g, b) {
             return true;
         }
-        let links = &self.flows[g as usize].links;
-        let found = links
-            .iter()
-            .copied()
-            .find(|&m| m != b && self.is_bottleneck(g, m));
-        match found {
-            Some(m) => {
+        for i in 0..self.flows[g as usize].links.len() {
+            let m = self.flows[g as usize].links[i];
+            if m != b && self.is_bottleneck(g, m) {
                 self.flows[g as usize].bottleneck = m;
-                true
+                return true;
             }
-            None => false,
         }
+        false
     }
 
     /// Whether link `m` is saturated and no flow on it is faster than `g` (within `EPS`).
-    fn is_bottleneck(&self, g: FlowSlot, m: u32) -> bool {
+    fn is_bottleneck(&mut self, g: FlowSlot, m: u32) -> bool {
+        let (load, max) = self.load_and_max(m);
+        let r = self.scratch.rate_of(g, self.flows[g as usize].rate);
+        load >= self.capacity[m as usize] * (1.0 - EPS) && r >= max * (1.0 - EPS)
+    }
+
+    /// Σ rates and the fastest rate on link `m` under the allocation being verified.
+    fn load_and_max(&mut self, m: u32) -> (f64, f64) {
         let sc = &self.scratch;
+        let (at, load, max) = sc.sums[m as usize];
+        if at == sc.round {
+            return (load, max);
+        }
         let (mut load, mut max) = (0.0, 0.0f64);
         for &h in &self.link_flows[m as usize] {
             let r = sc.rate_of(h, self.flows[h as usize].rate);
             load += r;
             max = max.max(r);
         }
-        let r = sc.rate_of(g, self.flows[g as usize].rate);
-        load >= self.capacity[m as usize] * (1.0 - EPS) && r >= max * (1.0 - EPS)
+        self.scratch.sums[m as usize] = (sc.round, load, max);
+        (load, max)
     }
 
     /// Step 3: the flows that failed verification join S. Returns whether S grew.
