@@ -91,7 +91,9 @@ def test_collect_watch_killed_at_random_points(slurm_cluster: Any, tmp_path: Pat
 
 def test_sweep_killed_at_random_points_then_resumed(tmp_path: Path) -> None:
     results = ResultsDir(tmp_path / "home")
-    plan = create_plan(load_spec(write_spec(tmp_path, seeds=1, name="kill")), 1, results)
+    # 4 seeds (384 points): one seed's 96 points could all finish before the first kill
+    # (1.4 s in) on a fast moment of the machine, leaving nothing to interrupt
+    plan = create_plan(load_spec(write_spec(tmp_path, seeds=4, name="kill")), 1, results)
     env = {**os.environ, "TAILCAST_HOME": str(results.root)}
     argv = [TAILCAST, "replay", "sweep", "resume", plan.sweep_id, "--jobs", "2"]
     rng = random.Random(3)
