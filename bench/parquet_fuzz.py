@@ -12,14 +12,12 @@ import random
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from text_fuzz import SLOW_S, FuzzCounts
+from text_fuzz import FuzzCounts
 
-from tailcast.errors import TailcastError
 from tailcast.replay.run import load_columns
 from tailcast.store.schemas import META_SCHEMA_VERSION, META_TABLE
 from tailcast.traces.io import read_meta, write_trace
@@ -77,19 +75,7 @@ def fuzz_parquet(inputs: int, seed: int = 19, keep: Path | None = None) -> FuzzC
         for _ in range(inputs):
             blob = _schema_mutant(table, rng) if rng.random() < 0.5 else _byte_mutant(data, rng)
             path.write_bytes(blob)
-            started = time.perf_counter()
-            try:
-                read_meta(path)
-                load_columns(path)
-                counts.accepted += 1
-            except TailcastError as err:
-                counts.typed_errors[type(err).__name__] += 1
-            except Exception as exc:  # a crash: the point of the fuzzer
-                counts.crashes[f"{type(exc).__name__}: {str(exc)[:80]}"] += 1
-            took = time.perf_counter() - started
-            counts.slow += took > SLOW_S
-            counts.max_input_s = max(counts.max_input_s, took)
-            counts.inputs += 1
+            counts.attempt(lambda: (read_meta(path), load_columns(path)))
     return counts
 
 

@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,24 @@ class FuzzCounts:
     max_input_s: float = 0.0
     examples: list[str] = field(default_factory=list)  # first crashing inputs
 
+    def attempt(self, read: Callable[[], object]) -> bool:
+        """Feeds one input to `read` and counts the outcome and its time; False on a crash."""
+        started = time.perf_counter()
+        crashed = False
+        try:
+            read()
+            self.accepted += 1
+        except TailcastError as err:
+            self.typed_errors[type(err).__name__] += 1
+        except Exception as exc:  # a crash: the point of the fuzzer
+            self.crashes[f"{type(exc).__name__}: {str(exc)[:80]}"] += 1
+            crashed = True
+        took = time.perf_counter() - started
+        self.slow += took > SLOW_S
+        self.max_input_s = max(self.max_input_s, took)
+        self.inputs += 1
+        return not crashed
+
 
 def fuzz(reader: str, inputs: int, seed: int = 19) -> FuzzCounts:
     rng = random.Random(seed)
@@ -121,18 +140,6 @@ def fuzz(reader: str, inputs: int, seed: int = 19) -> FuzzCounts:
     counts = FuzzCounts()
     for _ in range(inputs):
         text = mutate(rng.choice(seeds), rng)
-        started = time.perf_counter()
-        try:
-            parse(text)
-            counts.accepted += 1
-        except TailcastError as err:
-            counts.typed_errors[type(err).__name__] += 1
-        except Exception as exc:  # a crash: the point of the fuzzer
-            counts.crashes[f"{type(exc).__name__}: {str(exc)[:80]}"] += 1
-            if len(counts.examples) < 3:
-                counts.examples.append(text[:2000])
-        took = time.perf_counter() - started
-        counts.slow += took > SLOW_S
-        counts.max_input_s = max(counts.max_input_s, took)
-        counts.inputs += 1
+        if not counts.attempt(partial(parse, text)) and len(counts.examples) < 3:
+            counts.examples.append(text[:2000])
     return counts

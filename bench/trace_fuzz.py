@@ -19,13 +19,10 @@ import random
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-from text_fuzz import SLOW_S, FuzzCounts, mutate
-
-from tailcast.errors import TailcastError
+from text_fuzz import FuzzCounts, mutate
 
 SHARED = Path(os.environ.get("TAILCAST_SHARED_DATA", "/work/shared/data")) / "traces"
 REPO = Path(__file__).resolve().parents[1]
@@ -126,16 +123,5 @@ def fuzz_trace_reader(name: str, inputs: int, seed: int = 19) -> FuzzCounts:
         if seeds == 0:
             return counts
         for _ in range(inputs):
-            started = time.perf_counter()
-            try:
-                step(rng)
-                counts.accepted += 1
-            except TailcastError as err:
-                counts.typed_errors[type(err).__name__] += 1
-            except Exception as exc:  # a crash: the point of the fuzzer
-                counts.crashes[f"{type(exc).__name__}: {str(exc)[:80]}"] += 1
-            took = time.perf_counter() - started
-            counts.slow += took > SLOW_S
-            counts.max_input_s = max(counts.max_input_s, took)
-            counts.inputs += 1
+            counts.attempt(lambda: step(rng))
     return counts
