@@ -155,6 +155,16 @@ def _install_if_root() -> None:
         subprocess.run([str(REPO / "scripts" / "install-system-deps")], check=False, timeout=900)
 
 
+def _require_slurm() -> None:
+    """Installs Slurm as root when missing; still missing is a skip locally, a failure in CI."""
+    _install_if_root()
+    if not _slurm_available():
+        message = "Slurm (munged, slurmctld, slurmd, sbatch) is not installed"
+        if _ci():
+            pytest.fail(message + " — CI requires the real local cluster")
+        pytest.skip(message)
+
+
 @pytest.fixture(scope="session")
 def slurm_cluster() -> Iterator[LocalCluster]:
     shared = os.environ.get("TAILCAST_SLURM_DIR")
@@ -171,12 +181,7 @@ def slurm_cluster() -> Iterator[LocalCluster]:
                 else:
                     os.environ[k] = v
             return
-    _install_if_root()
-    if not _slurm_available():
-        message = "Slurm (munged, slurmctld, slurmd, sbatch) is not installed"
-        if _ci():
-            pytest.fail(message + " — CI requires the real local cluster")
-        pytest.skip(message)
+    _require_slurm()
     directory = Path(tempfile.mkdtemp(prefix="tailcast-slurm-"))
     cluster = LocalCluster.start(directory)
     saved = {k: os.environ.get(k) for k in cluster.env}
@@ -198,12 +203,7 @@ def slurm_cluster() -> Iterator[LocalCluster]:
 @pytest.fixture()
 def private_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     """A 4-node cluster of the test's own, for tests that stop its daemons."""
-    _install_if_root()
-    if not _slurm_available():
-        message = "Slurm (munged, slurmctld, slurmd, sbatch) is not installed"
-        if _ci():
-            pytest.fail(message + " — CI requires the real local cluster")
-        pytest.skip(message)
+    _require_slurm()
     cluster = LocalCluster.start(tmp_path_factory.mktemp("slurm"), n_nodes=4)
     try:
         yield cluster
