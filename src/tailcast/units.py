@@ -6,21 +6,33 @@ import re
 
 from tailcast.errors import UsageError
 
-_SIZE = re.compile(r"^\s*(\d+)\s*([KMG]?)(i?B?)\s*$", re.IGNORECASE)
+# Digits are ASCII only: int() would accept '４' or reject '4²' with a bare ValueError.
+_SIZE = re.compile(r"^\s*(\d+)\s*(?:([KMG])I?B?|B)?\s*$", re.IGNORECASE | re.ASCII)
 # OSU and MPI users mean powers of two: 1K = 1024 bytes, as OSU's own -m option does.
 _FACTOR = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
 def parse_size(text: str) -> int:
-    """'4' → 4, '1K' → 1024, '32KiB' → 32768, '1M' → 1048576 (bytes)."""
+    """'4' → 4, '1K' → 1024, '32KiB' → 32768, '1 MB' → 1048576 (bytes)."""
     match = _SIZE.match(text)
     if not match:
-        raise UsageError(f"not a size: {text!r} (examples: 4, 1K, 32K, 1M)")
-    return int(match.group(1)) * _FACTOR[match.group(2).upper()]
+        raise UsageError(f"bad message size {text!r} (use e.g. 4, 1K, 32K, 1M)")
+    return int(match.group(1)) * _FACTOR[(match.group(2) or "").upper()]
 
 
 def parse_sizes(text: str) -> list[int]:
-    """A comma-separated size list, e.g. '4,1K,32K,1M'."""
+    """A comma-separated list ('4,1K,32K,1M') or an OSU-style power-of-two range ('1:1M',
+    which holds 0 too when it starts there)."""
+    if ":" in text:
+        lo_text, hi_text = text.split(":", 1)
+        lo, hi = parse_size(lo_text), parse_size(hi_text)
+        if lo > hi:
+            raise UsageError(f"empty size range {text!r}")
+        sizes, size = [], lo
+        while size <= hi:
+            sizes.append(size)
+            size = size * 2 if size else 1
+        return sizes
     sizes = [parse_size(part) for part in text.split(",") if part.strip()]
     if not sizes:
         raise UsageError("empty size list")

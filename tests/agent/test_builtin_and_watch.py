@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tailcast.agent.loop import check_accepted, parse_benchmarks, parse_sizes
+from tailcast.agent.loop import check_accepted, parse_benchmarks
+from tailcast.units import parse_sizes
 from tailcast.agent.runners import load_builtin_result, sample_rows
 from tailcast.collectors.snapshot import snapshot_of
 from tailcast.collectors.squeue import load_queue_file

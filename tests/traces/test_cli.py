@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from tailcast.cli.main import app
-from tailcast.cli.trace import parse_sizes
+from tailcast.units import parse_sizes
 
 runner = CliRunner()
 

@@ -25,7 +25,6 @@ import jinja2
 
 from tailcast.agent.background import BackgroundSpec, load_background
 from tailcast.agent.builtin import BENCHMARKS
-from tailcast.agent.loop import parse_size
 from tailcast.collectors.proc import RetryPolicy, run_tool
 from tailcast.collectors.topology import (
     DIFFERENT_ISLANDS,
@@ -36,6 +35,7 @@ from tailcast.collectors.topology import (
     load_topology_toml,
 )
 from tailcast.errors import InputError, UsageError
+from tailcast.units import parse_size
 
 PLACEMENTS = (SAME_GROUP, SAME_ISLAND, DIFFERENT_ISLANDS)
 

@@ -53,34 +53,6 @@ from tailcast.collectors.topology import (
 from tailcast.errors import ExternalToolError, InputError, NotAcceptedError, UsageError
 from tailcast.store import ResultsDir
 
-_UNITS = {
-    "": 1,
-    "B": 1,
-    "K": 1024,
-    "KB": 1024,
-    "KIB": 1024,
-    "M": 1024**2,
-    "MB": 1024**2,
-    "MIB": 1024**2,
-    "G": 1024**3,
-    "GB": 1024**3,
-    "GIB": 1024**3,
-}
-
-
-def parse_size(text: str) -> int:
-    """'4', '1K', '32K', '1M' (binary units, as OSU's sizes) -> bytes."""
-    raw = text.strip().upper()
-    digits = raw.rstrip("KMGIB")
-    unit = raw[len(digits) :]
-    if not (digits.isascii() and digits.isdigit()) or unit not in _UNITS:
-        raise UsageError(f"bad message size {text!r} (use e.g. 4, 1K, 32K, 1M)")
-    return int(digits) * _UNITS[unit]
-
-
-def parse_sizes(text: str) -> list[int]:
-    return [parse_size(s) for s in text.split(",") if s.strip()]
-
 
 def parse_benchmarks(text: str, impl: str = "builtin") -> list[str]:
     """Benchmark names of `impl`: the built-in ones, or any of the OSU suite's

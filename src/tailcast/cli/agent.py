@@ -104,8 +104,8 @@ def run(
         check_accepted,
         format_b,
         parse_benchmarks,
-        parse_sizes,
     )
+    from tailcast.units import parse_sizes
 
     cfg = AgentConfig(
         benchmarks=parse_benchmarks(benchmarks, impl),
@@ -242,10 +242,10 @@ def noise(
 ) -> None:
     """Background traffic inside a Slurm job: one rank per allocated node repeats a
     collective until the job is cancelled (b-sweep campaigns submit these)."""
-    from tailcast.agent.loop import parse_size
     from tailcast.agent.noise import NOISE_PATTERNS
     from tailcast.collectors.launcher import allocation_nodes_list, detect_launcher
     from tailcast.errors import UsageError
+    from tailcast.units import parse_size
 
     if pattern not in NOISE_PATTERNS:
         raise UsageError(f"--pattern must be one of {', '.join(NOISE_PATTERNS)}")

@@ -153,13 +153,14 @@ def run(
     # only spin after numpy calls, ~3 % of the command's CPU on 2 cores.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from tailcast.errors import UsageError
-    from tailcast.replay.background import parse_job, parse_size, parse_trace
+    from tailcast.replay.background import parse_job, parse_trace
     from tailcast.replay.background_b import BackgroundB
     from tailcast.replay.fabric import load_fabric
     from tailcast.replay.measured_inputs import measured_run, run_placement, snapshot_job_sizes
     from tailcast.replay.run import ReplayOptions, replay_trace
     from tailcast.store.footer import read_footer
     from tailcast.store.results import ResultsDir
+    from tailcast.units import parse_size
 
     if compute_scale < 0 or eager_threshold < 0:
         raise UsageError("--compute-scale and --eager-threshold must be >= 0")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,6 +9,7 @@ import typer
 
 from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.errors import UsageError
+from tailcast.units import parse_sizes
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -20,31 +20,6 @@ app = new_app(
     "MPI traces: info, validate, convert (OTF2 / SimGrid TiT / DUMPI / Parquet), synthetic "
     "workloads, and capture of real MPI programs with a PMPI tracer."
 )
-
-_SIZE = re.compile(r"^(\d+)([kKmMgG]?)$")
-_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
-
-
-def parse_sizes(text: str) -> list[int]:
-    """`1,8,4K` or an OSU-style power-of-two range `1:1M`."""
-
-    def one(token: str) -> int:
-        m = _SIZE.match(token.strip())
-        if not m:
-            raise UsageError(f"bad size {token!r} (use e.g. 8, 4K, 1M)")
-        return int(m.group(1)) * _UNITS[m.group(2).lower()]
-
-    if ":" in text:
-        lo_text, hi_text = text.split(":", 1)
-        lo, hi = one(lo_text), one(hi_text)
-        if lo > hi:
-            raise UsageError(f"empty size range {text!r}")
-        sizes, s = [], lo
-        while s <= hi:
-            sizes.append(s)
-            s = s * 2 if s else 1
-        return sizes
-    return [one(t) for t in text.split(",") if t.strip()]
 
 
 @app.command("info")

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from tailcast.errors import UsageError
+from tailcast.units import parse_size
 
 PATTERNS = ("uniform", "nearest_neighbour", "all_to_all", "permutation", "hot_spot")
 ARRIVALS = ("poisson", "periodic")
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
 @dataclass(frozen=True)
@@ -42,16 +42,6 @@ class BackgroundTrace:
 
     path: Path
     placement: str = "random"
-
-
-def parse_size(text: str) -> int:
-    """`64K`, `1M`, `512` → bytes."""
-    t = text.strip().upper().removesuffix("B").removesuffix("I")
-    unit = t[-1:] if t[-1:] in _UNITS and t[-1:] else ""
-    number = t[: len(t) - len(unit)]
-    if not (number.isascii() and number.isdigit()):  # not "²"
-        raise UsageError(f"expected a size like 512, 64K or 1M, got {text!r}")
-    return int(number) * _UNITS[unit]
 
 
 def parse_job(text: str) -> BackgroundJob:
