@@ -33,21 +33,20 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from collectives_pairs import PAIRS, SIZES, Pair, reason_for
+from simgrid_bench import (
+    EAGER_BYTES,
+    LINK_GBPS,
+    LINK_LATENCY_NS,
+    SIMGRID_BASE_CFG,
+    SMPIREPLAYMAIN,
+    fabric_toml,
+    simgrid_platform,
+)
 
 RANKS = 16
 TOLERANCE = 0.05
-LINK_GBPS = 100.0
-LINK_LATENCY_NS = 100.0
-EAGER_BYTES = 8192
-SMPIREPLAYMAIN = "/usr/lib/x86_64-linux-gnu/simgrid/smpireplaymain"
 SIMGRID_CFG = [
-    "--cfg=smpi/coll-selector:ompi",
-    "--cfg=network/model:CM02",
-    "--cfg=network/crosstraffic:0",
-    f"--cfg=smpi/async-small-thresh:{EAGER_BYTES}",
-    f"--cfg=smpi/send-is-detached-thresh:{EAGER_BYTES}",
-    "--cfg=smpi/bw-factor:0:1",
-    "--cfg=smpi/lat-factor:0:1",
+    *SIMGRID_BASE_CFG,
     "--log=smpi_replay.fmt:T=%.9d|%m%n",
     "--log=smpi_coll.thres:warning",
     "--log=smpi_config.thres:warning",
@@ -61,34 +60,6 @@ EAGER_8192 = (
 ENVELOPE_BYTES = 16
 ENVELOPE_GAP_US = 0.1
 SIM_TIME = re.compile(r"T=([0-9.]+)\|Simulation time")
-
-
-def fabric_toml(handshake: bool = True) -> str:
-    return (
-        'model = "flow"\n'
-        f"link_bandwidth_gbps = {LINK_GBPS}\n"
-        f"hop_latency_ns = {LINK_LATENCY_NS}\n"
-        'duplex = "full"\noverhead_ns = 0.0\ngamma_ns_per_byte = 0.0\n'
-        f"rendezvous_handshake = {str(handshake).lower()}\n"
-        f'[topology]\nkind = "crossbar"\nendpoints = {RANKS}\n'
-    )
-
-
-def write_platform(directory: Path) -> tuple[Path, Path]:
-    """bench/simgrid_bench.py's platform: a private SPLITDUPLEX link per host and a FATPIPE
-    backbone with no latency and practically unbounded bandwidth."""
-    platform = directory / "platform.xml"
-    platform.write_text(
-        '<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
-        '<platform version="4.1">\n'
-        f'  <cluster id="c" prefix="node-" suffix="" radical="0-{RANKS - 1}" speed="1Gf"'
-        f' bw="{LINK_GBPS / 8:g}GBps" lat="{LINK_LATENCY_NS:g}ns" bb_bw="1000000GBps"'
-        ' bb_lat="0ns" sharing_policy="SPLITDUPLEX" bb_sharing_policy="FATPIPE"/>\n'
-        "</platform>\n"
-    )
-    hostfile = directory / "hostfile"
-    hostfile.write_text("".join(f"node-{i}\n" for i in range(RANKS)))
-    return platform, hostfile
 
 
 def write_trace(path: Path, kind: str, size: int) -> None:
@@ -118,7 +89,7 @@ def tailcast_time_us(trace: Path, coll: str, handshake: bool = True) -> float:
     from tailcast.replay.fabric import parse_fabric
     from tailcast.replay.run import load_columns
 
-    fabric = parse_fabric(fabric_toml(handshake), "<collectives bench crossbar>")
+    fabric = parse_fabric(fabric_toml(RANKS, handshake), "<collectives bench crossbar>")
     arrays = load_columns(trace).arrays()
     result = _core.replay([arrays], ["linear"], fabric.table, coll=coll, compute_scale=0.0,
                           eager_threshold_bytes=EAGER_BYTES)  # fmt: skip
@@ -135,7 +106,7 @@ def simgrid_time_us(
     table, meta = read_trace(trace)
     listing = work / "trace.tit"
     export_tit(table, meta, listing)
-    platform, hostfile = write_platform(work)
+    platform, hostfile = simgrid_platform(work, RANKS)
     argv = ["smpirun", "-no-privatize", "-replay", str(listing), "-np", str(RANKS)]
     argv += ["-platform", str(platform), "-hostfile", str(hostfile), SMPIREPLAYMAIN]
     argv += [*SIMGRID_CFG, f"--cfg=smpi/{kind}:{port}", *cfg]

@@ -40,9 +40,9 @@ SMPIREPLAYMAIN = "/usr/lib/x86_64-linux-gnu/simgrid/smpireplaymain"
 LINK_GBPS = 100.0
 LINK_LATENCY_NS = 100.0
 EAGER_BYTES = 8192
-SIMGRID_CFG = [
+# The SimGrid settings every crossbar comparison shares (collectives_bench.py adds its own).
+SIMGRID_BASE_CFG = [
     "--cfg=smpi/coll-selector:ompi",
-    "--cfg=smpi/allreduce:rdb",  # after the selector, which would reset it
     "--cfg=network/model:CM02",
     "--cfg=network/crosstraffic:0",
     f"--cfg=smpi/async-small-thresh:{EAGER_BYTES}",
@@ -50,16 +50,18 @@ SIMGRID_CFG = [
     "--cfg=smpi/bw-factor:0:1",
     "--cfg=smpi/lat-factor:0:1",
 ]
+SIMGRID_CFG = [*SIMGRID_BASE_CFG, "--cfg=smpi/allreduce:rdb"]  # after the selector, which resets it
 TAILCAST_COLL = "allreduce=recursive_doubling"
 
 
-def fabric_toml(endpoints: int) -> str:
+def fabric_toml(endpoints: int, handshake: bool = True) -> str:
     """The tailcast flow crossbar equal to the SimGrid platform (host costs zero)."""
     return (
         'model = "flow"\n'
         f"link_bandwidth_gbps = {LINK_GBPS}\n"
         f"hop_latency_ns = {LINK_LATENCY_NS}\n"
         'duplex = "full"\noverhead_ns = 0.0\ngamma_ns_per_byte = 0.0\n'
+        f"rendezvous_handshake = {str(handshake).lower()}\n"
         f'[topology]\nkind = "crossbar"\nendpoints = {endpoints}\n'
     )
 

@@ -126,6 +126,8 @@ def test_flow_fabric_without_handshake_sends_rendezvous_data_at_once(tmp_path: P
 def test_flow_fabric_rejects_a_handshake_that_is_not_a_boolean() -> None:
     from tailcast.replay.fabric import FabricConfigError, parse_fabric
 
-    text = bench.fabric_toml().replace("rendezvous_handshake = true", 'rendezvous_handshake = "no"')
+    text = bench.fabric_toml(bench.RANKS).replace(
+        "rendezvous_handshake = true", 'rendezvous_handshake = "no"'
+    )
     with pytest.raises(FabricConfigError, match="key rendezvous_handshake: expected true or false"):
         parse_fabric(text, "bad.toml")
