@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 from tailcast.agent.loop import check_accepted, parse_benchmarks
-from tailcast.units import parse_sizes
 from tailcast.agent.runners import load_builtin_result, sample_rows
 from tailcast.collectors.snapshot import snapshot_of
 from tailcast.collectors.squeue import load_queue_file
 from tailcast.collectors.watch import watch
 from tailcast.errors import InputError, NotAcceptedError, UsageError
 from tailcast.store import ResultsDir, read_table
+from tailcast.units import parse_sizes
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm-22.05"
 MPI_ENV = {
