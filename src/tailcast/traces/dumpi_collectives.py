@@ -10,13 +10,11 @@ commutative, a user op as its Op_create record said, an op of unknown origin nul
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tailcast.traces.dumpi_format import Record
+from tailcast.traces.dumpi_handles import HandleLookup, RankHandles, world_rank
 from tailcast.traces.schema import Op
-
-if TYPE_CHECKING:
-    from tailcast.traces.dumpi_convert import DumpiConverter, _Rank
 
 _SAME_SIZE = {"Bcast": Op.BCAST, "Reduce": Op.REDUCE, "Allreduce": Op.ALLREDUCE}
 _BLOCKS = {"Alltoall": Op.ALLTOALL, "Allgather": Op.ALLGATHER}
@@ -25,47 +23,47 @@ _BLOCKS = {"Alltoall": Op.ALLTOALL, "Allgather": Op.ALLGATHER}
 _PREDEFINED_OPS = range(1, 14)
 
 
-def collective_row(conv: DumpiConverter, st: _Rank, rec: Record) -> dict[str, Any] | None:
+def collective_row(handles: HandleLookup, st: RankHandles, rec: Record) -> dict[str, Any] | None:
     """The row values (with `op`) of a collective record, or None if it is not one."""
     name, a = rec.name, rec.args
     if "comm" not in a:
         return None
-    ident, members = conv._comm(st, a["comm"])
+    ident, members = handles.comm(st, a["comm"])
     v: dict[str, Any] = {"comm": ident}
     if "root" in a:
-        v["root"] = _world(members, a["root"])
+        v["root"] = world_rank(members, a["root"])
     if name in _SAME_SIZE:
-        v.update(op=_SAME_SIZE[name], send_bytes=conv._bytes(st, a["count"], a["datatype"]))
+        v.update(op=_SAME_SIZE[name], send_bytes=handles.bytes(st, a["count"], a["datatype"]))
     elif name in _BLOCKS:
-        v.update(op=_BLOCKS[name], send_bytes=conv._bytes(st, a["sendcount"], a["sendtype"]),
-                 recv_bytes=conv._bytes(st, a["recvcount"], a["recvtype"]))  # fmt: skip
+        v.update(op=_BLOCKS[name], send_bytes=handles.bytes(st, a["sendcount"], a["sendtype"]),
+                 recv_bytes=handles.bytes(st, a["recvcount"], a["recvtype"]))  # fmt: skip
     elif name == "Gather":
-        v.update(op=Op.GATHER, send_bytes=conv._bytes(st, a["sendcount"], a["sendtype"]))
+        v.update(op=Op.GATHER, send_bytes=handles.bytes(st, a["sendcount"], a["sendtype"]))
         if "recvcount" in a:
-            v["recv_bytes"] = conv._bytes(st, a["recvcount"], a["recvtype"])
+            v["recv_bytes"] = handles.bytes(st, a["recvcount"], a["recvtype"])
     elif name == "Scatter":
-        v.update(op=Op.SCATTER, recv_bytes=conv._bytes(st, a["recvcount"], a["recvtype"]))
+        v.update(op=Op.SCATTER, recv_bytes=handles.bytes(st, a["recvcount"], a["recvtype"]))
         if "sendcount" in a:
-            v["send_bytes"] = conv._bytes(st, a["sendcount"], a["sendtype"])
+            v["send_bytes"] = handles.bytes(st, a["sendcount"], a["sendtype"])
     elif name == "Gatherv":
-        rc = conv._vbytes(st, a.get("recvcounts"), a["recvtype"])
-        v.update(op=Op.GATHERV, send_bytes=conv._bytes(st, a["sendcount"], a["sendtype"]),
+        rc = handles.vbytes(st, a.get("recvcounts"), a["recvtype"])
+        v.update(op=Op.GATHERV, send_bytes=handles.bytes(st, a["sendcount"], a["sendtype"]),
                  recv_counts=rc, recv_bytes=_sum(rc))  # fmt: skip
     elif name == "Scatterv":
-        sc = conv._vbytes(st, a.get("sendcounts"), a["sendtype"])
-        v.update(op=Op.SCATTERV, recv_bytes=conv._bytes(st, a["recvcount"], a["recvtype"]),
+        sc = handles.vbytes(st, a.get("sendcounts"), a["sendtype"])
+        v.update(op=Op.SCATTERV, recv_bytes=handles.bytes(st, a["recvcount"], a["recvtype"]),
                  send_counts=sc, send_bytes=_sum(sc))  # fmt: skip
     elif name == "Allgatherv":
-        rc = conv._vbytes(st, a["recvcounts"], a["recvtype"])
-        v.update(op=Op.ALLGATHERV, send_bytes=conv._bytes(st, a["sendcount"], a["sendtype"]),
+        rc = handles.vbytes(st, a["recvcounts"], a["recvtype"])
+        v.update(op=Op.ALLGATHERV, send_bytes=handles.bytes(st, a["sendcount"], a["sendtype"]),
                  recv_counts=rc, recv_bytes=_sum(rc))  # fmt: skip
     elif name == "Alltoallv":
-        sc = conv._vbytes(st, a["sendcounts"], a["sendtype"])
-        rc = conv._vbytes(st, a["recvcounts"], a["recvtype"])
+        sc = handles.vbytes(st, a["sendcounts"], a["sendtype"])
+        rc = handles.vbytes(st, a["recvcounts"], a["recvtype"])
         v.update(op=Op.ALLTOALLV, send_counts=sc, recv_counts=rc, send_bytes=_sum(sc),
                  recv_bytes=_sum(rc))  # fmt: skip
     elif name == "Reduce_scatter":
-        rc = conv._vbytes(st, a["recvcounts"], a["datatype"])
+        rc = handles.vbytes(st, a["recvcounts"], a["datatype"])
         me = members.index(st.rank) if st.rank in members else -1
         own = rc[me] if rc is not None and 0 <= me < len(rc) else None
         v.update(op=Op.REDUCE_SCATTER, recv_counts=rc, send_bytes=_sum(rc), recv_bytes=own)
@@ -73,17 +71,17 @@ def collective_row(conv: DumpiConverter, st: _Rank, rec: Record) -> dict[str, An
         return None
     dtype = a.get("datatype", a.get("recvtype", a.get("sendtype")))
     if dtype is not None:
-        v["dtype_bytes"] = conv._size(st, dtype)
+        v["dtype_bytes"] = handles.size(st, dtype)
     if "op" in a:
         v["commutative"] = 1 if a["op"] in _PREDEFINED_OPS else st.ops.get(a["op"])
     return v
 
 
-def track_group(conv: DumpiConverter, st: _Rank, rec: Record) -> None:
+def track_group(handles: HandleLookup, st: RankHandles, rec: Record) -> None:
     """Keeps each rank's group handles as lists of world ranks."""
     name, a, groups = rec.name, rec.args, st.groups
     if name == "Comm_group":
-        groups[a["group"]] = list(conv._comm(st, a["comm"])[1])
+        groups[a["group"]] = list(handles.comm(st, a["comm"])[1])
         return
     if name == "Group_free":
         groups.pop(a["group"], None)
@@ -114,22 +112,22 @@ def track_group(conv: DumpiConverter, st: _Rank, rec: Record) -> None:
         groups[a["newgroup"]] = [w for i, w in enumerate(base) if i not in set(picked)]
 
 
-def track_type(conv: DumpiConverter, st: _Rank, rec: Record) -> None:
+def track_type(handles: HandleLookup, st: RankHandles, rec: Record) -> None:
     """Sizes (MPI_Type_size: bytes of data, not extent) of derived datatypes."""
     name, a = rec.name, rec.args
     if name == "Type_size":
-        if conv._size(st, a["datatype"]) is None:  # a size the constructors could not tell
+        if handles.size(st, a["datatype"]) is None:  # a size the constructors could not tell
             st.types[a["datatype"]] = a["size"]
         return
     if name == "Type_struct":
-        sizes = [conv._size(st, t) for t in a["oldtypes"]]
+        sizes = [handles.size(st, t) for t in a["oldtypes"]]
         lengths = a["lengths"]
         total = None
         if None not in sizes and len(sizes) == len(lengths):
             total = sum(n * s for n, s in zip(lengths, sizes, strict=True) if s is not None)
         st.types[a["newtype"]] = total
         return
-    old = conv._size(st, a["oldtype"])
+    old = handles.size(st, a["oldtype"])
     if name == "Type_dup":
         n = 1
     elif name == "Type_contiguous":
@@ -152,7 +150,3 @@ def _range(rng: list[int], size: int) -> list[int]:
 
 def _sum(values: list[int] | None) -> int | None:
     return None if values is None else sum(values)
-
-
-def _world(members: list[int], comm_rank: int) -> int:
-    return members[comm_rank] if 0 <= comm_rank < len(members) else comm_rank

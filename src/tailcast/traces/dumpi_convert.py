@@ -18,23 +18,21 @@ Calls without a tailcast operation are counted per MPI name in `unsupported`.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
+from tailcast.traces.dumpi_collectives import collective_row, track_group, track_type
 from tailcast.traces.dumpi_format import DumpiBin, DumpiFormatError, Record, Status
+from tailcast.traces.dumpi_handles import HandleLookup, PendingRequest, RankHandles, world_rank
 from tailcast.traces.dumpi_layouts import (
     ANY_SOURCE,
     ANY_TAG,
-    COMM_NULL_HANDLE,
     COMM_SELF_HANDLE,
     COMM_WORLD_HANDLE,
-    PREDEFINED_TYPE_SIZES,
     REQUEST_NULL_HANDLE,
 )
 from tailcast.traces.schema import COMM_NULL, WORLD, Op, TraceBuilder
 
 SELF_BASE = 1_000_000  # ids of MPI_COMM_SELF (one per rank)
-UNKNOWN_COMM_BASE = 2_000_000  # ids of handles never created in the trace
 INT64_LIMIT = 1 << 63
 
 SEND_OPS = {name: Op.SEND for name in ("Send", "Bsend", "Ssend", "Rsend")} | {
@@ -46,33 +44,11 @@ TYPE_CTORS = {"Type_contiguous", "Type_vector", "Type_hvector", "Type_indexed",
               "Type_hindexed", "Type_struct", "Type_dup", "Type_size"}  # fmt: skip
 
 
-@dataclass
-class _Pending:
-    ident: int
-    row: int
-    members: list[int]
-
-
-@dataclass
-class _Rank:
-    rank: int
-    bin: DumpiBin
-    pos: int = 0
-    comms: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
-    groups: dict[int, list[int]] = field(default_factory=dict)
-    types: dict[int, int | None] = field(default_factory=dict)
-    # User ops (Op_create) → 1 / 0: commutative or not.
-    ops: dict[int, int] = field(default_factory=dict)
-    requests: dict[int, _Pending] = field(default_factory=dict)
-    next_request: int = 0
-    creations: Counter[int] = field(default_factory=Counter)
-
-
 class DumpiConverter:
     def __init__(self, bins: list[DumpiBin]) -> None:
         n = len(bins)
         self.world = list(range(n))
-        self.ranks = [_Rank(r, b) for r, b in enumerate(bins)]
+        self.ranks = [RankHandles(r, b) for r, b in enumerate(bins)]
         for st in self.ranks:
             st.comms[COMM_WORLD_HANDLE] = (WORLD, self.world)
             st.comms[COMM_SELF_HANDLE] = (SELF_BASE + st.rank, [st.rank])
@@ -81,9 +57,9 @@ class DumpiConverter:
         self.splits: dict[tuple[int, int], dict[int, tuple[int, int]]] = {}
         self.builder = TraceBuilder()
         self.unsupported: Counter[str] = Counter()
+        self.handles = HandleLookup(self.unsupported)
         self.t0 = min((_times(r)[0] for b in bins for r in b.records[:1]), default=0)
         self.partial = False
-        self.unknown_comms = 0
 
     def run(self) -> None:
         """Advances every rank as far as it can; repeats until all are done. If ranks stay
@@ -103,42 +79,7 @@ class DumpiConverter:
                 self.partial = True
 
     # -- helpers ---------------------------------------------------------------------------
-    def _comm(self, st: _Rank, handle: int) -> tuple[int, list[int]]:
-        if handle in st.comms:
-            return st.comms[handle]
-        if handle == COMM_NULL_HANDLE:
-            return COMM_NULL, []
-        self.unsupported["communicator handle never created in the trace"] += 1
-        ident = UNKNOWN_COMM_BASE + self.unknown_comms
-        self.unknown_comms += 1
-        st.comms[handle] = (ident, [])
-        return st.comms[handle]
-
-    def _size(self, st: _Rank, dtype: int) -> int | None:
-        if dtype in st.types:
-            return st.types[dtype]
-        table = st.bin.type_sizes
-        if table is not None and 0 < dtype < len(table):
-            return table[dtype]
-        return PREDEFINED_TYPE_SIZES.get(dtype)
-
-    def _bytes(self, st: _Rank, count: int, dtype: int) -> int | None:
-        size = self._size(st, dtype)
-        if size is None:
-            self.unsupported[f"datatype {dtype} of unknown size"] += 1
-            return None
-        return count * size
-
-    def _vbytes(self, st: _Rank, counts: list[int] | None, dtype: int) -> list[int] | None:
-        size = self._size(st, dtype)
-        if counts is None:
-            return None
-        if size is None:
-            self.unsupported[f"datatype {dtype} of unknown size"] += 1
-            return None
-        return [c * size for c in counts]
-
-    def _add(self, st: _Rank, rec: Record, op: str, **values: Any) -> int:
+    def _add(self, st: RankHandles, rec: Record, op: str, **values: Any) -> int:
         for col in ("send_bytes", "recv_bytes", "send_counts", "recv_counts"):
             v = values.get(col)
             items: list[int] = v if isinstance(v, list) else [] if v is None else [v]
@@ -152,13 +93,13 @@ class DumpiConverter:
                          **values)  # fmt: skip
         return row
 
-    def _new_request(self, st: _Rank, handle: int, row: int, members: list[int]) -> int:
+    def _new_request(self, st: RankHandles, handle: int, row: int, members: list[int]) -> int:
         ident = st.next_request
         st.next_request += 1
-        st.requests[handle] = _Pending(ident, row, members)
+        st.requests[handle] = PendingRequest(ident, row, members)
         return ident
 
-    def _complete(self, st: _Rank, handle: int, status: Status | None) -> int | None:
+    def _complete(self, st: RankHandles, handle: int, status: Status | None) -> int | None:
         pending = st.requests.pop(handle, None)
         if pending is None:
             if handle != REQUEST_NULL_HANDLE:
@@ -167,22 +108,22 @@ class DumpiConverter:
         cols = self.builder.columns
         if status is not None and cols["op"][pending.row] == Op.IRECV:
             if cols["peer"][pending.row] == ANY_SOURCE:
-                cols["peer"][pending.row] = _world(pending.members, status.source)
+                cols["peer"][pending.row] = world_rank(pending.members, status.source)
             if cols["tag"][pending.row] == ANY_TAG and status.tag is not None:
                 cols["tag"][pending.row] = status.tag
         return pending.ident
 
     # -- records ---------------------------------------------------------------------------
-    def _record(self, st: _Rank, rec: Record) -> bool:
+    def _record(self, st: RankHandles, rec: Record) -> bool:
         """Converts one record; False when it must wait for other ranks (a split)."""
         name, a = rec.name, rec.args
         if name in SIMPLE_OPS:
-            ident = self._comm(st, a["comm"])[0] if "comm" in a else WORLD
+            ident = self.handles.comm(st, a["comm"])[0] if "comm" in a else WORLD
             self._add(st, rec, SIMPLE_OPS[name], comm=ident)
         elif name in SEND_OPS:
-            ident, members = self._comm(st, a["comm"])
-            sent = self._bytes(st, a["count"], a["datatype"])
-            peer = _world(members, a["dest"])
+            ident, members = self.handles.comm(st, a["comm"])
+            sent = self.handles.bytes(st, a["count"], a["datatype"])
+            peer = world_rank(members, a["dest"])
             row = self._add(st, rec, SEND_OPS[name], comm=ident, peer=peer, tag=a["tag"],
                             send_bytes=sent)  # fmt: skip
             if "request" in a:
@@ -198,13 +139,11 @@ class DumpiConverter:
         elif name in ("Comm_dup", "Comm_create", "Comm_split"):
             return self._comm_create(st, rec)
         elif name == "Comm_free":
-            ident = self._comm(st, a["comm"])[0]
+            ident = self.handles.comm(st, a["comm"])[0]
             st.comms.pop(a["comm"], None)
             self._add(st, rec, Op.COMM_FREE, comm=ident)
         else:
-            from tailcast.traces.dumpi_collectives import collective_row
-
-            values = collective_row(self, st, rec)
+            values = collective_row(self.handles, st, rec)
             if values is not None:
                 op = values.pop("op")
                 self._add(st, rec, op, **values)
@@ -213,9 +152,9 @@ class DumpiConverter:
                 self.unsupported[f"MPI_{name}"] += 1
         return True
 
-    def _recv(self, st: _Rank, rec: Record) -> None:
+    def _recv(self, st: RankHandles, rec: Record) -> None:
         a = rec.args
-        ident, members = self._comm(st, a["comm"])
+        ident, members = self.handles.comm(st, a["comm"])
         source, tag = a["source"], a["tag"]
         status = _first(a.get("status"))
         if status is not None and rec.name == "Recv":
@@ -224,30 +163,30 @@ class DumpiConverter:
             if tag == ANY_TAG and status.tag is not None:
                 tag = status.tag
         op = Op.RECV if rec.name == "Recv" else Op.IRECV
-        row = self._add(st, rec, op, comm=ident, peer=_world(members, source), tag=tag,
-                        recv_bytes=self._bytes(st, a["count"], a["datatype"]))  # fmt: skip
+        row = self._add(st, rec, op, comm=ident, peer=world_rank(members, source), tag=tag,
+                        recv_bytes=self.handles.bytes(st, a["count"], a["datatype"]))  # fmt: skip
         if op == Op.IRECV:
             self.builder.columns["request"][row] = self._new_request(st, a["request"], row, members)
 
-    def _sendrecv(self, st: _Rank, rec: Record) -> None:
+    def _sendrecv(self, st: RankHandles, rec: Record) -> None:
         a = rec.args
-        ident, members = self._comm(st, a["comm"])
+        ident, members = self.handles.comm(st, a["comm"])
         if rec.name == "Sendrecv":
-            sent = self._bytes(st, a["sendcount"], a["sendtype"])
-            got = self._bytes(st, a["recvcount"], a["recvtype"])
+            sent = self.handles.bytes(st, a["sendcount"], a["sendtype"])
+            got = self.handles.bytes(st, a["recvcount"], a["recvtype"])
         else:
-            sent = got = self._bytes(st, a["count"], a["datatype"])
+            sent = got = self.handles.bytes(st, a["count"], a["datatype"])
         source, tag = a["source"], a["recvtag"]
         status = _first(a.get("status"))
         if status is not None and source == ANY_SOURCE:
             source = status.source
         if status is not None and tag == ANY_TAG and status.tag is not None:
             tag = status.tag
-        self._add(st, rec, Op.SENDRECV, comm=ident, peer=_world(members, a["dest"]),
-                  tag=a["sendtag"], send_bytes=sent, recv_peer=_world(members, source),
+        self._add(st, rec, Op.SENDRECV, comm=ident, peer=world_rank(members, a["dest"]),
+                  tag=a["sendtag"], send_bytes=sent, recv_peer=world_rank(members, source),
                   recv_tag=tag, recv_bytes=got)  # fmt: skip
 
-    def _completion(self, st: _Rank, rec: Record) -> None:
+    def _completion(self, st: RankHandles, rec: Record) -> None:
         a, name = rec.args, rec.name
         statuses = a.get("status") or a.get("statuses") or []
         if name in ("Wait", "Test"):
@@ -274,9 +213,9 @@ class DumpiConverter:
         else:
             self._add(st, rec, name.lower(), requests=done_ids)
 
-    def _comm_create(self, st: _Rank, rec: Record) -> bool:
+    def _comm_create(self, st: RankHandles, rec: Record) -> bool:
         a, name = rec.args, rec.name
-        parent, parent_members = self._comm(st, a["oldcomm"])
+        parent, parent_members = self.handles.comm(st, a["oldcomm"])
         n = st.creations[parent]
         members: list[int] | None
         if name == "Comm_dup":
@@ -305,14 +244,12 @@ class DumpiConverter:
                   comm_members=members if in_comm else None)  # fmt: skip
         return True
 
-    def _bookkeeping(self, st: _Rank, rec: Record) -> None:
+    def _bookkeeping(self, st: RankHandles, rec: Record) -> None:
         """Handle tables for calls that make no row: groups, datatypes and ops."""
-        from tailcast.traces.dumpi_collectives import track_group, track_type
-
         if rec.name.startswith("Group_") or rec.name == "Comm_group":
-            track_group(self, st, rec)
+            track_group(self.handles, st, rec)
         elif rec.name in TYPE_CTORS:
-            track_type(self, st, rec)
+            track_type(self.handles, st, rec)
         elif rec.name == "Op_create":
             st.ops[rec.args["op"]] = 1 if rec.args["commute"] else 0
 
@@ -323,10 +260,6 @@ def _times(rec: Record) -> tuple[int, int]:
 
 def _first(statuses: list[Status] | None) -> Status | None:
     return statuses[0] if statuses else None
-
-
-def _world(members: list[int], comm_rank: int) -> int:
-    return members[comm_rank] if 0 <= comm_rank < len(members) else comm_rank
 
 
 def _split_members(
