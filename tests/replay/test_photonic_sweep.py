@@ -4,11 +4,13 @@ traces, random placement and every message eager (`replay/photonic_setups.py`)."
 
 from __future__ import annotations
 
+import tomllib
 from collections import defaultdict
 from pathlib import Path
 from statistics import mean
 
 from tailcast.analysis.report import build_report
+from tailcast.replay.fabric import bundled_fabrics
 from tailcast.replay.photonic_setups import ALWAYS_EAGER
 from tailcast.store import Catalog, ResultsDir
 from tailcast.sweeps.plan import create_plan
@@ -55,13 +57,20 @@ def test_replay_sweep_covers_policies_routings_and_switchings(tmp_path: Path) ->
             f"WHERE r.replay_id LIKE '{plan.sweep_id}-p%' AND s.name = 'mzi_energy_pj_per_bit'"
         )
     assert len(rows) == 48 and all(r["value"] > 0 for r in rows)
-    # Each point's stored fabric is the bundled one with that point's overrides.
+    # Each point's stored fabric is the TOML it ran with: the bundled one, overrides applied.
     assert len({r["fabric_toml"] for r in rows}) == 3 * 2 * 2
+    swept = ("arbitration", "routing", "switching")
+    bundled = tomllib.loads(bundled_fabrics()["benes-psf-16"])
+    for r in rows:
+        stored = tomllib.loads(r["fabric_toml"])
+        assert stored["arbitration"] in ("lfu", "arr", "rr") and stored["routing"] in ("mb", "mx")
+        unswept = {k: v for k, v in stored.items() if k not in swept}
+        assert unswept == {k: v for k, v in bundled.items() if k not in swept}
     # The overrides reach the engine: TDM's 100 KB slots and reconfigurations between them
     # make the same traces take longer than CS (seed 000 §V-D).
     by_switching: dict[str, list[float]] = defaultdict(list)
     for r in rows:
-        switching = "tdm" if "switching = 'tdm'" in r["fabric_toml"] else "cs"
+        switching = tomllib.loads(r["fabric_toml"])["switching"]
         by_switching[switching].append(r["total_time_ns"])
     assert mean(by_switching["tdm"]) > mean(by_switching["cs"]), by_switching
     # The report groups the points by the parameters they ran with (the overrides).

@@ -12,7 +12,6 @@ holds on them:
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 from collections import defaultdict
@@ -24,7 +23,6 @@ from tailcast.analysis.report_blocks import Section, SectionBuilder
 from tailcast.replay.fabric import parse_fabric
 
 MAX_GROUPS = 6
-SWEEP_OVERRIDE = "# sweep override "
 PSF_STATS = (
     "mzi_energy_pj_per_bit",
     "energy_pj_per_bit",
@@ -70,11 +68,8 @@ def _replays_on(
 
 
 class _Settings:
-    """A stored fabric's parameters, defaults included (parsed once per distinct TOML).
-
-    A `replay sweep` point stores its fabric as the base TOML followed by one
-    `# sweep override KEY = VALUE` line per overridden top-level key (sweeps/spec.py's
-    `fabric_with`); those lines are what the point ran with, so they win."""
+    """A stored fabric's parameters, defaults included (parsed once per distinct TOML; a
+    sweep point stores the TOML it ran with, overrides applied)."""
 
     def __init__(self) -> None:
         self.cache: dict[str, dict[str, Any]] = {}
@@ -82,12 +77,7 @@ class _Settings:
     def __call__(self, toml_text: str, keys: tuple[str, ...]) -> dict[str, Any]:
         if toml_text not in self.cache:
             fabric = parse_fabric(toml_text, "<stored fabric>")
-            values = {k: fabric.value(k) for k in keys}
-            for line in toml_text.splitlines():
-                key, sep, value = line.removeprefix(SWEEP_OVERRIDE).partition(" = ")
-                if line.startswith(SWEEP_OVERRIDE) and sep and key in values:
-                    values[key] = ast.literal_eval(value)
-            self.cache[toml_text] = values
+            self.cache[toml_text] = {k: fabric.value(k) for k in keys}
         return self.cache[toml_text]
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from tailcast import _core
 from tailcast.errors import EXIT_USAGE, InputError
+from tailcast.replay import toml_text
 from tailcast.replay.background import parse_job
 from tailcast.replay.background_b import BackgroundB
 from tailcast.replay.fabric import Fabric, FabricConfigError, load_fabric, parse_fabric
@@ -229,9 +230,8 @@ def fabric_with(fabric: Fabric, overrides: dict[str, Any], path: Path, label: st
     except (_core.FabricConfigError, ValueError) as err:
         raise SpecError(path, f"key axes.{'fabric'} = {label} with overrides: {err}") from err
     suffix = ",".join(f"{k[7:]}={v}" for k, v in overrides.items())
-    text = fabric.toml_text + "".join(
-        f"\n# sweep override {k[7:]} = {v!r}" for k, v in overrides.items()
-    )
+    # The stored text is the table the point ran with, so every reader sees the overrides.
+    text = f"# {label} with sweep overrides {suffix}\n" + toml_text.dumps(table)
     return Fabric(
         name=f"{fabric.name}[{suffix}]",
         source=fabric.source,
