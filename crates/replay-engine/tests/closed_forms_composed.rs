@@ -323,3 +323,23 @@ fn barrier_linear_and_tree() {
         6.0 * ALPHA,
     );
 }
+
+#[test]
+fn two_proc_algorithms_exist_only_on_two_ranks() {
+    // alltoall_intra_two_procs, allgather(v)_intra_two_procs and barrier_intra_two_procs
+    // are one sendrecv with the other rank: α + nβ (b = 64 KiB; barrier: empty, α), and
+    // return MPI_ERR_UNSUPPORTED_OPERATION on any other size ("if (2 != size)"), so at
+    // p = 16 and 13 there is no time to derive: the replay must refuse the forced call.
+    let b = B as i64;
+    for (op, coll, bytes, want) in [
+        (Op::Alltoall, "alltoall=two_proc", b, t(B)),
+        (Op::Allgather, "allgather=two_proc", b, t(B)),
+        (Op::Barrier, "barrier=two_proc", 0, ALPHA),
+    ] {
+        case(coll, 2, op, (bytes, bytes), coll, want, want);
+        for p in [16u32, 13] {
+            let got = try_time(Ports::One, p, op, bytes, bytes, coll);
+            assert!(got.is_err(), "{coll} p={p}: {got:?}");
+        }
+    }
+}

@@ -240,3 +240,29 @@ fn alltoall_linear_sync_with_a_request_window() {
         }
     }
 }
+
+#[test]
+fn allgatherv_two_procs_only_on_two_ranks() {
+    // allgatherv_intra_two_procs: one sendrecv, rank 0's 2b against rank 1's b: α + 2bβ;
+    // on any other size MPI_ERR_UNSUPPORTED_OPERATION, so the replay refuses it at 16, 13.
+    for ports in [Ports::One, Ports::Unlimited] {
+        let got = allgatherv(ports, 2, "allgatherv=two_proc");
+        check(&format!("allgatherv two_proc p=2 {ports:?}"), got, t(2 * B));
+    }
+    for p in [16u32, 13] {
+        let rows = allgatherv_rows(p);
+        let bare: Rows = rows.iter().map(|(_, r)| (Vec::new(), r.clone())).collect();
+        let total: i64 = rows[0].1.iter().sum();
+        let got = try_time_lists(
+            Ports::One,
+            p,
+            Op::Allgatherv,
+            rows[0].0[0],
+            total,
+            SAME_DTYPE,
+            Some(&bare),
+            "allgatherv=two_proc",
+        );
+        assert!(got.is_err(), "allgatherv two_proc p={p}: {got:?}");
+    }
+}

@@ -63,6 +63,32 @@ pub fn time_lists(
     counts: Option<&[(Vec<i64>, Vec<i64>)]>,
     coll: &str,
 ) -> f64 {
+    try_time_lists(ports, p, op, send, recv, dtype_bytes, counts, coll).expect("replay")
+}
+
+/// As `time`, the replay's error (e.g. a collective Open MPI refuses) as text.
+pub fn try_time(
+    ports: Ports,
+    p: u32,
+    op: Op,
+    send: i64,
+    recv: i64,
+    coll: &str,
+) -> Result<f64, String> {
+    try_time_lists(ports, p, op, send, recv, SAME, None, coll)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn try_time_lists(
+    ports: Ports,
+    p: u32,
+    op: Op,
+    send: i64,
+    recv: i64,
+    dtype_bytes: i32,
+    counts: Option<&[(Vec<i64>, Vec<i64>)]>,
+    coll: &str,
+) -> Result<f64, String> {
     let n = p as usize;
     let csr = |pick: fn(&(Vec<i64>, Vec<i64>)) -> &Vec<i64>| {
         let mut offsets = vec![0i64];
@@ -136,8 +162,8 @@ pub fn time_lists(
         placement: Placement::Linear { offset: 0 },
         foreground: true,
     };
-    let out = replay(&[job], Vec::new(), &spec, &options).expect("replay");
-    out.jobs[0].total_time_ns
+    let out = replay(&[job], Vec::new(), &spec, &options).map_err(|e| e.to_string())?;
+    Ok(out.jobs[0].total_time_ns)
 }
 
 pub fn check(what: &str, got: f64, want: f64) {
