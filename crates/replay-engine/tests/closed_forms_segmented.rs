@@ -268,3 +268,49 @@ fn reduce_chain_segmented() {
         2.0 * u + 16.0 * ss + 17.0 * gg,
     );
 }
+
+#[test]
+fn fixed_rules_never_segment() {
+    // 4.1.4's fixed rules pass segsize 0 to *_intra_do_this (coll_tuned_decision_fixed.c),
+    // so the trees they pick run one segment: no override, the decision of decision.rs.
+    let (tt, gg) = (t(MIB), g(MIB));
+    // reduce, 1 MiB: p = 16 and p = 13 both pick binomial (5): 4(T + G) at p = 16
+    // (closed_forms.rs), 4T + 3G single-port / 3T + 4G unlimited at p = 13
+    // (closed_forms_composed.rs) — with segments it would be far less (the pipeline).
+    case(
+        "reduce fixed 1MiB",
+        16,
+        Op::Reduce,
+        "",
+        4.0 * (tt + gg),
+        4.0 * (tt + gg),
+    );
+    case(
+        "reduce fixed 1MiB",
+        13,
+        Op::Reduce,
+        "",
+        4.0 * tt + 3.0 * gg,
+        3.0 * tt + 4.0 * gg,
+    );
+    // bcast, p = 13 (row comm_size < 16): 32 B picks binary (5), eager messages, one
+    // segment: 5T(32) single-port, 3T(32) unlimited (closed_forms_trees.rs: the eager
+    // messages leave as the rendezvous ones do, every receive being posted at once);
+    // p = 16 (row < 32): 8 B picks knomial (7) with coll_tuned_bcast_knomial_radix 4:
+    // 6T(8) single-port, 2T(8) unlimited (above).
+    for (p, n, single, free) in [(13u32, 32u64, 5.0, 3.0), (16, 8, 6.0, 2.0)] {
+        let ni = n as i64;
+        let got = time(Ports::One, p, Op::Bcast, ni, ni, "");
+        check(
+            &format!("bcast fixed {n}B p={p} single-port"),
+            got,
+            single * t(n),
+        );
+        let got = time(Ports::Unlimited, p, Op::Bcast, ni, ni, "");
+        check(
+            &format!("bcast fixed {n}B p={p} unlimited"),
+            got,
+            free * t(n),
+        );
+    }
+}
