@@ -314,3 +314,81 @@ fn fixed_rules_never_segment() {
         );
     }
 }
+
+#[test]
+fn reduce_binary_two_segments_at_13() {
+    // reduce_intra_binary, segsize 512 KiB: two segments (S = α + 512 KiB β, g = 512 KiB γ;
+    // S > 2g). Tree at p = 13: 0 ← 1, 2; 1 ← 3, 5; 2 ← 4, 6; 3 ← 7, 11; 4 ← 8, 12; 5 ← 9;
+    // 6 ← 10. reduce_generic at a node with children c0, c1: post r(0,c0), r(0,c1) at 0;
+    // wait r(0,c0), reduce (g), post r(1,c0); wait r(0,c1), reduce, send segment 0 up
+    // (blocking); post r(1,c1); wait r(1,c0), reduce; wait r(1,c1), reduce, send segment 1.
+    // With one child: post r(0), r(1); wait r(0), reduce, send 0; wait r(1), reduce, send 1.
+    // Leaves send both segments with blocking sends; a send starts once the parent posted
+    // the receive.
+    // Unlimited: 3 (and 4): leaves' segment 0 at S, reduced S + 2g, sent to 1 by 2S + 2g;
+    // 7's segment 1 (posted S + g) at 2S + g, 11's (posted 2S + 2g) at 3S + 2g: 3 is
+    // done 3S + 3g. 5 (and 6): 9's segments at S and 2S, sends segment 0 S + g → 2S + g,
+    // has segment 1 reduced at 2S + 2g. 1 (and 2): 3's segment 0 at 2S + 2g, 5's at
+    // 2S + g: sends to the root 2S + 4g → 3S + 4g; posts 3's segment 1 at 2S + 3g
+    // (arrives 4S + 3g), 5's at 3S + 4g (4S + 4g): segment 1 ready 4S + 5g. The root: both
+    // segment 0s at 3S + 4g (reduced 3S + 6g), both segment 1s from 4S + 5g:
+    // 5S + 5g, reduced 5S + 7g.
+    // Single port: 3's receive port takes 7's then 11's segment 0 (S, 2S), 7's segment 1
+    // [2S, 3S], 11's (posted when 3 has sent segment 0) after; 3 sends segment 0 from
+    // 2S + g, but 1's port is busy with 5's segment 0 [S + g, 2S + g], so [2S + g,
+    // 3S + g]; 11's segment 1 [3S + g, 4S + g]: 3 has segment 1 at 4S + 2g. 5: 9's at S
+    // and 2S, segment 1 ready 2S + 2g. 1: reduces 3's segment 0 by 3S + 2g, 5's by
+    // 3S + 3g and sends it to the root, whose port takes 1's [3S + 3g, 4S + 3g] and then
+    // 2's (symmetric) [4S + 3g, 5S + 3g]. 1's port: 3's segment 1 [4S + 2g, 5S + 2g], 5's
+    // (posted 4S + 3g) [5S + 2g, 6S + 2g]: 1 has segment 1 at 6S + 3g; 2, whose send
+    // ended S later, posts 6's segment 1 at 5S + 3g and has it at 6S + 3g, ready
+    // 6S + 4g. The root reduces 1's segment 0 (4S + 4g) and 2's (5S + 4g), gets 1's
+    // segment 1 [6S + 3g, 7S + 3g] and 2's [7S + 3g, 8S + 3g]: 8S + 4g.
+    let (ss, gg) = (t(512 * 1024), g(512 * 1024));
+    case(
+        "reduce binary 512K",
+        13,
+        Op::Reduce,
+        "reduce=binary:segsize=512K",
+        8.0 * ss + 4.0 * gg,
+        5.0 * ss + 7.0 * gg,
+    );
+}
+
+#[test]
+fn reduce_binary_two_segments_at_16() {
+    // As above at p = 16: 0 ← 1, 2; 1 ← 3, 5; 2 ← 4, 6; 3 ← 7, 11; 4 ← 8, 12; 5 ← 9, 13;
+    // 6 ← 10, 14; 7 ← 15. With t1 (first segment of c0 reduced, receive (1, c0) posted),
+    // t2 (segment 0 ready), t3 (segment 0 delivered up, receive (1, c1) posted) and t5
+    // (segment 1 ready) per node:
+    // Unlimited: 7 sends segment 0 S + g → 2S + g, has segment 1 at 2S + 2g; 4, 5, 6 (two
+    // leaves) send segment 0 by 2S + 2g, segment 1 ready 3S + 3g; 3: t1 = 2S + 2g,
+    // t2 = 2S + 3g, t3 = 3S + 3g, 7's segment 1 at 3S + 2g, 11's at 4S + 3g: t5 = 4S + 4g;
+    // 1: 3's segment 0 at 3S + 3g, 5's at 2S + 2g: t1 = 3S + 4g, t2 = 3S + 5g, t3 =
+    // 4S + 5g; 3's segment 1 at 5S + 4g, 5's (posted t3) at 5S + 5g: t5 = 5S + 6g;
+    // 2: t1 = 2S + 3g, t2 = 2S + 4g, t3 = 3S + 4g, t5 = 4S + 5g; the root: t1 = 4S + 6g,
+    // t2 = 4S + 7g, 1's segment 1 at 6S + 6g, 2's at 5S + 7g: 6S + 8g.
+    // Single port: 5's port takes 9's then 13's segment 0 (S, 2S) and 9's segment 1
+    // (posted S + g) [2S, 3S]: 5 sends segment 0 [2S + g, 3S + g], 13's segment 1 (posted
+    // then) [3S + g, 4S + g]: t5 = 4S + 2g; 4 and 6 the same except that 2's port takes
+    // 4's segment 0 [2S + g, 3S + g] before 6's [3S + g, 4S + g] (t5: 4S + 2g and
+    // 5S + 2g). 3: 11's segment 0 [0, S], 7's (sent S + g) [S + g, 2S + g], 7's segment
+    // 1 [2S + 2g, 3S + 2g]; segment 0 to 1 from 2S + 3g, after 5's on 1's port:
+    // [3S + g, 4S + g]; 11's segment 1 (posted 4S + g) [4S + g, 5S + g]: t5 = 5S + 2g.
+    // 1: t1 = 4S + 2g, t2 = 4S + 3g; 2: t1 = 3S + 2g, t2 = 4S + 2g. The root's port takes
+    // 2's segment 0 [4S + 2g, 5S + 2g] and then 1's [5S + 2g, 6S + 2g]. 2: 4's segment 1
+    // [4S + 2g, 5S + 2g], 6's (posted 5S + 2g) [5S + 2g, 6S + 2g]: t5 = 6S + 3g. 1: 3's
+    // segment 1 [5S + 2g, 6S + 2g], 5's (posted 6S + 2g) [6S + 2g, 7S + 2g]:
+    // t5 = 7S + 3g. The root: t1 = 6S + 3g, t2 = 6S + 4g (posts 2's segment 1), 2's
+    // segment 1 [6S + 4g, 7S + 4g], 1's (ready 7S + 3g) after it [7S + 4g, 8S + 4g]:
+    // 8S + 6g.
+    let (ss, gg) = (t(512 * 1024), g(512 * 1024));
+    case(
+        "reduce binary 512K",
+        16,
+        Op::Reduce,
+        "reduce=binary:segsize=512K",
+        8.0 * ss + 6.0 * gg,
+        6.0 * ss + 8.0 * gg,
+    );
+}
