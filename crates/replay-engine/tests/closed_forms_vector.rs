@@ -18,7 +18,7 @@ mod support;
 use replay_engine::ops::Op;
 use support::*;
 
-type Rows = Vec<(Vec<i64>, Vec<i64>)>;
+type Rows = Vec<CountRow>;
 
 /// Per-rank (send counts, recv counts) of an alltoallv where rank r sends c(k) bytes to
 /// r + k (mod p).

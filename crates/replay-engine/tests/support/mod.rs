@@ -50,6 +50,9 @@ pub fn time_typed(
     time_lists(ports, p, op, send, recv, dtype_bytes, None, coll)
 }
 
+/// One rank's row of per-peer byte lists: (send counts, recv counts).
+pub type CountRow = (Vec<i64>, Vec<i64>);
+
 /// As `time_typed`, with the v-collectives' per-peer byte lists: `counts[r]` = (send
 /// counts, recv counts) of rank r's row, each one entry per communicator rank.
 #[allow(clippy::too_many_arguments)]
@@ -60,7 +63,7 @@ pub fn time_lists(
     send: i64,
     recv: i64,
     dtype_bytes: i32,
-    counts: Option<&[(Vec<i64>, Vec<i64>)]>,
+    counts: Option<&[CountRow]>,
     coll: &str,
 ) -> f64 {
     try_time_lists(ports, p, op, send, recv, dtype_bytes, counts, coll).expect("replay")
@@ -86,11 +89,11 @@ pub fn try_time_lists(
     send: i64,
     recv: i64,
     dtype_bytes: i32,
-    counts: Option<&[(Vec<i64>, Vec<i64>)]>,
+    counts: Option<&[CountRow]>,
     coll: &str,
 ) -> Result<f64, String> {
     let n = p as usize;
-    let csr = |pick: fn(&(Vec<i64>, Vec<i64>)) -> &Vec<i64>| {
+    let csr = |pick: fn(&CountRow) -> &Vec<i64>| {
         let mut offsets = vec![0i64];
         let mut values = Vec::new();
         for row in counts.unwrap_or(&[]) {
