@@ -233,6 +233,27 @@ fn reduce_pipeline_segmented_both_ports() {
 }
 
 #[test]
+fn reduce_pipeline_leaf_window_changes_nothing() {
+    // reduce_generic's leaf with max_outstanding_reqs = 2 < ns: two synchronous isends in
+    // flight, each completion replaced by the next segment. The leaf may now post segment
+    // k when segment k-2 is done instead of k-1, but its parent still posts the receive
+    // of k only after sending k-2 up ((d+k)U - g above), and single-port its send port
+    // still frees only when segment k-1 is delivered: the leaf sends no later than with
+    // blocking sends, and its parent never waited for the leaf. (p + ns - 2)U as above.
+    for p in [16u32, 13] {
+        let want = (f64::from(p) + NS - 2.0) * (s() + gs());
+        case(
+            "reduce pipeline 128K max_requests=2",
+            p,
+            Op::Reduce,
+            "reduce=pipeline:segsize=128K:max_requests=2",
+            want,
+            want,
+        );
+    }
+}
+
+#[test]
 fn reduce_chain_segmented() {
     // reduce_intra_chain, fan-out 4, 8 segments. p = 16: chains 1-4, 5-8, 9-12, 13-15
     // reduce towards their heads, which are pipelines as above: head 1, 5, 9 (d = 3) can
