@@ -5,7 +5,7 @@
 
 use replay_engine::fabric::schema::Value;
 use replay_engine::ops::Op;
-use replay_engine::trace::SAME;
+use replay_engine::trace::{Lists, SAME};
 use replay_engine::TraceColumns;
 use replay_engine::{replay, FabricSpec, JobInput, Placement, ReplayOptions};
 
@@ -47,7 +47,77 @@ pub fn time_typed(
     dtype_bytes: i32,
     coll: &str,
 ) -> f64 {
+    time_lists(ports, p, op, send, recv, dtype_bytes, None, coll)
+}
+
+/// One rank's row of per-peer byte lists: (send counts, recv counts).
+pub type CountRow = (Vec<i64>, Vec<i64>);
+
+/// As `time_typed`, with the v-collectives' per-peer byte lists: `counts[r]` = (send
+/// counts, recv counts) of rank r's row, each one entry per communicator rank.
+#[allow(clippy::too_many_arguments)]
+pub fn time_lists(
+    ports: Ports,
+    p: u32,
+    op: Op,
+    send: i64,
+    recv: i64,
+    dtype_bytes: i32,
+    counts: Option<&[CountRow]>,
+    coll: &str,
+) -> f64 {
+    try_time_lists(ports, p, op, send, recv, dtype_bytes, counts, coll).expect("replay")
+}
+
+/// As `time`, the replay's error (e.g. a collective Open MPI refuses) as text.
+pub fn try_time(
+    ports: Ports,
+    p: u32,
+    op: Op,
+    send: i64,
+    recv: i64,
+    coll: &str,
+) -> Result<f64, String> {
+    try_time_lists(ports, p, op, send, recv, SAME, None, coll)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn try_time_lists(
+    ports: Ports,
+    p: u32,
+    op: Op,
+    send: i64,
+    recv: i64,
+    dtype_bytes: i32,
+    counts: Option<&[CountRow]>,
+    coll: &str,
+) -> Result<f64, String> {
     let n = p as usize;
+    let csr = |pick: fn(&CountRow) -> &Vec<i64>| {
+        let mut offsets = vec![0i64];
+        let mut values = Vec::new();
+        for row in counts.unwrap_or(&[]) {
+            values.extend_from_slice(pick(row));
+            offsets.push(values.len() as i64);
+        }
+        (offsets, values)
+    };
+    let (so, sv) = csr(|r| &r.0);
+    let (ro, rv) = csr(|r| &r.1);
+    let (send_counts, recv_counts) = if counts.is_some() {
+        (
+            Lists {
+                offsets: &so,
+                values: &sv,
+            },
+            Lists {
+                offsets: &ro,
+                values: &rv,
+            },
+        )
+    } else {
+        (Lists::default(), Lists::default())
+    };
     let rank: Vec<u32> = (0..p).collect();
     let zeros = vec![0i64; n];
     let (ops, peer, root) = (vec![op as u8; n], vec![-2i32; n], vec![0i32; n]);
@@ -69,6 +139,8 @@ pub fn time_typed(
         t_end_ns: &zeros,
         iteration: &iter,
         dtype_bytes: &dtype,
+        send_counts,
+        recv_counts,
         ..TraceColumns::default()
     };
     let k = match ports {
@@ -93,8 +165,8 @@ pub fn time_typed(
         placement: Placement::Linear { offset: 0 },
         foreground: true,
     };
-    let out = replay(&[job], Vec::new(), &spec, &options).expect("replay");
-    out.jobs[0].total_time_ns
+    let out = replay(&[job], Vec::new(), &spec, &options).map_err(|e| e.to_string())?;
+    Ok(out.jobs[0].total_time_ns)
 }
 
 pub fn check(what: &str, got: f64, want: f64) {
