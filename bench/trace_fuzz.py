@@ -7,7 +7,7 @@ tests/reliability/test_fuzz_readers.py.
 Inputs are read in this process through one scratch file (on /dev/shm when there is one), no
 process per input: a TiT file gets text_fuzz's line and token edits, binary files bytes
 flipped and cut. OTF2 archives go through the decoder the sandbox runs
-(`_import_otf2_in_process`), one damaged archive file per input; `fuzz_isolated` runs chunks
+(`otf2_decode.decode_otf2`), one damaged archive file per input; `fuzz_isolated` runs chunks
 of inputs in child processes (bench/fuzz_chunks.py) so an input that kills the interpreter
 (the OTF2 C library is what the sandbox guards against) is counted as a crash and the fuzzing
 goes on."""
@@ -94,7 +94,7 @@ def _reader(name: str, work: Path) -> tuple[Callable[[random.Random], None], int
 
         return binary_step, len(seeds)
     if name == "otf2":
-        from tailcast.traces.otf2_import import _import_otf2_in_process
+        from tailcast.traces.otf2_decode import decode_otf2
 
         archive = work / "otf2"
         shutil.copytree(SHARED / "otf2" / "sst-macro-10rank", archive)
@@ -106,7 +106,7 @@ def _reader(name: str, work: Path) -> tuple[Callable[[random.Random], None], int
             target = rng.choice(files)
             target.write_bytes(flip_bytes(originals[target], rng))
             try:
-                _import_otf2_in_process(anchor)
+                decode_otf2(anchor)
             finally:
                 target.write_bytes(originals[target])
 

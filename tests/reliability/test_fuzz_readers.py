@@ -14,7 +14,8 @@ import pytest
 
 from tailcast.collectors.squeue import parse_squeue_format
 from tailcast.errors import InputError
-from tailcast.traces.otf2_import import _import_otf2_in_process, import_otf2
+from tailcast.traces.otf2_decode import decode_otf2
+from tailcast.traces.otf2_import import import_otf2
 from tests.conftest import REPO, in_ci
 
 sys.path.insert(0, str(REPO / "bench"))
@@ -113,7 +114,7 @@ def test_otf2_value_beyond_int64_is_a_typed_error(shared_data: Path, tmp_path: P
         data[start : start + 4] = b"\xff\xff\xff\xff"
     evt.write_bytes(bytes(data))
     with pytest.raises(InputError, match="do not fit the trace schema"):
-        _import_otf2_in_process(archive / "traces.otf2")
+        decode_otf2(archive / "traces.otf2")
     with pytest.raises(InputError, match="do not fit the trace schema"):
         import_otf2(archive / "traces.otf2")  # what `trace convert` runs: the sandbox
 

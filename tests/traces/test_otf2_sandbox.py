@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tailcast.errors import InputError, UsageError
-from tailcast.traces.otf2_import import _import_otf2_in_process, import_otf2
+from tailcast.traces.otf2_decode import decode_otf2
+from tailcast.traces.otf2_import import import_otf2
 from tailcast.traces.otf2_sandbox import MEMORY_ENV, TIMEOUT_ENV
 
 ARCHIVE = "traces/otf2/sst-macro-10rank"
@@ -55,7 +56,7 @@ def processes_naming(text: str) -> list[int]:
 def test_sandboxed_import_equals_in_process(shared_data: Path, private_tmp: Path) -> None:
     path = shared_data / ARCHIVE / "traces.otf2"
     table, meta = import_otf2(path)
-    expected_table, expected_meta = _import_otf2_in_process(path)
+    expected_table, expected_meta = decode_otf2(path)
     assert table.equals(expected_table, check_metadata=True)
     assert table.schema.equals(expected_table.schema, check_metadata=True)
     assert meta == expected_meta
@@ -104,7 +105,7 @@ def test_input_error_in_the_child_keeps_its_message(anchor: Path, private_tmp: P
     evt = anchor.parent / "traces" / "3.evt"
     evt.write_bytes(evt.read_bytes()[:1000])
     with pytest.raises(InputError) as in_process:
-        _import_otf2_in_process(anchor)
+        decode_otf2(anchor)
     with pytest.raises(InputError) as sandboxed:
         import_otf2(anchor)
     assert str(sandboxed.value) == str(in_process.value)

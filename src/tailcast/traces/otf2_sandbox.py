@@ -8,7 +8,7 @@ can loop or allocate without bound inside the library, where no Python-level che
 Protocol: the parent runs `python -m tailcast.traces.otf2_sandbox ANCHOR WORKDIR LIMIT` in
 its own session (process group), WORKDIR being a private temporary directory. The child
 imports what it needs, lowers its RLIMIT_AS to LIMIT bytes, decodes with
-`otf2_import._import_otf2_in_process` and writes either `table.arrow` (Arrow IPC file) and
+`otf2_decode.decode_otf2` and writes either `table.arrow` (Arrow IPC file) and
 `meta.json`, or `error.json`. The parent waits for the child's exit without reaping it, so
 its pid and process group id cannot be reused, kills the whole group (nothing outlives the
 call), reaps it, and removes WORKDIR on every path.
@@ -189,12 +189,12 @@ def _child(anchor: Path, work: Path, memory: int) -> int:
     try:
         import otf2  # type: ignore[import-untyped]  # noqa: F401  (loaded before the limit)
 
-        from tailcast.traces.otf2_import import _import_otf2_in_process
+        from tailcast.traces.otf2_decode import decode_otf2
 
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
         soft = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-        table, meta = _import_otf2_in_process(anchor)
+        table, meta = decode_otf2(anchor)
         with (
             pa.OSFile(str(work / "table.arrow"), "wb") as sink,
             pa.ipc.new_file(sink, table.schema) as writer,
