@@ -13,13 +13,6 @@ mod support;
 use replay_engine::ops::Op;
 use support::*;
 
-fn case(what: &str, p: u32, op: Op, bytes: (i64, i64), coll: &str, single: f64, free: f64) {
-    let got = time(Ports::One, p, op, bytes.0, bytes.1, coll);
-    check(&format!("{what} p={p} single-port"), got, single);
-    let got = time(Ports::Unlimited, p, op, bytes.0, bytes.1, coll);
-    check(&format!("{what} p={p} unlimited"), got, free);
-}
-
 const N: (i64, i64) = (MIB as i64, MIB as i64);
 
 #[test]
@@ -33,7 +26,7 @@ fn reduce_binomial_single_port_at_13() {
     // at T (T + G), 2's [T + G, 2T + G] (2T + 2G), 4's [2T + 2G, 3T + 2G] (3T + 3G), 8's
     // [3T + 2G, 4T + 2G]: 4T + 3G. (Unlimited, closed_forms.rs: 3T + 4G.)
     let (tt, gg) = (t(MIB), g(MIB));
-    case(
+    single_and_unlimited(
         "reduce binomial",
         13,
         Op::Reduce,
@@ -54,7 +47,7 @@ fn allreduce_linear() {
     let (tt, gg) = (t(MIB), g(MIB));
     for p in [16u32, 13] {
         let k = f64::from(p - 1);
-        case(
+        single_and_unlimited(
             "allreduce linear",
             p,
             Op::Allreduce,
@@ -77,7 +70,7 @@ fn allreduce_nonoverlapping() {
     let (tt, gg) = (t(MIB), g(MIB));
     let coll = "allreduce=nonoverlapping,reduce=binomial,bcast=binomial";
     let p16 = 4.0 * (tt + gg) + 4.0 * tt;
-    case(
+    single_and_unlimited(
         "allreduce nonoverlapping",
         16,
         Op::Allreduce,
@@ -86,7 +79,7 @@ fn allreduce_nonoverlapping() {
         p16,
         p16,
     );
-    case(
+    single_and_unlimited(
         "allreduce nonoverlapping",
         13,
         Op::Allreduce,
@@ -111,7 +104,7 @@ fn allreduce_segmented_ring() {
         let k = f64::from(p - 1);
         let n = 2 * u64::from(p) * B;
         let want = 2.0 * k * (t(B) + g(B)) + k * t(2 * B);
-        case(
+        single_and_unlimited(
             "allreduce segmented_ring",
             p,
             Op::Allreduce,
@@ -133,7 +126,7 @@ fn allgather_linear() {
     for (p, depth) in [(16u32, 4.0), (13, 3.0)] {
         let gather = f64::from(p - 1) * t(B);
         let n = u64::from(p) * B;
-        case(
+        single_and_unlimited(
             "allgather linear",
             p,
             Op::Allgather,
@@ -155,7 +148,7 @@ fn reduce_scatter_nonoverlapping_and_butterfly() {
         let k = f64::from(p - 1);
         let n = u64::from(p) * B;
         let want = k * (t(n) + g(n)) + k * t(B);
-        case(
+        single_and_unlimited(
             "reduce_scatter nonoverlapping",
             p,
             Op::ReduceScatter,
@@ -172,7 +165,7 @@ fn reduce_scatter_nonoverlapping_and_butterfly() {
     let b = B as f64;
     let n = 16 * B as i64;
     let want = 5.0 * ALPHA + 16.0 * b * BETA + 15.0 * b * GAMMA;
-    case(
+    single_and_unlimited(
         "reduce_scatter butterfly",
         16,
         Op::ReduceScatter,
@@ -187,7 +180,7 @@ fn reduce_scatter_nonoverlapping_and_butterfly() {
     let x = t(13 * B) + g(13 * B) + t(8 * B) + g(8 * B) + t(4 * B) + g(4 * B);
     let want = x + t(2 * B) + g(2 * B) + 2.0 * t(B);
     let n = 13 * B as i64;
-    case(
+    single_and_unlimited(
         "reduce_scatter butterfly",
         13,
         Op::ReduceScatter,
@@ -210,7 +203,7 @@ fn gather_linear_sync() {
     // (p-1)(2α + bβ) + α, single-port as well.
     for p in [16u32, 13] {
         let want = f64::from(p - 1) * (ALPHA + t(B)) + ALPHA;
-        case(
+        single_and_unlimited(
             "gather linear_sync",
             p,
             Op::Gather,
@@ -229,7 +222,7 @@ fn gather_linear_sync() {
     let (f, s) = (16 * 1024u64, 48 * 1024u64);
     for p in [16u32, 13] {
         let k = f64::from(p - 1);
-        case(
+        single_and_unlimited(
             "gather linear_sync 16K",
             p,
             Op::Gather,
@@ -253,7 +246,7 @@ fn scatter_linear_nb() {
     for (p, rounds) in [(16u32, 4.0), (13, 3.0)] {
         let k = f64::from(p - 1);
         let tb = t(B);
-        case(
+        single_and_unlimited(
             "scatter linear_nb",
             p,
             Op::Scatter,
@@ -262,7 +255,7 @@ fn scatter_linear_nb() {
             k * tb,
             tb,
         );
-        case(
+        single_and_unlimited(
             "scatter linear_nb max_requests=4",
             p,
             Op::Scatter,
@@ -282,7 +275,7 @@ fn barrier_linear_and_tree() {
     // then its send port the p-1 answers: 2(p-1)α.
     for p in [16u32, 13] {
         let k = f64::from(p - 1);
-        case(
+        single_and_unlimited(
             "barrier linear",
             p,
             Op::Barrier,
@@ -298,7 +291,7 @@ fn barrier_linear_and_tree() {
     // per receiver at a time: 8α on both port settings (the fan-out sends of a rank are
     // eager and go out one per α single-port, farthest first, so the fan-out is a
     // farthest-first binomial: lg p α).
-    case(
+    single_and_unlimited(
         "barrier tree",
         16,
         Op::Barrier,
@@ -313,7 +306,7 @@ fn barrier_linear_and_tree() {
     // 3α; 6α. Single port: 12's and 9's messages reach 8 at 0 and 9's (a posted receive)
     // goes first, 10's (posted at α) before the unexpected 12's: 8 has all at 3α, 0 at
     // 4α; fan-out farthest first from 4α: 0 → 8 (5α), 8 → 12, 10 (7α), 10 → 11 (8α): 8α.
-    case(
+    single_and_unlimited(
         "barrier tree",
         13,
         Op::Barrier,
@@ -336,7 +329,7 @@ fn two_proc_algorithms_exist_only_on_two_ranks() {
         (Op::Allgather, "allgather=two_proc", b, t(B)),
         (Op::Barrier, "barrier=two_proc", 0, ALPHA),
     ] {
-        case(coll, 2, op, (bytes, bytes), coll, want, want);
+        single_and_unlimited(coll, 2, op, (bytes, bytes), coll, want, want);
         for p in [16u32, 13] {
             let got = try_time(Ports::One, p, op, bytes, bytes, coll);
             assert!(got.is_err(), "{coll} p={p}: {got:?}");

@@ -33,12 +33,10 @@ fn gg() -> f64 {
     g(MIB)
 }
 
+/// 1 MiB on both port settings.
 fn case(what: &str, p: u32, op: Op, coll: &str, single: f64, unlimited: f64) {
     let n = MIB as i64;
-    let got = time(Ports::One, p, op, n, n, coll);
-    check(&format!("{what} p={p} single-port"), got, single);
-    let got = time(Ports::Unlimited, p, op, n, n, coll);
-    check(&format!("{what} p={p} unlimited"), got, unlimited);
+    single_and_unlimited(what, p, op, (n, n), coll, single, unlimited);
 }
 
 #[test]

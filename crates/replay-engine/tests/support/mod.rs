@@ -189,6 +189,23 @@ pub fn both(what: &str, p: u32, op: Op, bytes: i64, coll: &str, want: f64) {
     }
 }
 
+/// `op` with (send, recv) `bytes` under `coll`: `single` with one port, `unlimited` without
+/// port limits.
+pub fn single_and_unlimited(
+    what: &str,
+    p: u32,
+    op: Op,
+    bytes: (i64, i64),
+    coll: &str,
+    single: f64,
+    unlimited: f64,
+) {
+    let got = time(Ports::One, p, op, bytes.0, bytes.1, coll);
+    check(&format!("{what} p={p} single-port"), got, single);
+    let got = time(Ports::Unlimited, p, op, bytes.0, bytes.1, coll);
+    check(&format!("{what} p={p} unlimited"), got, unlimited);
+}
+
 pub fn one(what: &str, p: u32, op: Op, bytes: i64, coll: &str, want: f64) {
     let got = time(Ports::One, p, op, bytes, bytes, coll);
     check(&format!("{what} p={p} single-port"), got, want);
