@@ -10,7 +10,20 @@ pub(crate) fn width_of(max: u64) -> u32 {
 
 /// Appends `values` bit-packed little-endian at `width` bits each (a whole number of bytes:
 /// `values.len() * width` must be a multiple of 8).
-fn pack(out: &mut Vec<u8>, values: &[u64], width: u32) {
+fn pack(out: &mut Vec<u8>, mut values: &[u64], width: u32) {
+    if width <= 16 {
+        // Eight values of up to 16 bits fill `width` bytes of one u128: a shift and an or a
+        // value, one copy a group (levels and dictionary indices are this narrow).
+        let mut groups = values.chunks_exact(8);
+        for group in &mut groups {
+            let mut acc: u128 = 0;
+            for (k, &v) in group.iter().enumerate() {
+                acc |= u128::from(v) << (k as u32 * width);
+            }
+            out.extend_from_slice(&acc.to_le_bytes()[..width as usize]);
+        }
+        values = groups.remainder();
+    }
     let mut acc: u128 = 0;
     let mut bits = 0u32;
     for &v in values {

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 
 use numpy::IntoPyArray;
@@ -11,6 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::tit_lines::{for_lines, LinesError};
 use crate::tit_parse::{
     columns_of, count_ranks, LineError, Lists, Nullable, Rows, TitParser, OP_NAMES,
 };
@@ -174,31 +175,31 @@ impl TitReader {
     }
 
     /// The optional columns the actions of `paths` can set (a quick scan of the second
-    /// token of every line).
+    /// token of every line). A file that is not text is scanned up to that line: its parse
+    /// reports the line.
     #[staticmethod]
     fn columns(paths: Vec<PathBuf>) -> PyResult<Vec<&'static str>> {
-        let mut found = BTreeSet::new();
-        let mut actions: BTreeSet<Vec<u8>> = BTreeSet::new();
-        let mut data = Vec::new();
+        // The distinct action names: a few per trace, so a list beats hashing every line.
+        let mut actions: Vec<String> = Vec::new();
         for path in paths {
-            data.clear();
-            File::open(&path)?.read_to_end(&mut data)?;
-            for line in data.split(|&b| b == b'\n') {
-                let mut tokens = line
-                    .split(|b| b.is_ascii_whitespace())
-                    .filter(|t| !t.is_empty());
+            let scanned = for_lines(&path, |_, text| {
+                let mut tokens = text.split_ascii_whitespace();
                 if let (Some(_), Some(action)) = (tokens.next(), tokens.next()) {
-                    if !actions.contains(action) {
-                        actions.insert(action.to_vec());
+                    if !actions.iter().any(|a| a == action) {
+                        actions.push(action.to_string());
                     }
                 }
+                Ok::<(), ()>(())
+            });
+            match scanned {
+                Err(LinesError::Io(err)) => return Err(err.into()),
+                Ok(()) | Err(LinesError::NotText { .. } | LinesError::Each(())) => {}
             }
         }
-        for action in &actions {
-            if let Ok(name) = std::str::from_utf8(action) {
-                found.extend(columns_of(name).iter().copied());
-            }
-        }
+        let found: BTreeSet<&'static str> = actions
+            .iter()
+            .flat_map(|a| columns_of(a).iter().copied())
+            .collect();
         Ok(found.into_iter().collect())
     }
 }
