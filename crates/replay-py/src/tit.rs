@@ -179,13 +179,22 @@ impl TitReader {
     /// reports the line.
     #[staticmethod]
     fn columns(paths: Vec<PathBuf>) -> PyResult<Vec<&'static str>> {
-        // The distinct action names: a few per trace, so a list beats hashing every line.
+        // The distinct action names: a few per trace, kept as integer keys (name_key), so
+        // the scan compares integers, not strings, per line.
+        let mut keys: Vec<u128> = Vec::new();
         let mut actions: Vec<String> = Vec::new();
         for path in paths {
             let scanned = for_lines(&path, |_, text| {
-                let mut tokens = text.split_ascii_whitespace();
-                if let (Some(_), Some(action)) = (tokens.next(), tokens.next()) {
-                    if !actions.iter().any(|a| a == action) {
+                if let Some(action) = second_token(text) {
+                    let known = match name_key(action.as_bytes()) {
+                        Some(key) if keys.contains(&key) => true,
+                        Some(key) => {
+                            keys.push(key);
+                            false
+                        }
+                        None => actions.iter().any(|a| a == action),
+                    };
+                    if !known {
                         actions.push(action.to_string());
                     }
                 }
@@ -202,6 +211,29 @@ impl TitReader {
             .collect();
         Ok(found.into_iter().collect())
     }
+}
+
+/// An action name as one integer (its length and up to 15 bytes; None when longer): the
+/// scan compares integers, not strings.
+fn name_key(name: &[u8]) -> Option<u128> {
+    let mut bytes = [0u8; 16];
+    bytes.get_mut(1..=name.len())?.copy_from_slice(name);
+    bytes[0] = name.len() as u8;
+    Some(u128::from_le_bytes(bytes))
+}
+
+/// The second whitespace-separated token of `line` (its action, after the rank).
+fn second_token(line: &str) -> Option<&str> {
+    let bytes = line.as_bytes();
+    let space = |b: &u8| b.is_ascii_whitespace();
+    let first = bytes.iter().position(|b| !space(b))?;
+    let gap = first + bytes[first..].iter().position(space)?;
+    let start = gap + bytes[gap..].iter().position(|b| !space(b))?;
+    let len = bytes[start..]
+        .iter()
+        .position(space)
+        .unwrap_or(bytes.len() - start);
+    Some(&line[start..start + len])
 }
 
 impl TitReader {
