@@ -4,10 +4,12 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::io::Write;
 
+use crate::compress::SMALL_CHUNK;
 use crate::encode::{delta, rle_hybrid, width_of};
 use crate::error::{Error, Result};
-use crate::thrift_write::Struct;
+use crate::thrift_write::{uleb, Struct};
 use crate::writer::{physical, ChunkMeta, ColumnData, ColumnSpec, Encoding, ValueKind, Writer};
 
 /// Dictionaries larger than this fall back to PLAIN (a dictionary page must stay small).
@@ -41,26 +43,74 @@ impl Flattened<'_> {
     }
 }
 
-/// The present values of `values` (the ones `valid` marks) and their definition levels.
+/// Vectors every column chunk reuses: fresh ones of a row group's size (~0.5 MB) went back
+/// to the kernel after each chunk and were page-faulted in again (a tenth of a TiT
+/// conversion's CPU).
+#[derive(Default)]
+pub(crate) struct Buffers {
+    rep: Vec<u64>,
+    def: Vec<u64>,
+    starts: Vec<usize>,
+    ints: Vec<i64>,
+    keys: Vec<u32>,
+    indices: Vec<u64>,
+    bodies: Vec<Vec<u8>>,
+}
+
+impl Buffers {
+    /// Takes back the vectors of a written chunk.
+    fn recycle(&mut self, f: Flattened<'_>, values: Values, pages: Vec<(i32, i32, Vec<u8>)>) {
+        self.rep = f.rep;
+        if let Some(def) = f.def {
+            self.def = def;
+        }
+        if let Some(starts) = f.row_starts {
+            self.starts = starts;
+        }
+        if let Cow::Owned(ints) = f.ints {
+            self.ints = ints;
+        }
+        if let Cow::Owned(keys) = f.keys {
+            self.keys = keys;
+        }
+        if let Values::Dictionary { indices, .. } = values {
+            self.indices = indices;
+        }
+        self.bodies
+            .extend(pages.into_iter().map(|(_, _, body)| body));
+    }
+}
+
+/// An emptied vector of `pool` (its memory kept).
+fn reuse<T>(pool: &mut Vec<T>) -> Vec<T> {
+    let mut v = std::mem::take(pool);
+    v.clear();
+    v
+}
+
+/// The present values of `values` (the ones `valid` marks) and their definition levels,
+/// in vectors of `kept` and `def` when some are null.
 fn present<'a, T: Copy>(
     values: &'a [T],
     valid: Option<&[bool]>,
     nullable: bool,
+    kept: &mut Vec<T>,
+    def: &mut Vec<u64>,
 ) -> (Cow<'a, [T]>, Option<Vec<u64>>, i64) {
     match valid {
         Some(valid) if nullable && valid.iter().any(|&v| !v) => {
-            let kept: Vec<T> = values
-                .iter()
-                .zip(valid)
-                .filter(|(_, &ok)| ok)
-                .map(|(&v, _)| v)
-                .collect();
+            let mut kept = reuse(kept);
+            kept.extend(
+                values
+                    .iter()
+                    .zip(valid)
+                    .filter(|(_, &ok)| ok)
+                    .map(|(&v, _)| v),
+            );
             let nulls = (values.len() - kept.len()) as i64;
-            (
-                Cow::Owned(kept),
-                Some(valid.iter().map(|&ok| u64::from(ok)).collect()),
-                nulls,
-            )
+            let mut def = reuse(def);
+            def.extend(valid.iter().map(|&ok| u64::from(ok)));
+            (Cow::Owned(kept), Some(def), nulls)
         }
         _ => (Cow::Borrowed(values), None, 0),
     }
@@ -70,6 +120,7 @@ pub(crate) fn flatten<'a>(
     spec: &ColumnSpec,
     data: &ColumnData<'a>,
     rows: usize,
+    pool: &mut Buffers,
 ) -> Result<Flattened<'a>> {
     let check = |n: usize, what: &str| {
         if n == rows {
@@ -93,11 +144,13 @@ pub(crate) fn flatten<'a>(
     match (spec.kind, data) {
         (ValueKind::Int { .. }, ColumnData::Ints { values, valid }) => {
             check(values.len(), "values")?;
-            (f.ints, f.def, f.null_count) = present(values, *valid, spec.nullable);
+            (f.ints, f.def, f.null_count) =
+                present(values, *valid, spec.nullable, &mut pool.ints, &mut pool.def);
         }
         (ValueKind::String, ColumnData::Strings { keys, valid, .. }) => {
             check(keys.len(), "keys")?;
-            (f.keys, f.def, f.null_count) = present(keys, *valid, spec.nullable);
+            (f.keys, f.def, f.null_count) =
+                present(keys, *valid, spec.nullable, &mut pool.keys, &mut pool.def);
         }
         (
             ValueKind::IntList { .. },
@@ -111,9 +164,9 @@ pub(crate) fn flatten<'a>(
             // Levels of an (optional) list of optional elements: a null list, an empty
             // list, or one level per element (elements are never null here).
             let list_def = u64::from(spec.nullable);
-            let (mut rep, mut def) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
-            let mut starts = Vec::with_capacity(rows + 1);
-            let mut ints = Vec::with_capacity(values.len());
+            let (mut rep, mut def) = (reuse(&mut pool.rep), reuse(&mut pool.def));
+            let mut starts = reuse(&mut pool.starts);
+            let mut ints = reuse(&mut pool.ints);
             for i in 0..rows {
                 starts.push(def.len());
                 let (lo, hi) = (offsets[i] as usize, offsets[i + 1] as usize);
@@ -179,18 +232,19 @@ impl Writer {
         data: &ColumnData<'_>,
         rows: usize,
     ) -> Result<ChunkMeta> {
-        let f = flatten(spec, data, rows)?;
+        let f = flatten(spec, data, rows, &mut self.buffers)?;
         let int32 = physical(spec.kind) == 1;
         let dict_strings = match data {
             ColumnData::Strings { dict, .. } => Some(*dict),
             _ => None,
         };
-        let min_max = min_max(&f, dict_strings, int32);
+        let bounds = int_bounds(&f.ints);
+        let min_max = min_max(&f, bounds, dict_strings, int32);
         if let (ValueKind::Int { bits } | ValueKind::IntList { bits }, Some((lo, hi))) =
-            (spec.kind, f.ints.iter().min().zip(f.ints.iter().max()))
+            (spec.kind, bounds)
         {
             let range = -(1i128 << (bits - 1))..1i128 << (bits - 1);
-            if !range.contains(&i128::from(*lo)) || !range.contains(&i128::from(*hi)) {
+            if !range.contains(&i128::from(lo)) || !range.contains(&i128::from(hi)) {
                 return Err(Error::Unsupported(format!(
                     "column {}: values {lo}..{hi} do not fit {bits}-bit integers",
                     spec.name
@@ -198,42 +252,18 @@ impl Writer {
             }
         }
         let values = self.choose_values(spec, &f, dict_strings, int32)?;
-        let (mut uncompressed, mut compressed) = (0i64, 0i64);
-        let mut dictionary_page_offset = None;
-        let mut encodings = vec![RLE];
-        if let Values::Dictionary { page, entries, .. } = &values {
-            dictionary_page_offset = Some(self.pos as i64);
-            let n = *entries as i32;
-            let (u, c) = self.page(
-                2,
-                |s| {
-                    s.structure(7, |d| {
-                        d.i32(1, n).i32(2, PLAIN);
-                    });
-                },
-                page,
-            )?;
-            uncompressed += u;
-            compressed += c;
-            encodings.extend([PLAIN, RLE_DICTIONARY]);
-        } else {
-            encodings.push(if matches!(values, Values::Delta) {
-                DELTA_BINARY_PACKED
-            } else {
-                PLAIN
-            });
-        }
-        let data_page_offset = self.pos as i64;
         let (max_rep, max_def) = match spec.kind {
             ValueKind::IntList { .. } => (1u64, u64::from(spec.nullable) + 2),
             _ => (0, u64::from(spec.nullable)),
         };
+        // Every page is encoded before any is written: the chunk's codec depends on its size.
         let page_rows = self.options.page_rows.max(1);
+        let mut pages = Vec::with_capacity(rows.div_ceil(page_rows));
         let mut next_value = 0usize;
-        let mut body = Vec::new();
         for first in (0..rows).step_by(page_rows) {
             let last = (first + page_rows).min(rows);
             let (lo, hi) = f.level_range(first, last);
+            let mut body = self.buffers.bodies.pop().unwrap_or_default();
             body.clear();
             if max_rep > 0 {
                 levels(&mut body, &f.rep[lo..hi], max_rep);
@@ -245,7 +275,7 @@ impl Writer {
             if max_def > 0 {
                 match &f.def {
                     Some(def) => levels(&mut body, &def[lo..hi], max_def),
-                    None => levels(&mut body, &vec![max_def; hi - lo], max_def),
+                    None => constant_levels(&mut body, hi - lo, max_def, max_def),
                 }
             }
             let span = next_value..next_value + present;
@@ -275,36 +305,81 @@ impl Writer {
                     PLAIN
                 }
             };
-            let levels_count = (hi - lo) as i32;
+            pages.push(((hi - lo) as i32, encoding, body));
+        }
+        let dict_bytes = match &values {
+            Values::Dictionary { page, .. } => page.len(),
+            _ => 0,
+        };
+        let encoded = dict_bytes + pages.iter().map(|(_, _, b)| b.len()).sum::<usize>();
+        let zstd = self.options.zstd && encoded >= SMALL_CHUNK;
+        if zstd {
+            self.compressor.next_chunk();
+        }
+        let (mut uncompressed, mut compressed) = (0i64, 0i64);
+        let mut dictionary_page_offset = None;
+        let mut encodings = vec![RLE];
+        let mut index = 0;
+        if let Values::Dictionary { page, entries, .. } = &values {
+            dictionary_page_offset = Some(self.pos as i64);
+            let n = *entries as i32;
+            let (u, c) = self.page(
+                2,
+                |s| {
+                    s.structure(7, |d| {
+                        d.i32(1, n).i32(2, PLAIN);
+                    });
+                },
+                page,
+                zstd.then_some(index),
+            )?;
+            index += 1;
+            uncompressed += u;
+            compressed += c;
+            encodings.extend([PLAIN, RLE_DICTIONARY]);
+        } else {
+            encodings.push(if matches!(values, Values::Delta) {
+                DELTA_BINARY_PACKED
+            } else {
+                PLAIN
+            });
+        }
+        let data_page_offset = self.pos as i64;
+        for (levels_count, encoding, body) in &pages {
             let (u, c) = self.page(
                 0,
                 |s| {
                     s.structure(5, |d| {
-                        d.i32(1, levels_count)
-                            .i32(2, encoding)
+                        d.i32(1, *levels_count)
+                            .i32(2, *encoding)
                             .i32(3, RLE)
                             .i32(4, RLE);
                     });
                 },
-                &body,
+                body,
+                zstd.then_some(index),
             )?;
+            index += 1;
             uncompressed += u;
             compressed += c;
         }
+        let (levels, null_count) = (f.levels as i64, f.null_count);
+        self.buffers.recycle(f, values, pages);
         Ok(ChunkMeta {
+            zstd,
             encodings,
-            num_values: f.levels as i64,
+            num_values: levels,
             uncompressed,
             compressed,
             data_page_offset,
             dictionary_page_offset,
-            null_count: f.null_count,
+            null_count,
             min_max,
         })
     }
 
     fn choose_values(
-        &self,
+        &mut self,
         spec: &ColumnSpec,
         f: &Flattened,
         dict_strings: Option<&[&str]>,
@@ -315,7 +390,7 @@ impl Writer {
             let mut remap = vec![u64::MAX; dict.len()];
             let mut entries = 0usize;
             let mut page = Vec::new();
-            let mut indices = Vec::with_capacity(f.keys.len());
+            let mut indices = reuse(&mut self.buffers.indices);
             for &k in f.keys.iter() {
                 let slot = remap.get_mut(k as usize).ok_or_else(|| {
                     Error::Unsupported(format!(
@@ -341,7 +416,7 @@ impl Writer {
         }
         let mut map: HashMap<i64, u64, BuildHasherDefault<IntHasher>> = HashMap::default();
         let mut page = Vec::new();
-        let mut indices = Vec::with_capacity(f.ints.len());
+        let mut indices = reuse(&mut self.buffers.indices);
         let mut last: Option<(i64, u64)> = None; // runs of one value skip the hash
         for &v in f.ints.iter() {
             let i = match last {
@@ -369,23 +444,19 @@ impl Writer {
         })
     }
 
-    /// Writes one page (`kind`: 0 data, 2 dictionary; `header` adds its typed header) and
-    /// returns (uncompressed, compressed) bytes with the header.
+    /// Writes one page (`kind`: 0 data, 2 dictionary; `header` adds its typed header;
+    /// `zstd`: compressed, as page `index` of its chunk) and returns (uncompressed,
+    /// compressed) bytes with the header.
     fn page(
         &mut self,
         kind: i32,
         header: impl FnOnce(&mut Struct<'_>),
         body: &[u8],
+        zstd: Option<usize>,
     ) -> Result<(i64, i64)> {
-        let packed;
-        let stored: &[u8] = if self.options.zstd {
-            packed = ruzstd::encoding::compress_to_vec(
-                body,
-                ruzstd::encoding::CompressionLevel::Fastest,
-            );
-            &packed
-        } else {
-            body
+        let stored: &[u8] = match zstd {
+            Some(index) => self.compressor.compress(index, body),
+            None => body,
         };
         let mut head = Vec::new();
         let mut s = Struct::new(&mut head);
@@ -394,8 +465,10 @@ impl Writer {
             .i32(3, stored.len() as i32);
         header(&mut s);
         s.end();
-        self.emit(&head)?;
-        self.emit(stored)?;
+        // (the fields, not `emit`: `stored` may borrow the compressor)
+        self.out.write_all(&head)?;
+        self.out.write_all(stored)?;
+        self.pos += (head.len() + stored.len()) as u64;
         Ok((
             (head.len() + body.len()) as i64,
             (head.len() + stored.len()) as i64,
@@ -437,8 +510,33 @@ fn levels(out: &mut Vec<u8>, levels: &[u64], max: u64) {
     out[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
 
-/// PLAIN-encoded min and max of the chunk's values (None without values).
-fn min_max(f: &Flattened, dict: Option<&[&str]>, int32: bool) -> Option<(Vec<u8>, Vec<u8>)> {
+/// The least and greatest of `values` in one pass (None without values).
+fn int_bounds(values: &[i64]) -> Option<(i64, i64)> {
+    let first = *values.first()?;
+    Some(
+        values
+            .iter()
+            .fold((first, first), |(lo, hi), &v| (lo.min(v), hi.max(v))),
+    )
+}
+
+/// `count` levels all equal to `level`, as one RLE run (see `levels`).
+fn constant_levels(out: &mut Vec<u8>, count: usize, level: u64, max: u64) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    uleb(out, (count as u64) << 1);
+    out.extend_from_slice(&level.to_le_bytes()[..width_of(max).div_ceil(8) as usize]);
+    let len = (out.len() - at - 4) as u32;
+    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+}
+
+/// PLAIN-encoded min and max of the chunk's values (`bounds` of its integers).
+fn min_max(
+    f: &Flattened,
+    bounds: Option<(i64, i64)>,
+    dict: Option<&[&str]>,
+    int32: bool,
+) -> Option<(Vec<u8>, Vec<u8>)> {
     if let Some(dict) = dict {
         let mut used = vec![false; dict.len()];
         f.keys.iter().for_each(|&k| used[k as usize] = true);
@@ -450,8 +548,7 @@ fn min_max(f: &Flattened, dict: Option<&[&str]>, int32: bool) -> Option<(Vec<u8>
         let hi = strings.max()?;
         return Some((lo.to_vec(), hi.to_vec()));
     }
-    let lo = *f.ints.iter().min()?;
-    let hi = *f.ints.iter().max()?;
+    let (lo, hi) = bounds?;
     let enc = |v: i64| {
         let mut b = Vec::new();
         plain_int(&mut b, v, int32);

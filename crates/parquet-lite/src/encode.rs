@@ -10,7 +10,20 @@ pub(crate) fn width_of(max: u64) -> u32 {
 
 /// Appends `values` bit-packed little-endian at `width` bits each (a whole number of bytes:
 /// `values.len() * width` must be a multiple of 8).
-fn pack(out: &mut Vec<u8>, values: &[u64], width: u32) {
+fn pack(out: &mut Vec<u8>, mut values: &[u64], width: u32) {
+    if width <= 16 {
+        // Eight values of up to 16 bits fill `width` bytes of one u128: a shift and an or a
+        // value, one copy a group (levels and dictionary indices are this narrow).
+        let mut groups = values.chunks_exact(8);
+        for group in &mut groups {
+            let mut acc: u128 = 0;
+            for (k, &v) in group.iter().enumerate() {
+                acc |= u128::from(v) << (k as u32 * width);
+            }
+            out.extend_from_slice(&acc.to_le_bytes()[..width as usize]);
+        }
+        values = groups.remainder();
+    }
     let mut acc: u128 = 0;
     let mut bits = 0u32;
     for &v in values {
@@ -30,40 +43,39 @@ fn pack(out: &mut Vec<u8>, values: &[u64], width: u32) {
 /// reader takes only as many values as it was told).
 pub(crate) fn rle_hybrid(out: &mut Vec<u8>, values: &[u64], width: u32) {
     let bytes = width.div_ceil(8) as usize;
-    let mut literal: Vec<u64> = Vec::with_capacity(values.len().min(1 << 12));
-    let flush = |out: &mut Vec<u8>, literal: &mut Vec<u64>| {
-        if literal.is_empty() {
-            return;
-        }
-        literal.resize(literal.len().div_ceil(8) * 8, 0);
-        uleb(out, ((literal.len() / 8) as u64) << 1 | 1);
-        pack(out, literal, width);
-        literal.clear();
-    };
-    let mut i = 0;
+    // The values from `literal` to `i` are bit-packed, a contiguous slice of `values`: no
+    // copying of short runs (levels and dictionary indices are mostly short runs).
+    let (mut literal, mut i) = (0, 0);
     while i < values.len() {
         let v = values[i];
         let run = values[i..].iter().take_while(|&&x| x == v).count();
-        if run < 8 {
-            literal.extend_from_slice(&values[i..i + run]);
-            i += run;
-            continue;
-        }
         // A run is worth an RLE header from 8 values, once the literal groups before it
-        // are whole (padding them would insert values): fill them from the run first.
-        let fill = (8 - literal.len() % 8) % 8;
-        literal.extend(std::iter::repeat_n(v, fill));
-        let left = run - fill;
-        if left >= 8 {
-            flush(out, &mut literal);
-            uleb(out, (left as u64) << 1);
+        // are whole (padding them would insert values): they are filled from the run first.
+        let fill = (8 - (i - literal) % 8) % 8;
+        if run >= fill + 8 {
+            bit_packed(out, &values[literal..i + fill], width);
+            uleb(out, ((run - fill) as u64) << 1);
             out.extend_from_slice(&v.to_le_bytes()[..bytes]);
-        } else {
-            literal.extend(std::iter::repeat_n(v, left));
+            literal = i + run;
         }
         i += run;
     }
-    flush(out, &mut literal);
+    bit_packed(out, &values[literal..], width);
+}
+
+/// A bit-packed run of `values` (none for no values), its last group padded with zeros.
+fn bit_packed(out: &mut Vec<u8>, values: &[u64], width: u32) {
+    if values.is_empty() {
+        return;
+    }
+    uleb(out, (values.len().div_ceil(8) as u64) << 1 | 1);
+    let whole = values.len() / 8 * 8;
+    pack(out, &values[..whole], width);
+    if whole < values.len() {
+        let mut last = [0u64; 8];
+        last[..values.len() - whole].copy_from_slice(&values[whole..]);
+        pack(out, &last, width);
+    }
 }
 
 const BLOCK: usize = 128;

@@ -9,6 +9,7 @@
 
 mod column;
 mod column_write;
+mod compress;
 mod cursor;
 mod delta;
 mod encode;

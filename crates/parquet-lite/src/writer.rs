@@ -1,13 +1,16 @@
 //! Writes Parquet files of integer, string and integer-list columns (what traces hold), a
 //! row group at a time: dictionary (strings, and integers with few distinct values) or
 //! DELTA_BINARY_PACKED integers, PLAIN when a dictionary grows too large; data pages v1 of
-//! at most `page_rows` rows; zstd or uncompressed; statistics; logical integer widths.
+//! at most `page_rows` rows; zstd (chunks too small to gain from it uncompressed) or
+//! uncompressed; statistics; logical integer widths.
 //! pyarrow and DuckDB read the files (tests check both).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+use crate::column_write::Buffers;
+use crate::compress::Compressor;
 use crate::error::{Error, Result};
 use crate::thrift_write::{element, Struct, BINARY, I32, STRUCT};
 
@@ -62,6 +65,8 @@ pub struct WriteOptions {
 }
 
 pub(crate) struct ChunkMeta {
+    /// zstd-compressed (else uncompressed: small chunks are, see compress.rs).
+    pub(crate) zstd: bool,
     pub(crate) encodings: Vec<i32>,
     pub(crate) num_values: i64,
     pub(crate) uncompressed: i64,
@@ -79,12 +84,14 @@ struct GroupMeta {
 }
 
 pub struct Writer {
-    out: BufWriter<File>,
+    pub(crate) out: BufWriter<File>,
     pub(crate) pos: u64,
     specs: Vec<ColumnSpec>,
     pub(crate) options: WriteOptions,
     groups: Vec<GroupMeta>,
     key_value: Vec<(String, String)>,
+    pub(crate) compressor: Compressor,
+    pub(crate) buffers: Buffers,
 }
 
 pub(crate) fn physical(kind: ValueKind) -> i32 {
@@ -106,6 +113,8 @@ impl Writer {
             options,
             groups: Vec::new(),
             key_value: Vec::new(),
+            compressor: Compressor::new(),
+            buffers: Buffers::default(),
         })
     }
 
@@ -268,7 +277,7 @@ impl Writer {
                             crate::thrift_write::uleb(o, path[k].len() as u64);
                             o.extend_from_slice(path[k]);
                         });
-                        m.i32(4, if self.options.zstd { 6 } else { 0 });
+                        m.i32(4, if c.zstd { 6 } else { 0 });
                         m.i64(5, c.num_values)
                             .i64(6, c.uncompressed)
                             .i64(7, c.compressed);

@@ -15,6 +15,7 @@ mod signals;
 mod stream;
 mod tit;
 mod tit_convert;
+mod tit_lines;
 mod tit_parse;
 mod trace_file;
 mod trace_io;

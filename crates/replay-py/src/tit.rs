@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 
 use numpy::IntoPyArray;
@@ -11,6 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::tit_lines::{for_lines, LinesError};
 use crate::tit_parse::{
     columns_of, count_ranks, LineError, Lists, Nullable, Rows, TitParser, OP_NAMES,
 };
@@ -174,33 +175,65 @@ impl TitReader {
     }
 
     /// The optional columns the actions of `paths` can set (a quick scan of the second
-    /// token of every line).
+    /// token of every line). A file that is not text is scanned up to that line: its parse
+    /// reports the line.
     #[staticmethod]
     fn columns(paths: Vec<PathBuf>) -> PyResult<Vec<&'static str>> {
-        let mut found = BTreeSet::new();
-        let mut actions: BTreeSet<Vec<u8>> = BTreeSet::new();
-        let mut data = Vec::new();
+        // The distinct action names: a few per trace, kept as integer keys (name_key), so
+        // the scan compares integers, not strings, per line.
+        let mut keys: Vec<u128> = Vec::new();
+        let mut actions: Vec<String> = Vec::new();
         for path in paths {
-            data.clear();
-            File::open(&path)?.read_to_end(&mut data)?;
-            for line in data.split(|&b| b == b'\n') {
-                let mut tokens = line
-                    .split(|b| b.is_ascii_whitespace())
-                    .filter(|t| !t.is_empty());
-                if let (Some(_), Some(action)) = (tokens.next(), tokens.next()) {
-                    if !actions.contains(action) {
-                        actions.insert(action.to_vec());
+            let scanned = for_lines(&path, |_, text| {
+                if let Some(action) = second_token(text) {
+                    let known = match name_key(action.as_bytes()) {
+                        Some(key) if keys.contains(&key) => true,
+                        Some(key) => {
+                            keys.push(key);
+                            false
+                        }
+                        None => actions.iter().any(|a| a == action),
+                    };
+                    if !known {
+                        actions.push(action.to_string());
                     }
                 }
+                Ok::<(), ()>(())
+            });
+            match scanned {
+                Err(LinesError::Io(err)) => return Err(err.into()),
+                Ok(()) | Err(LinesError::NotText { .. } | LinesError::Each(())) => {}
             }
         }
-        for action in &actions {
-            if let Ok(name) = std::str::from_utf8(action) {
-                found.extend(columns_of(name).iter().copied());
-            }
-        }
+        let found: BTreeSet<&'static str> = actions
+            .iter()
+            .flat_map(|a| columns_of(a).iter().copied())
+            .collect();
         Ok(found.into_iter().collect())
     }
+}
+
+/// An action name as one integer (its length and up to 15 bytes; None when longer): the
+/// scan compares integers, not strings.
+fn name_key(name: &[u8]) -> Option<u128> {
+    let mut bytes = [0u8; 16];
+    bytes.get_mut(1..=name.len())?.copy_from_slice(name);
+    bytes[0] = name.len() as u8;
+    Some(u128::from_le_bytes(bytes))
+}
+
+/// The second whitespace-separated token of `line` (its action, after the rank).
+fn second_token(line: &str) -> Option<&str> {
+    let bytes = line.as_bytes();
+    let space = |b: &u8| b.is_ascii_whitespace();
+    let first = bytes.iter().position(|b| !space(b))?;
+    let gap = first + bytes[first..].iter().position(space)?;
+    let start = gap + bytes[gap..].iter().position(|b| !space(b))?;
+    let len = bytes[start..]
+        .iter()
+        .position(space)
+        .unwrap_or(bytes.len() - start);
+    Some(&line[start..start + len])
 }
 
 impl TitReader {

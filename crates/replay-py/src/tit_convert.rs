@@ -6,14 +6,13 @@
 //! tailcast.traces.layout.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use parquet_lite::{ColumnData, ColumnSpec, Encoding, ValueKind, WriteOptions, Writer};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use crate::tit_lines::{for_lines, LinesError};
 use crate::tit_parse::{Lists, Nullable, Rows, TitParser, OP_NAMES};
 
 fn write_error(err: parquet_lite::Error) -> PyErr {
@@ -24,38 +23,16 @@ fn line_error(path: &Path, line: u64, message: String) -> PyErr {
     PyValueError::new_err((path.to_path_buf(), line, message))
 }
 
-/// Calls `each(line number, text)` for every line of `path`, reading 1 MiB at a time.
-fn for_lines(path: &Path, mut each: impl FnMut(u64, &str) -> PyResult<()>) -> PyResult<()> {
-    let mut file = File::open(path)?;
-    let mut buf = vec![0u8; 1 << 20];
-    let (mut filled, mut line) = (0usize, 0u64);
-    loop {
-        let n = file.read(&mut buf[filled..])?;
-        let end = filled + n;
-        let mut start = 0;
-        while let Some(k) = buf[start..end].iter().position(|&b| b == b'\n') {
-            line += 1;
-            each(line, text(path, line, &buf[start..start + k])?)?;
-            start += k + 1;
+/// Calls `each(line number, text)` for every line of `path` (tit_lines), errors as
+/// ValueError((path, line, message)).
+fn lines_of(path: &Path, each: impl FnMut(u64, &str) -> PyResult<()>) -> PyResult<()> {
+    for_lines(path, each).map_err(|err| match err {
+        LinesError::Io(err) => err.into(),
+        LinesError::NotText { line } => {
+            line_error(path, line, "not a text TiT trace (invalid UTF-8)".into())
         }
-        if n == 0 {
-            if start < end {
-                line += 1;
-                each(line, text(path, line, &buf[start..end])?)?;
-            }
-            return Ok(());
-        }
-        buf.copy_within(start..end, 0);
-        filled = end - start;
-        if filled == buf.len() {
-            buf.resize(buf.len() * 2, 0); // a line longer than the buffer
-        }
-    }
-}
-
-fn text<'a>(path: &Path, line: u64, bytes: &'a [u8]) -> PyResult<&'a str> {
-    std::str::from_utf8(bytes)
-        .map_err(|_| line_error(path, line, "not a text TiT trace (invalid UTF-8)".into()))
+        LinesError::Each(err) => err,
+    })
 }
 
 /// Per column of the file: its spec and how to take it from parsed rows.
@@ -302,7 +279,7 @@ impl TitConverter {
         let mut order = Vec::new();
         for (index, path) in files.iter().enumerate() {
             let expect = self.per_rank.then_some(index);
-            for_lines(path, |line, text| {
+            lines_of(path, |line, text| {
                 self.parser
                     .line(text, line, expect)
                     .map_err(|e| line_error(path, e.line, e.message))?;
