@@ -38,6 +38,10 @@ pub(super) struct Network {
     pub post_order: bool,
     pub host: HostParams,
     pub eager_threshold: u64,
+    /// `fabric.next_time()` as last asked, until a submit or advance may change it (None:
+    /// ask again). The engine asks before every event and after every row; most of those
+    /// instants submitted nothing, and skipping the call skips a settle check too.
+    next: Option<Option<Time>>,
     delivered: Vec<Delivery>,
     /// One row per delivered message, when recording.
     pub records: Option<MessagesOut>,
@@ -67,6 +71,7 @@ impl Network {
             fabric,
             host,
             eager_threshold: options.eager_threshold_bytes,
+            next: None,
             delivered: Vec::new(),
             records: record.then(MessagesOut::default),
         })
@@ -88,15 +93,27 @@ impl Network {
 
     #[inline]
     pub fn submit(&mut self, now: Time, t: &Transfer) -> Submitted {
+        // A control transfer leaves a `control_at_once` fabric's state alone.
+        if !(self.control_at_once && t.kind.is_control()) {
+            self.next = None;
+        }
         self.fabric.submit(now, t)
     }
 
     #[inline]
     pub fn next_time(&mut self) -> Option<Time> {
-        self.fabric.next_time()
+        match self.next {
+            Some(t) => t,
+            None => {
+                let t = self.fabric.next_time();
+                self.next = Some(t);
+                t
+            }
+        }
     }
 
     pub fn advance(&mut self, now: Time, out: &mut Vec<Delivery>) {
+        self.next = None;
         self.fabric.advance(now, out);
     }
 
