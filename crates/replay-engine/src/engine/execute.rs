@@ -18,7 +18,9 @@ impl Engine {
                 RState::CollStep => self.coll_step(r),
                 RState::Woken => {
                     if self.ranks[r as usize].coll.is_some() {
-                        self.coll_step_done(r)
+                        // The wait of a collective's program ended: go on with the program
+                        // now (nothing pending is earlier, so the queue would give it back).
+                        self.coll_step(r)
                     } else {
                         Outcome::End(t)
                     }
