@@ -305,12 +305,6 @@ impl Engine {
         outcome
     }
 
-    /// The wait the rank was blocked on ended at `now`: go on with the program.
-    pub(super) fn coll_step_done(&mut self, r: u32) -> Outcome {
-        self.ranks[r as usize].state = RState::CollStep;
-        Outcome::Continue(self.now)
-    }
-
     /// One turn of the waitany loop of alltoall linear_sync (`Instr::Window`): retire the
     /// requests complete by now (the one a waitany returned is already gone), post
     /// replacements, and wait for the next completion. None when the loop has ended.

@@ -15,14 +15,10 @@ impl Engine {
             self.now = t;
             let outcome = match self.ranks[r as usize].state {
                 RState::Ready => self.start_row(r),
-                RState::CollStep => self.coll_step(r),
-                RState::Woken => {
-                    if self.ranks[r as usize].coll.is_some() {
-                        self.coll_step_done(r)
-                    } else {
-                        Outcome::End(t)
-                    }
-                }
+                RState::Woken if self.ranks[r as usize].coll.is_none() => Outcome::End(t),
+                // Woken in a collective: its program's wait ended; it goes on now (nothing
+                // pending is earlier, so the queue would give it straight back).
+                RState::CollStep | RState::Woken => self.coll_step(r),
                 RState::Blocked { .. } | RState::Gathered | RState::Done => return,
             };
             let next = match outcome {

@@ -7,6 +7,7 @@ use crate::config::{HostParams, ReplayOptions};
 use crate::error::ReplayError;
 use crate::fabric::registry::Built;
 use crate::fabric::{Delivery, Fabric, Submitted, Time, Transfer, TransferId};
+use crate::hash::FastMap;
 
 /// Transfer id of message slot `m` (even ids; background transfers use odd ones, so the
 /// two slabs share the fabric's compact id space).
@@ -34,10 +35,18 @@ pub(super) struct Network {
     pub alpha_beta: Option<(f64, f64)>,
     /// `fabric.control_at_once()`, asked once.
     pub control_at_once: bool,
+    /// On such a fabric, the latency of control messages per (source, destination)
+    /// endpoint, asked once per pair: a rendezvous then costs no fabric call for its RTS
+    /// and CTS.
+    control_latency: FastMap<(u32, u32), Time>,
     /// `fabric.serves_in_post_order()`, asked once.
     pub post_order: bool,
     pub host: HostParams,
     pub eager_threshold: u64,
+    /// `fabric.next_time()` as last asked, until a submit or advance may change it (None:
+    /// ask again). The engine asks before every event and after every row; most of those
+    /// instants submitted nothing, and skipping the call skips a settle check too.
+    next: Option<Option<Time>>,
     delivered: Vec<Delivery>,
     /// One row per delivered message, when recording.
     pub records: Option<MessagesOut>,
@@ -63,10 +72,12 @@ impl Network {
             holds_transfers: fabric.holds_transfers(),
             alpha_beta: fabric.alpha_beta(),
             control_at_once: fabric.control_at_once(),
+            control_latency: FastMap::default(),
             post_order: fabric.serves_in_post_order(),
             fabric,
             host,
             eager_threshold: options.eager_threshold_bytes,
+            next: None,
             delivered: Vec::new(),
             records: record.then(MessagesOut::default),
         })
@@ -88,16 +99,47 @@ impl Network {
 
     #[inline]
     pub fn submit(&mut self, now: Time, t: &Transfer) -> Submitted {
+        // A control transfer leaves a `control_at_once` fabric's state alone.
+        if !(self.control_at_once && t.kind.is_control()) {
+            self.next = None;
+        }
         self.fabric.submit(now, t)
     }
 
     #[inline]
     pub fn next_time(&mut self) -> Option<Time> {
-        self.fabric.next_time()
+        match self.next {
+            Some(t) => t,
+            None => {
+                let t = self.fabric.next_time();
+                self.next = Some(t);
+                t
+            }
+        }
     }
 
     pub fn advance(&mut self, now: Time, out: &mut Vec<Delivery>) {
+        self.next = None;
         self.fabric.advance(now, out);
+    }
+
+    /// The latency of a control transfer from endpoint `src` to `dst` on a
+    /// `control_at_once` fabric, if asked before (see `ask_control_latency`).
+    #[inline]
+    pub fn control_latency(&self, src: u32, dst: u32) -> Option<Time> {
+        self.control_latency.get(&(src, dst)).copied()
+    }
+
+    /// Asks a `control_at_once` fabric the latency of control transfer `t`'s endpoints
+    /// once: it answers `now + d` with d fixed by the endpoints, so d is its answer at
+    /// time 0.
+    #[cold]
+    pub fn ask_control_latency(&mut self, t: &Transfer) -> Time {
+        let Submitted::At(d) = self.fabric.submit(0.0, t) else {
+            unreachable!("control_at_once fabrics answer at once")
+        };
+        self.control_latency.insert((t.src, t.dst), d);
+        d
     }
 
     /// The delivery buffer, to fill while the engine borrows itself mutably.

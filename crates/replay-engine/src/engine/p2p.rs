@@ -252,11 +252,15 @@ impl Engine {
     fn schedule_control(&mut self, m: u32, at: Time) {
         if self.net.control_at_once {
             // The fabric answers control messages at once and statelessly: ask ahead.
-            let t = self.transfer(m);
-            match self.net.submit(at, &t) {
-                Submitted::At(arrival) => self.control_arrived(m, arrival),
-                Submitted::Later => unreachable!("control_at_once fabrics answer at once"),
-            }
+            let (src, dst) = self.endpoints(m);
+            let d = match self.net.control_latency(src, dst) {
+                Some(d) => d,
+                None => {
+                    let t = self.transfer(m);
+                    self.net.ask_control_latency(&t)
+                }
+            };
+            self.control_arrived(m, at + d);
         } else if at > self.now {
             self.push(at, Ev::Control(m));
         } else {
@@ -296,18 +300,26 @@ impl Engine {
         }
     }
 
+    /// Source and destination endpoints of message `m`'s transfer in its current phase (the
+    /// CTS goes from the receiver back to the sender).
+    #[inline]
+    fn endpoints(&self, m: u32) -> (u32, u32) {
+        let msg = &self.msgs[m];
+        let (s, d) = (&self.ranks[msg.src as usize], &self.ranks[msg.dst as usize]);
+        if msg.kind == Kind::Cts {
+            (d.endpoint, s.endpoint)
+        } else {
+            (s.endpoint, d.endpoint)
+        }
+    }
+
     /// The fabric transfer of message `m` in its current phase.
     #[inline]
     fn transfer(&self, m: u32) -> Transfer {
         let msg = &self.msgs[m];
         let (s, d) = (&self.ranks[msg.src as usize], &self.ranks[msg.dst as usize]);
         let kind = msg.kind;
-        // The CTS goes from the receiver back to the sender.
-        let (src, dst) = if kind == Kind::Cts {
-            (d.endpoint, s.endpoint)
-        } else {
-            (s.endpoint, d.endpoint)
-        };
+        let (src, dst) = self.endpoints(m);
         Transfer {
             id: message_id(m),
             src,

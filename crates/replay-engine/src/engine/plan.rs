@@ -103,13 +103,22 @@ pub struct Plan {
     terms: Vec<Term>,
 }
 
-/// One non-terminal node of the evaluation program: its terms `terms[lo..hi]` and its
-/// reduction time (bytes · γ, the product the event path computes).
+/// One non-terminal node of the evaluation program: its terms — `terms[lo..mid]` the
+/// eager receives it posts itself, `terms[mid..hi]` the others —, the largest host overhead
+/// of the eager sends it posts and waits for itself (0 if none), and its reduction time
+/// (bytes · γ, the product the event path computes).
+///
+/// Such a send completes at start + o, and start + max(o) is the latest of those exactly
+/// (rounding is monotonic), so they need no terms: in most steps the wait is one receive
+/// and one eager send, and only the receive is left, in the loop that needs no dispatch.
+/// (The latest of the completions does not depend on their order: max is exact.)
 #[derive(Debug, Clone, Copy)]
 struct Compiled {
     node: u32,
     lo: u32,
+    mid: u32,
     hi: u32,
+    own_eager_o: f64,
     reduce_ns: f64,
 }
 
@@ -186,9 +195,16 @@ impl Parts {
     /// closed form).
     fn split(&mut self, r: u32, prog: &Program, costs: &Costs, p: u32) -> bool {
         let base = self.requests.len() as u32;
+        let first = self.nodes.len();
         let mut cur = self.node(r, false);
+        // `cur` posted a request (a node that posts nothing and only reduces can fold into
+        // the node before it, see `Instr::Reduce`).
+        let mut posted = false;
         for &ins in &prog.instrs {
             let node = self.nodes.len() as u32;
+            if matches!(ins, Instr::Send { .. } | Instr::Recv { .. }) {
+                posted = true;
+            }
             match ins {
                 Instr::Send { peer, .. } | Instr::Recv { peer, .. } if peer >= p || peer == r => {
                     return false;
@@ -224,11 +240,24 @@ impl Parts {
                     cur.wait_hi = self.waited.len() as u32;
                     self.nodes.push(cur);
                     cur = self.node(r, false);
+                    posted = false;
                 }
                 Instr::Reduce { bytes } => {
-                    cur.reduce_bytes = bytes;
-                    self.nodes.push(cur);
-                    cur = self.node(r, false);
+                    // A reduction right after a wait (most steps: sendrecv, then reduce)
+                    // joins the wait's node: its start + 0 + γn equals the next node's
+                    // start + γn, and half the nodes are evaluated.
+                    let foldable = !posted && self.nodes.len() > first;
+                    match self.nodes.last_mut() {
+                        Some(prev) if foldable && prev.reduce_bytes == 0 => {
+                            prev.reduce_bytes = bytes;
+                        }
+                        _ => {
+                            cur.reduce_bytes = bytes;
+                            self.nodes.push(cur);
+                            cur = self.node(r, false);
+                            posted = false;
+                        }
+                    }
                 }
                 Instr::Window { .. } => return false,
             }
@@ -302,22 +331,33 @@ impl Plan {
             if node.terminal {
                 continue;
             }
+            let waited = &self.waited[node.wait_lo as usize..node.wait_hi as usize];
+            let waited = waited.iter().map(|&q| self.requests[q as usize]);
+            let own_eager = |q: &Request| !q.rndv && q.node == n;
+            let own_eager_o = waited
+                .clone()
+                .filter(|q| q.send && own_eager(q))
+                .fold(0.0, |o, q| later(o, q.o));
+            let term = |q: Request| Term {
+                own: q.node,
+                partner: q.partner,
+                send: q.send,
+                rndv: q.rndv,
+                n_beta: q.n_beta,
+                o: q.o,
+            };
             let lo = self.terms.len() as u32;
-            for &q in &self.waited[node.wait_lo as usize..node.wait_hi as usize] {
-                let q = self.requests[q as usize];
-                self.terms.push(Term {
-                    own: q.node,
-                    partner: q.partner,
-                    send: q.send,
-                    rndv: q.rndv,
-                    n_beta: q.n_beta,
-                    o: q.o,
-                });
-            }
+            let receives = waited.clone().filter(|q| !q.send && own_eager(q));
+            self.terms.extend(receives.map(term));
+            let mid = self.terms.len() as u32;
+            let others = waited.filter(|q| !own_eager(q));
+            self.terms.extend(others.map(term));
             self.program.push(Compiled {
                 node: n,
                 lo,
+                mid,
                 hi: self.terms.len() as u32,
+                own_eager_o,
                 reduce_ns: node.reduce_bytes as f64 * self.gamma,
             });
         }
@@ -341,8 +381,15 @@ impl Plan {
         let terms = self.terms.as_slice();
         for c in &self.program {
             let n = c.node as usize;
-            let mut latest = start[n];
-            for q in &terms[c.lo as usize..c.hi as usize] {
+            let t = start[n];
+            // = later(t, t + o) for o >= 0, as the event path's wait computes it
+            let mut latest = t + c.own_eager_o;
+            for q in &terms[c.lo as usize..c.mid as usize] {
+                // `Term::done` of an eager receive posted at t
+                let arrived = start[q.partner as usize] + q.o + alpha + q.n_beta;
+                latest = later(latest, later(t, arrived) + q.o);
+            }
+            for q in &terms[c.mid as usize..c.hi as usize] {
                 let (t, other) = (start[q.own as usize], start[q.partner as usize]);
                 latest = later(latest, q.done(t, other, alpha));
             }

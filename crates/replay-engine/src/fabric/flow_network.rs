@@ -192,11 +192,13 @@ impl<T: Topology> Fabric for FlowNetwork<T> {
             // Same endpoint: a copy at memory speed, outside the network.
             return Submitted::At(now + t.bytes as f64 / self.topology.local_rate());
         }
-        let mut route = std::mem::take(&mut self.route);
-        self.route(src, dst, &mut route);
-        let latency = self.topology.transfer_latency(&route, t.bytes);
+        let load = LinkLoad {
+            solver: &self.solver,
+        };
+        let route = &mut self.route;
+        self.topology.route(src, dst, &load, &mut self.rng, route);
+        let latency = self.topology.transfer_latency(route, t.bytes);
         if t.bytes == 0 {
-            self.route = route;
             return Submitted::At(now + latency);
         }
         let id = t.id as usize;
@@ -209,7 +211,6 @@ impl<T: Topology> Fabric for FlowNetwork<T> {
         }
         self.flows += 1;
         self.solver.add(now, &route.links, t.bytes as f64, t.id);
-        self.route = route;
         Submitted::Later
     }
 

@@ -200,7 +200,8 @@ pub trait Fabric: Send {
         false
     }
 
-    /// The next instant at which `advance` would report something; None if idle.
+    /// The next instant at which `advance` would report something; None if idle. Only
+    /// `submit` and `advance` change the answer (the engine keeps it until one is called).
     fn next_time(&mut self) -> Option<Time>;
 
     /// Moves the fabric to `now` and appends every transfer delivered at or before it.
