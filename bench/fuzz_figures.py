@@ -21,13 +21,33 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from fuzz_chunks import HANG_S, JOBS, MEMORY_LIMIT, fuzz_readers
+from fuzz_chunks import CHUNK, HANG_S, JOBS, MEMORY_LIMIT, fuzz_readers
 from parquet_fuzz import TARGET as PARQUET
 from text_fuzz import TARGETS as TEXT
 from trace_fuzz import TARGETS as TRACE
 
 TARGETS = {**TEXT, **TRACE, "parquet_trace": PARQUET}
+# The OTF2 bindings keep state across archives: after a few dozen damaged archives in one
+# process, one that reads in 0.03 s alone spins (seed 19, inputs 250-284 then 285). So a
+# fresh child per 20 archives (a fork costs ~60 ms here); the sandbox's children are fresh.
+CHUNKS = {"otf2": 20, "otf2_sandbox": 20}
 RESULTS = Path(__file__).resolve().parent / "results" / "reliability.json"
+
+
+def how() -> str:
+    return (
+        f"forked children, {JOBS} at a time, chunks of {CHUNK:,} inputs ({CHUNKS} for OTF2) "
+        "interleaved over the readers (bench/fuzz_chunks.py); each child under a "
+        f"{MEMORY_LIMIT >> 30} GiB address-space limit; an input running over {HANG_S:g} s "
+        "of wall time is a hang. A child's death or hang is a crash, recorded with its seed "
+        "and input index, and its chunk resumes after that input. Each input is a seed "
+        "mutated in the child and read there by the function a user's command calls, except "
+        "OTF2: `otf2` calls _import_otf2_in_process (what the sandbox's child runs, no "
+        "process per input) on small archives written by bench/trace_fuzz.py; "
+        "`otf2_sandbox` calls import_otf2 (the user's path: a sandbox process per input) on "
+        "those and on the sst-macro 10-rank archive. cpu_s are the children's (wait4, "
+        "including their own children), max_input_s is wall time on a shared machine."
+    )
 
 
 def fuzz_figures() -> dict[str, object]:
@@ -37,20 +57,10 @@ def fuzz_figures() -> dict[str, object]:
     started = time.time()
     counts = {name: (sandbox if name == "otf2_sandbox" else inputs) for name in TARGETS}
     deadline = started + float(wall) if wall else None
-    runs = fuzz_readers(TARGETS, counts, deadline=deadline)
+    runs = fuzz_readers(TARGETS, counts, chunks=CHUNKS, deadline=deadline)
     readers = {name: run.figures() for name, run in runs.items()}
     return {
-        "how": (
-            f"forked children, {JOBS} at a time, chunks of 50,000 inputs round robin over the "
-            f"readers (bench/fuzz_chunks.py), each child under a {MEMORY_LIMIT >> 30} GiB "
-            f"address-space limit, an input running over {HANG_S:g} s wall is a hang; a child's "
-            "death or hang is a crash and its chunk resumes after that input. Every reader "
-            "reads in the child through the function a user's command calls, except OTF2: "
-            "`otf2` calls _import_otf2_in_process (what the sandbox's child runs) on small "
-            "archives written by bench/trace_fuzz.py, `otf2_sandbox` calls import_otf2 "
-            "(the sandbox process per input) on those and the sst-macro 10-rank archive. "
-            "cpu_s are the children's (wait4), max_input_s is wall time on a shared machine."
-        ),
+        "how": how(),
         "inputs_per_reader": counts,
         "stopped_at_wall_s": float(wall) if wall else None,
         "wall_s": round(time.time() - started, 1),

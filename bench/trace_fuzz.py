@@ -138,7 +138,8 @@ def write_otf2_seed(root: Path, ranks: int, rounds: int) -> Path:
             events = w.event_writer_from_location(loc)
             clock = [1000 * r]
 
-            def call(name: str, *records: tuple[Any, ...]) -> None:
+            def call(name: str, *records: tuple[Any, ...], events: Any = events,
+                     clock: list[int] = clock) -> None:  # fmt: skip
                 events.enter(clock[0], region[name])
                 for write, *args in records:
                     clock[0] += 5
