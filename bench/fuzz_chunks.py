@@ -15,6 +15,7 @@ scratch directory, emptied at every snapshot: its last line names a process deat
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import mmap
 import os
@@ -96,6 +97,7 @@ def _child(target: Target, seeds: Any, seed: int, start: int, stop: int, scratch
     status = 1
     try:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, resource.RLIM_INFINITY))
+        faulthandler.disable()  # (pytest's) its traceback would hide the library's last words
         err = os.open(scratch / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         os.dup2(err, 2)
         step = target.stepper(seeds, scratch)

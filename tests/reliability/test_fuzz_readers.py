@@ -5,6 +5,7 @@ regression tests."""
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -159,3 +160,47 @@ def test_superscript_digit_in_a_campaign_size_is_a_typed_error(tmp_path: Path) -
     path.write_text(text.replace('sizes = ["4"', 'sizes = ["4²"'))
     with pytest.raises(InputError, match=r"campaign\.toml: bad message size '4²'"):
         load_campaign(path)
+
+
+def _outcome(rng: random.Random) -> object:
+    """A fake reader: the input's own random stream decides whether it aborts the process,
+    spins, raises an untyped or a typed error, or is accepted."""
+    x = rng.random()
+    if x < 0.02:
+        os.abort()
+    if x < 0.03:
+        while True:
+            pass
+    if x < 0.06:
+        raise TypeError("an untyped error")
+    if x < 0.5:
+        raise InputError("fuzz.txt", "a typed error")
+    return x
+
+
+def test_fuzz_runner_counts_deaths_and_hangs_and_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/fuzz_chunks.py: a death or a hang is a crash at its index, and the chunk resumes
+    after it, so every input is counted once."""
+    import fuzz_chunks
+    from text_fuzz import Target
+
+    monkeypatch.setattr(fuzz_chunks, "HANG_S", 1.0)
+    monkeypatch.setattr(fuzz_chunks, "SNAPSHOT_EVERY", 40)
+    n = 300
+    target = Target(lambda _work: [0], lambda _seeds, _scratch: _outcome)
+    run = fuzz_chunks.fuzz_readers({"fake": target}, {"fake": n}, chunks={"fake": 120})["fake"]
+    want = {"abort": 0, "spin": 0, "untyped": 0, "typed": 0, "ok": 0}
+    rng = random.Random()
+    for i in range(n):
+        rng.seed(19 << 40 | i)
+        x = rng.random()
+        kind = "abort" if x < 0.02 else "spin" if x < 0.03 else "untyped" if x < 0.06 else (
+            "typed" if x < 0.5 else "ok")  # fmt: skip
+        want[kind] += 1
+    c = run.counts
+    assert c.inputs == n and c.accepted == want["ok"], (c, want)
+    assert c.typed_errors == {"InputError": want["typed"]}
+    assert c.crashes["TypeError: an untyped error"] == want["untyped"]
+    assert sum(v for k, v in c.crashes.items() if "signal SIGABRT" in k) == want["abort"]
+    assert sum(v for k, v in c.crashes.items() if k.startswith("hang")) == want["spin"]
+    assert len(run.deaths) == want["abort"] + want["spin"] and run.cpu_s > 0
