@@ -35,6 +35,7 @@ HANG_S = 10.0  # wall time, on a shared 2-core machine: 6x the slowest input see
 MEMORY_LIMIT = 4 << 30  # address space per child
 SNAPSHOT_EVERY = 250  # inputs between snapshots of a child's counts: what a death re-runs
 JOBS = 2
+KEEP = Path(tempfile.gettempdir())  # where a dead or hung child's scratch files are kept
 CHUNK = 50_000
 
 
@@ -205,7 +206,7 @@ def _finish(run: ReaderRun, r: _Running, status: int, usage: Any, hung: bool,
         return []
     fatal = r.index
     message = f"hang: input running over {HANG_S:g} s" if hung else _death(r.scratch, status)
-    kept = Path(tempfile.gettempdir()) / f"tailcast-fuzz-crash-{r.reader}-{r.seed}-{fatal}"
+    kept = KEEP / f"tailcast-fuzz-crash-{r.reader}-{r.seed}-{fatal}"
     shutil.copytree(r.scratch, kept, dirs_exist_ok=True)  # the damaged files, if any
     shutil.rmtree(r.scratch, ignore_errors=True)
     run.deaths.append({"seed": r.seed, "index": fatal, "message": message, "kept": str(kept)})

@@ -178,7 +178,9 @@ def _outcome(rng: random.Random) -> object:
     return x
 
 
-def test_fuzz_runner_counts_deaths_and_hangs_and_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fuzz_runner_counts_deaths_and_hangs_and_goes_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """bench/fuzz_chunks.py: a death or a hang is a crash at its index, and the chunk resumes
     after it, so every input is counted once."""
     import fuzz_chunks
@@ -186,6 +188,7 @@ def test_fuzz_runner_counts_deaths_and_hangs_and_goes_on(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(fuzz_chunks, "HANG_S", 1.0)
     monkeypatch.setattr(fuzz_chunks, "SNAPSHOT_EVERY", 40)
+    monkeypatch.setattr(fuzz_chunks, "KEEP", tmp_path)
     n = 300
     target = Target(lambda _work: [0], lambda _seeds, _scratch: _outcome)
     run = fuzz_chunks.fuzz_readers({"fake": target}, {"fake": n}, chunks={"fake": 120})["fake"]
