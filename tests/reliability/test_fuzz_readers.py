@@ -207,3 +207,14 @@ def test_fuzz_runner_counts_deaths_and_hangs_and_goes_on(
     assert sum(v for k, v in c.crashes.items() if "signal SIGABRT" in k) == want["abort"]
     assert sum(v for k, v in c.crashes.items() if k.startswith("hang")) == want["spin"]
     assert len(run.deaths) == want["abort"] + want["spin"] and run.cpu_s > 0
+
+
+# Found by the OTF2 fuzz bench (seed 19): in one process reading many damaged archives, input
+# 226 spun for over a minute in OTF2_DefReader_ReadDefinitions (the C library re-reading a
+# local definition chunk) after input 225, each taking 0.03 s alone: state the library keeps
+# across archives. The user's path reads one archive per sandbox process: a typed error each.
+def test_otf2_archives_that_spun_in_sequence_are_typed_errors_through_the_sandbox() -> None:
+    for i in (225, 226):
+        anchor = REPO / "tests" / "data" / "fuzz" / f"otf2-seed19-input{i}" / "traces.otf2"
+        with pytest.raises(InputError, match="unreadable OTF2 archive"):
+            import_otf2(anchor, timeout_s=30)
