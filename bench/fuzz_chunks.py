@@ -157,6 +157,8 @@ def fuzz_readers(targets: dict[str, Target], inputs: dict[str, int], seed: int =
     try:
         while queue or running:
             stopping = deadline is not None and time.time() > deadline
+            if stopping and not running:
+                break  # the chunks not started are left out
             while queue and len(running) < JOBS and not stopping:
                 name, s, a, b = queue.pop(0)
                 serial += 1
