@@ -5,7 +5,12 @@ Each input is a real recorded file (tests/data, ../shared/data) mutated by a few
 edits: bytes flipped, inserted or deleted, lines dropped, duplicated or swapped, numbers
 replaced by extreme ones, the text cut short. A reader may accept an input or raise a
 TailcastError (typed, naming the file); any other exception is a crash, and an input that
-takes longer than SLOW_S is a hang candidate."""
+takes longer than SLOW_S is a hang candidate.
+
+Also the pieces every fuzzer shares: `Target` (a reader's seeds and its per-input step),
+`FuzzCounts` (counting one input's outcome) and `run_inputs` (the loop, one random stream
+per input so that input `i` of seed `s` can be replayed alone: bench/fuzz_chunks.py resumes
+a chunk after an input that killed its process)."""
 
 from __future__ import annotations
 
@@ -57,6 +62,19 @@ def _seeds() -> dict[str, list[str]]:
     }
 
 
+Step = Callable[[random.Random], object]  # mutates a seed with the rng and reads the mutant
+
+
+@dataclass(frozen=True)
+class Target:
+    """A reader under fuzzing. `seeds(work)` builds its seed inputs once (in the bench's
+    parent process: some need a compiler and an MPI run); `stepper(seeds, scratch)` gives the
+    step run per input, in a process that owns `scratch` (where input files are written)."""
+
+    seeds: Callable[[Path], Any]
+    stepper: Callable[[Any, Path], Step]
+
+
 READERS: dict[str, Callable[[str], Any]] = {
     "osu_output": lambda text: parse_osu_output(text, "fuzz.txt"),
     "squeue_json": lambda text: parse_squeue_json(text, "fuzz.json"),
@@ -65,16 +83,32 @@ READERS: dict[str, Callable[[str], Any]] = {
     "scontrol_topology": lambda text: parse_scontrol_topology(text, "fuzz.txt"),
     "topology_toml": lambda text: parse_topology_toml(text, "fuzz.toml"),
     "fabric_toml": lambda text: parse_fabric(text, "fuzz.toml"),
-    "campaign_toml": lambda text: _campaign(text),
+    "campaign_toml": lambda text: text,  # load_campaign reads a file: see _text_stepper
 }
 
 
-def _campaign(text: str) -> Any:
-    """load_campaign reads a file (its paths are relative to it): one scratch file."""
-    with tempfile.NamedTemporaryFile("w", suffix=".toml", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        return load_campaign(Path(fh.name))
+def _text_stepper(reader: str) -> Callable[[list[str], Path], Step]:
+    parse = READERS[reader]
+
+    def stepper(seeds: list[str], scratch: Path) -> Step:
+        if reader != "campaign_toml":
+            return lambda rng: parse(mutate(rng.choice(seeds), rng))
+        path = scratch / "campaign.toml"  # its paths are relative to it: a real file
+
+        def campaign(rng: random.Random) -> object:
+            path.write_text(mutate(rng.choice(seeds), rng), encoding="utf-8")
+            return load_campaign(path)
+
+        return campaign
+
+    return stepper
+
+
+def _text_seeds(reader: str, _work: Path) -> list[str]:
+    return _seeds()[reader]
+
+
+TARGETS = {name: Target(partial(_text_seeds, name), _text_stepper(name)) for name in READERS}
 
 
 def mutate(text: str, rng: random.Random) -> str:
@@ -112,7 +146,7 @@ class FuzzCounts:
     crashes: Counter[str] = field(default_factory=Counter)
     slow: int = 0  # inputs over SLOW_S
     max_input_s: float = 0.0
-    examples: list[str] = field(default_factory=list)  # first crashing inputs
+    examples: list[str] = field(default_factory=list)  # first crashing inputs: seed, index
 
     def attempt(self, read: Callable[[], object]) -> bool:
         """Feeds one input to `read` and counts the outcome and its time; False on a crash."""
@@ -133,13 +167,28 @@ class FuzzCounts:
         return not crashed
 
 
-def fuzz(reader: str, inputs: int, seed: int = 19) -> FuzzCounts:
-    rng = random.Random(seed)
-    seeds = _seeds()[reader]
-    parse = READERS[reader]
+def run_inputs(
+    step: Step, seed: int, start: int, stop: int, counts: FuzzCounts,
+    at: Callable[[int], None] = lambda _i: None,
+) -> None:  # fmt: skip
+    """Inputs `start`..`stop`-1 of `seed`; `at(i)` is told which one is about to run."""
+    rng = random.Random()
+    for i in range(start, stop):
+        at(i)
+        rng.seed(seed << 40 | i)  # input i's own stream: replayable without the ones before
+        if not counts.attempt(partial(step, rng)) and len(counts.examples) < 5:
+            counts.examples.append(f"seed {seed} input {i}")
+
+
+def fuzz_target(target: Target, inputs: int, seed: int = 19) -> FuzzCounts:
+    """`inputs` mutants read in this process (the tests' scale)."""
     counts = FuzzCounts()
-    for _ in range(inputs):
-        text = mutate(rng.choice(seeds), rng)
-        if not counts.attempt(partial(parse, text)) and len(counts.examples) < 3:
-            counts.examples.append(text[:2000])
+    with tempfile.TemporaryDirectory(prefix="tailcast-fuzz-") as scratch:
+        seeds = target.seeds(Path(scratch))
+        if seeds:
+            run_inputs(target.stepper(seeds, Path(scratch)), seed, 0, inputs, counts)
     return counts
+
+
+def fuzz(reader: str, inputs: int, seed: int = 19) -> FuzzCounts:
+    return fuzz_target(TARGETS[reader], inputs, seed)

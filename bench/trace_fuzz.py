@@ -1,16 +1,21 @@
 """Fuzzing the trace readers that read files (issue 19 §5): SimGrid TiT text, DUMPI `.bin`
-rank files, the PMPI tracer's raw rank files and OTF2 archives, each from real files
-(../shared/data/traces; the raw files are captured here from tests/traces/programs/
-known_calls.c with the real tracer). Shared by bench/fuzz_figures.py and
-tests/reliability/test_fuzz_readers.py.
+rank files, the PMPI tracer's raw rank files and OTF2 archives. Shared by
+bench/fuzz_figures.py and tests/reliability/test_fuzz_readers.py.
 
-Inputs are read in this process through one scratch file (on /dev/shm when there is one), no
-process per input: a TiT file gets text_fuzz's line and token edits, binary files bytes
-flipped and cut. OTF2 archives go through the decoder the sandbox runs
-(`otf2_decode.decode_otf2`), one damaged archive file per input; `fuzz_isolated` runs chunks
-of inputs in child processes (bench/fuzz_chunks.py) so an input that kills the interpreter
-(the OTF2 C library is what the sandbox guards against) is counted as a crash and the fuzzing
-goes on."""
+Seeds are real files (../shared/data/traces; the raw files are captured here from
+tests/traces/programs/known_calls.c with the real tracer) except OTF2's, see below. Each input
+is one seed mutated (a TiT file gets text_fuzz's line and token edits, binary files bytes
+flipped and cut), written to the scratch directory (on /dev/shm when there is one) and read
+by the reader's import function, in the fuzzing process: no process per input.
+
+OTF2: the `otf2` bindings cost ~2.5 ms per archive opened (they create ~120 ctypes callbacks
+and read the definitions through Python), plus ~0.1 ms per definition or event record: the
+10-rank sst-macro archive (725 definitions, 22,180 events) takes ~60 ms an input. So the
+seeds of the 1 M run are small archives written here with the same bindings (2 and 4 ranks,
+the MPI records the importer converts, 36-150 events, the smallest chunk sizes OTF2 allows),
+and the sst-macro archive itself is a seed of the sandbox sample (`otf2_sandbox`). `otf2`
+reads with `otf2_decode.decode_otf2`, the decoder the sandbox's child runs; `otf2_sandbox`
+with `import_otf2`, the user's path (a process per input, ~0.5 s of CPU each)."""
 
 from __future__ import annotations
 
@@ -18,19 +23,17 @@ import os
 import random
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
-from text_fuzz import FuzzCounts, mutate
+from text_fuzz import FuzzCounts, Step, Target, fuzz_target, mutate
 
 SHARED = Path(os.environ.get("TAILCAST_SHARED_DATA", "/work/shared/data")) / "traces"
 REPO = Path(__file__).resolve().parents[1]
 READERS = ("tit", "dumpi_bin", "tracer_raw", "otf2")
-
-
-def _scratch_root() -> str | None:
-    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+OTF2_SST = SHARED / "otf2" / "sst-macro-10rank"
 
 
 def flip_bytes(data: bytes, rng: random.Random) -> bytes:
@@ -64,64 +67,177 @@ def raw_seeds(work: Path) -> list[bytes]:
     return [p.read_bytes() for p in sorted(work.glob(".t-raw-*/rank-*.bin"))]
 
 
-def _reader(name: str, work: Path) -> tuple[Callable[[random.Random], None], int]:
-    """One fuzz step (mutate a seed, read it) for `name`, and how many seeds it draws on."""
-    path = work / "input"
-    if name == "tit":
-        from tailcast.traces.tit_import import import_tit
+def _tit_stepper(texts: list[str], scratch: Path) -> Step:
+    from tailcast.traces.tit_import import import_tit
 
-        texts = [p.read_text() for p in sorted((SHARED / "simgrid-tit").glob("actions*.txt"))]
+    path = scratch / "input.txt"
 
-        def tit(rng: random.Random) -> None:
-            path.write_text(mutate(rng.choice(texts), rng), errors="surrogateescape")
-            import_tit(path)
+    def tit(rng: random.Random) -> object:
+        path.write_text(mutate(rng.choice(texts), rng), errors="surrogateescape")
+        return import_tit(path)
 
-        return tit, len(texts)
-    if name in ("dumpi_bin", "tracer_raw"):
-        if name == "dumpi_bin":
-            from tailcast.traces.dumpi_format import read_bin as read
+    return tit
 
-            seeds = [p.read_bytes() for p in sorted((SHARED / "dumpi").glob("*.bin"))]
-        else:
-            from tailcast.traces.capture.raw import read_rank_file as read  # type: ignore[assignment]
 
-            seeds = raw_seeds(work)
-        binary = path.with_suffix(".bin")
+def _binary_stepper(read: Callable[[Path], object], seeds: list[bytes], scratch: Path) -> Step:
+    path = scratch / "input.bin"
 
-        def binary_step(rng: random.Random) -> None:
-            binary.write_bytes(flip_bytes(rng.choice(seeds), rng))
-            read(binary)
+    def binary(rng: random.Random) -> object:
+        path.write_bytes(flip_bytes(rng.choice(seeds), rng))
+        return read(path)
 
-        return binary_step, len(seeds)
-    if name == "otf2":
-        from tailcast.traces.otf2_decode import decode_otf2
+    return binary
 
-        archive = work / "otf2"
-        shutil.copytree(SHARED / "otf2" / "sst-macro-10rank", archive)
-        anchor = archive / "traces.otf2"
-        files = [anchor, archive / "traces.def", *sorted((archive / "traces").iterdir())]
-        originals = {f: f.read_bytes() for f in files}
 
-        def otf2_step(rng: random.Random) -> None:
-            target = rng.choice(files)
-            target.write_bytes(flip_bytes(originals[target], rng))
-            try:
-                decode_otf2(anchor)
-            finally:
-                target.write_bytes(originals[target])
+def _read_dumpi(path: Path) -> object:
+    from tailcast.traces.dumpi_format import read_bin
 
-        return otf2_step, len(files)
-    raise ValueError(f"unknown trace reader {name!r}")
+    return read_bin(path)
+
+
+def _read_raw(path: Path) -> object:
+    from tailcast.traces.capture.raw import read_rank_file
+
+    return read_rank_file(path)
+
+
+# ---- OTF2 -----------------------------------------------------------------------------
+
+Archive = dict[str, bytes]  # an OTF2 archive: its files' bytes by path relative to its root
+
+_MPI_REGIONS = ("MPI_Init", "MPI_Comm_rank", "MPI_Isend", "MPI_Irecv", "MPI_Waitall",
+                "MPI_Send", "MPI_Recv", "MPI_Allreduce", "MPI_Bcast", "MPI_Barrier",
+                "MPI_Finalize")  # fmt: skip
+
+
+def write_otf2_seed(root: Path, ranks: int, rounds: int) -> Path:
+    """A small valid archive: each rank Init, Comm_rank, `rounds` times (Isend, Irecv,
+    Waitall to its ring neighbours, Send or Recv, Allreduce, Bcast, Barrier), Finalize.
+    Chunks of 256 KiB (OTF2's least): the reader allocates a chunk per file it opens, and
+    the default 4 MiB definition chunk alone costs ~10 ms an input."""
+    import otf2  # type: ignore[import-untyped]
+    from otf2.enums import CollectiveOp, GroupType, Paradigm, RegionRole
+
+    chunk = 256 << 10
+    with otf2.writer.open(str(root), "traces", timer_resolution=1_000_000_000,
+                          chunk_size_events=chunk, chunk_size_definitions=chunk) as w:  # fmt: skip
+        d = w.definitions
+        node = d.system_tree_node("node")
+        locs = [
+            d.location(f"rank {r}", group=d.location_group(f"rank {r}", system_tree_parent=node))
+            for r in range(ranks)
+        ]
+        d.group("locations", group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI,
+                members=locs)  # fmt: skip
+        world = d.comm("MPI_COMM_WORLD", group=d.group(
+            "world", group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI,
+            members=list(range(ranks))))  # fmt: skip
+        region = {n: d.region(n, region_role=RegionRole.POINT2POINT, paradigm=Paradigm.MPI)
+                  for n in _MPI_REGIONS}  # fmt: skip
+        for r, loc in enumerate(locs):
+            events = w.event_writer_from_location(loc)
+            clock = [1000 * r]
+
+            def call(name: str, *records: tuple[Any, ...], events: Any = events,
+                     clock: list[int] = clock) -> None:  # fmt: skip
+                events.enter(clock[0], region[name])
+                for write, *args in records:
+                    clock[0] += 5
+                    getattr(events, write)(clock[0], *args)
+                clock[0] += 10
+                events.leave(clock[0], region[name])
+                clock[0] += 20
+
+            peer, source = (r + 1) % ranks, (r - 1) % ranks
+            all_bytes, everyone = 8 * ranks, 0xFFFFFFFF  # no root
+            call("MPI_Init")
+            call("MPI_Comm_rank")
+            for k in range(rounds):
+                call("MPI_Isend", ("mpi_isend", peer, world, 7, 1024, 2 * k))
+                call("MPI_Irecv", ("mpi_irecv_request", 2 * k + 1))
+                call("MPI_Waitall", ("mpi_isend_complete", 2 * k),
+                     ("mpi_irecv", source, world, 7, 1024, 2 * k + 1))  # fmt: skip
+                if r % 2 == 0:
+                    call("MPI_Send", ("mpi_send", peer, world, 3, 64))
+                else:
+                    call("MPI_Recv", ("mpi_recv", source, world, 3, 64))
+                for name, op, coll_root, sent, got in (
+                    ("MPI_Allreduce", CollectiveOp.ALLREDUCE, everyone, all_bytes, all_bytes),
+                    ("MPI_Bcast", CollectiveOp.BCAST, 0, 256 if r == 0 else 0, 256),
+                    ("MPI_Barrier", CollectiveOp.BARRIER, everyone, 0, 0),
+                ):
+                    call(name, ("mpi_collective_begin",),
+                         ("mpi_collective_end", op, world, coll_root, sent, got))  # fmt: skip
+            call("MPI_Finalize")
+    return root / "traces.otf2"
+
+
+def _archive(root: Path) -> Archive:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+            and p.suffix in (".otf2", ".def", ".evt")}  # fmt: skip
+
+
+def otf2_seeds(work: Path) -> list[Archive]:
+    shapes = [(2, 1), (2, 3), (4, 2)]
+    return [_archive(write_otf2_seed(work / f"seed-{r}x{k}", r, k).parent) for r, k in shapes]
+
+
+def sandbox_seeds(work: Path) -> list[Archive]:
+    return [*otf2_seeds(work), _archive(OTF2_SST)]
+
+
+def _otf2_stepper(read: Callable[[Path], object], seeds: list[Archive], scratch: Path) -> Step:
+    """Damages one file of one archive (copied into `scratch`), reads the archive, repairs
+    the file: an input is one damaged file."""
+    anchors = []
+    for k, archive in enumerate(seeds):
+        for rel, data in archive.items():
+            (scratch / f"a{k}" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (scratch / f"a{k}" / rel).write_bytes(data)
+        anchors.append(scratch / f"a{k}" / "traces.otf2")
+
+    def otf2_step(rng: random.Random) -> object:
+        k = rng.randrange(len(seeds))
+        rel = rng.choice(list(seeds[k]))
+        target = scratch / f"a{k}" / rel
+        target.write_bytes(flip_bytes(seeds[k][rel], rng))
+        try:
+            return read(anchors[k])
+        finally:
+            target.write_bytes(seeds[k][rel])
+
+    return otf2_step
+
+
+def _import_in_process(anchor: Path) -> object:
+    from tailcast.traces.otf2_decode import decode_otf2
+
+    return decode_otf2(anchor)
+
+
+def _import_sandboxed(anchor: Path) -> object:
+    from tailcast.traces.otf2_import import import_otf2
+
+    return import_otf2(anchor)
+
+
+def _shared(kind: str, pattern: str) -> Callable[[Path], list[Any]]:
+    def seeds(_work: Path) -> list[Any]:
+        files = sorted((SHARED / kind).glob(pattern))
+        return [p.read_text() if kind == "simgrid-tit" else p.read_bytes() for p in files]
+
+    return seeds
+
+
+TARGETS: dict[str, Target] = {
+    "tit": Target(_shared("simgrid-tit", "actions*.txt"), _tit_stepper),
+    "dumpi_bin": Target(_shared("dumpi", "*.bin"), partial(_binary_stepper, _read_dumpi)),
+    "tracer_raw": Target(raw_seeds, partial(_binary_stepper, _read_raw)),
+    "otf2": Target(otf2_seeds, partial(_otf2_stepper, _import_in_process)),
+    "otf2_sandbox": Target(sandbox_seeds, partial(_otf2_stepper, _import_sandboxed)),
+}
 
 
 def fuzz_trace_reader(name: str, inputs: int, seed: int = 19) -> FuzzCounts:
     """`inputs` mutants read in this process; crashes are any non-TailcastError exception."""
-    rng = random.Random(seed)
-    counts = FuzzCounts()
-    with tempfile.TemporaryDirectory(prefix="tailcast-fuzz-", dir=_scratch_root()) as scratch:
-        step, seeds = _reader(name, Path(scratch))
-        if seeds == 0:
-            return counts
-        for _ in range(inputs):
-            counts.attempt(lambda: step(rng))
-    return counts
+    return fuzz_target(TARGETS[name], inputs, seed)
