@@ -225,6 +225,17 @@ fn name_key(name: &[u8]) -> Option<u128> {
 /// The second whitespace-separated token of `line` (its action, after the rank).
 fn second_token(line: &str) -> Option<&str> {
     let bytes = line.as_bytes();
+    // The usual line, `<rank digits> <action>[ <arguments>]`, in one pass over the digits
+    // and the action's bytes (ASCII whitespace is at most b' '); any other whitespace
+    // takes the general scan below.
+    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits > 0 && bytes.get(digits) == Some(&b' ') {
+        let rest = &bytes[digits + 1..];
+        let len = rest.iter().position(|&b| b <= b' ').unwrap_or(rest.len());
+        if len > 0 && rest.get(len).is_none_or(|&b| b == b' ') {
+            return Some(&line[digits + 1..digits + 1 + len]);
+        }
+    }
     let space = |b: &u8| b.is_ascii_whitespace();
     let first = bytes.iter().position(|b| !space(b))?;
     let gap = first + bytes[first..].iter().position(space)?;
@@ -254,5 +265,30 @@ impl TitReader {
         lists(py, &out, "send_counts", rows.send_counts)?;
         lists(py, &out, "recv_counts", rows.recv_counts)?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::second_token;
+
+    #[test]
+    fn second_token_of_usual_and_unusual_lines() {
+        let cases = [
+            ("0 init", Some("init")),
+            ("12 send 3 8192 1", Some("send")),
+            ("  3\t waitall ", Some("waitall")),
+            ("0 finalize\r", Some("finalize")),
+            ("0 comp\x0bute 1", Some("comp\x0bute")),
+            ("0  recv 1 2", Some("recv")),
+            ("r0 bcast 5", Some("bcast")),
+            ("0 é 1", Some("é")),
+            ("0 ", None),
+            ("0", None),
+            ("", None),
+        ];
+        for (line, want) in cases {
+            assert_eq!(second_token(line), want, "{line:?}");
+        }
     }
 }
