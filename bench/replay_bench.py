@@ -9,6 +9,9 @@ package with its built `_core`, e.g. an older commit's tree): every configuratio
 replayed by each build in turn, in child processes interleaved round by round, so that the
 builds share the machine's load; writes bench/results/replay_ab.json with each build's best
 CPU time, its ratio to the first build, and whether the simulated times agree bit for bit.
+On a shared VM CPU times of builds a few per cent apart swing by ±10 % from run to run;
+`--ab ... --instructions` counts instead, with callgrind, the instructions each build
+executes inside `_core.replay` (deterministic) and writes bench/results/replay_ab_instructions.json.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,7 +76,10 @@ def halo_allreduce(ranks: int, iterations: int, halo_bytes: int) -> dict[str, An
     }
 
 
-def measure(trace: dict[str, Any], fabric: str, repeats: int = 3) -> dict[str, Any]:
+WORKER_REPEATS = 3
+
+
+def measure(trace: dict[str, Any], fabric: str, repeats: int = WORKER_REPEATS) -> dict[str, Any]:
     """Best of `repeats` replays (this VM's neighbours add up to 15 % to a single run)."""
     loaded = load_fabric(fabric)
     # Builds before the fabric framework (A/B against them) took `.engine` and returned a
@@ -176,12 +184,59 @@ def ab(builds: dict[str, Path], actions: int, halo_bytes: int, rounds: int) -> d
     }
 
 
+_REPLAY_INCLUSIVE = re.compile(r"^\s*([\d,]+) \([^)]*\)\s+\S*:_core::replay \[", re.MULTILINE)
+
+
+def instructions(builds: dict[str, Path], actions: int, halo_bytes: int) -> dict[str, Any]:
+    """Instructions inside `_core.replay` per replay, every configuration by every build
+    (two callgrind children at a time: this is CPU-bound and the VM has two cores)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def count(ranks: int, fabric: str, src: Path) -> int:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "callgrind.out"
+            env = {**os.environ, "PYTHONPATH": str(src), "OPENBLAS_NUM_THREADS": "1"}
+            argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+            argv += [sys.executable, __file__, "--worker", str(ranks), fabric]
+            argv += ["--actions", str(actions), "--halo-bytes", str(halo_bytes)]
+            subprocess.run(argv, env=env, capture_output=True, check=True)
+            text = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(out)],
+                                  capture_output=True, text=True, check=True).stdout  # fmt: skip
+        found = _REPLAY_INCLUSIVE.search(text)
+        if not found:
+            raise RuntimeError(f"no _core::replay in the callgrind profile of {src}")
+        return int(found.group(1).replace(",", "")) // WORKER_REPEATS
+
+    jobs = [(r, f, n, src) for r, f in AB_CONFIGS for n, src in builds.items()]
+    with ThreadPoolExecutor(2) as pool:
+        counts = list(pool.map(lambda j: count(j[0], j[1], j[3]), jobs))
+    first = next(iter(builds))
+    rows = []
+    for ranks, fabric in AB_CONFIGS:
+        got = {
+            n: c for (r, f, n, _), c in zip(jobs, counts, strict=True) if (r, f) == (ranks, fabric)
+        }
+        ratio = {n: round(c / got[first], 4) for n, c in got.items()}
+        row = {"ranks": ranks, "fabric": fabric, "instructions_per_replay": got}
+        rows.append({**row, f"ratio_to_{first}": ratio})
+    return {
+        "recorded_at": datetime.now(UTC).isoformat(),
+        "builds": {name: str(src) for name, src in builds.items()},
+        "actions": actions,
+        "rows": rows,
+        "notes": "instructions executed inside _core.replay (callgrind, inclusive) per replay "
+        "of the halo + allreduce trace; independent of the machine's load.",
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--actions", type=int, default=1_600_000, help="actions per trace")
     parser.add_argument("--halo-bytes", type=int, default=16384)
     parser.add_argument("--ab", nargs="+", metavar="NAME=SRC", help="A/B of engine builds")
     parser.add_argument("--rounds", type=int, default=3, help="A/B rounds per configuration")
+    parser.add_argument("--instructions", action="store_true",
+                        help="A/B by callgrind instruction counts instead of CPU time")  # fmt: skip
     parser.add_argument("--worker", nargs=2, metavar=("RANKS", "FABRIC"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -191,6 +246,12 @@ def main() -> None:
         return
     if args.ab:
         builds = {k: Path(v).resolve() for k, v in (b.split("=", 1) for b in args.ab)}
+        if args.instructions:
+            doc = instructions(builds, args.actions, args.halo_bytes)
+            out = Path(__file__).resolve().parent / "results" / "replay_ab_instructions.json"
+            out.write_text(json.dumps(doc, indent=2) + "\n")
+            print(out)
+            return
         load0 = os.getloadavg()
         doc = ab(builds, args.actions, args.halo_bytes, args.rounds)
         doc["load_average_at_start_end"] = [round(x, 2) for x in (*load0, *os.getloadavg())]
