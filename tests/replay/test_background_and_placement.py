@@ -182,7 +182,7 @@ def test_replay_errors_are_typed_with_fields(tmp_path: Path) -> None:
         ("uniform:nodes=4:load=2", "load must be in"),
         ("uniform:nodes=4:load=0.1:speed=3", "unknown key 'speed'"),
         ("uniform:nodes=4:load=x", "is not a number"),
-        ("uniform:nodes=4:load=0.1:bytes=4Q", "size like"),
+        ("uniform:nodes=4:load=0.1:bytes=4Q", "--background .*: bad message size '4Q'"),
     ],
 )
 def test_bad_background_specs_are_usage_errors(text: str, message: str) -> None:

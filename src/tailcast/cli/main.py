@@ -4,7 +4,6 @@ error handler (one line on stderr; exit 0 ok, 1 failure, 2 usage, 3 not accepted
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import signal
 import sys
@@ -113,21 +112,6 @@ def _chosen(argv: list[str]) -> str | None:
     return argv[1] if len(argv) > 1 and argv[1] in names else None
 
 
-def _loaded(only: str | None) -> typer.Typer:
-    """`build_app(only)` with the cyclic collector off while it imports: start-up creates
-    ~10^5 long-lived objects (modules, classes, functions) and the passes the collector
-    makes over them during the imports free nothing (~3 % of a `trace convert`'s
-    instructions). They are then frozen (later passes skip them) and the collector is on
-    again before the command body runs. Only the console entry does this, not importers of
-    this module (tests build the app in-process)."""
-    gc.disable()
-    try:
-        return build_app(only)
-    finally:
-        gc.freeze()
-        gc.enable()
-
-
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     del frame
     raise Interrupted(signum)
@@ -141,7 +125,7 @@ def main() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _interrupt)
     try:
-        _loaded(_chosen(sys.argv))()
+        build_app(_chosen(sys.argv))()
     except TailcastError as err:
         if _state["debug"]:
             traceback.print_exc()

@@ -60,7 +60,10 @@ def parse_job(text: str) -> BackgroundJob:
             elif key == "load":
                 fields["load"] = float(value)
             elif key == "bytes":
-                fields["bytes"] = parse_size(value)
+                try:
+                    fields["bytes"] = parse_size(value)
+                except UsageError as exc:
+                    raise UsageError(f"--background {text!r}: {exc}") from exc
             elif key == "hot":
                 fields["hot_fraction"] = float(value)
             elif key in ("arrivals", "placement"):
