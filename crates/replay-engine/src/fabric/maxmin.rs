@@ -234,10 +234,16 @@ impl MaxMin {
 
     /// Re-rates the flows affected by the arrivals and departures since the last call, at
     /// `now` (see the module comment). A no-op when nothing changed.
+    #[inline]
     pub fn settle(&mut self, now: f64) {
-        if self.dirty.is_empty() {
-            return;
+        // Most calls (a flow fabric's next_time and advance) find nothing changed: the check
+        // inlines into the caller, so they do not pay a call of the large re-solve.
+        if !self.dirty.is_empty() {
+            self.re_rate(now);
         }
+    }
+
+    fn re_rate(&mut self, now: f64) {
         self.stats.settles += 1;
         self.seed_from_dirty_links();
         loop {
