@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from tailcast.traces.dumpi_format import Record
-from tailcast.traces.dumpi_handles import HandleLookup, RankHandles, world_rank
-from tailcast.traces.schema import Op
+from tailcast.traces.dumpi_handles import HandleLookup, RankHandles
+from tailcast.traces.schema import Op, world_rank
 
 _SAME_SIZE = {"Bcast": Op.BCAST, "Reduce": Op.REDUCE, "Allreduce": Op.ALLREDUCE}
 _BLOCKS = {"Alltoall": Op.ALLTOALL, "Allgather": Op.ALLGATHER}

@@ -22,7 +22,7 @@ from typing import Any
 
 from tailcast.traces.dumpi_collectives import collective_row, track_group, track_type
 from tailcast.traces.dumpi_format import DumpiBin, DumpiFormatError, Record, Status
-from tailcast.traces.dumpi_handles import HandleLookup, PendingRequest, RankHandles, world_rank
+from tailcast.traces.dumpi_handles import HandleLookup, PendingRequest, RankHandles
 from tailcast.traces.dumpi_layouts import (
     ANY_SOURCE,
     ANY_TAG,
@@ -30,7 +30,7 @@ from tailcast.traces.dumpi_layouts import (
     COMM_WORLD_HANDLE,
     REQUEST_NULL_HANDLE,
 )
-from tailcast.traces.schema import COMM_NULL, WORLD, Op, TraceBuilder
+from tailcast.traces.schema import COMM_NULL, WORLD, Op, TraceBuilder, world_rank
 
 SELF_BASE = 1_000_000  # ids of MPI_COMM_SELF (one per rank)
 INT64_LIMIT = 1 << 63

@@ -78,8 +78,3 @@ class HandleLookup:
             self.unsupported[f"datatype {dtype} of unknown size"] += 1
             return None
         return [c * size for c in counts]
-
-
-def world_rank(members: list[int], comm_rank: int) -> int:
-    """The world rank of `comm_rank` in a communicator of `members` (itself if outside)."""
-    return members[comm_rank] if 0 <= comm_rank < len(members) else comm_rank

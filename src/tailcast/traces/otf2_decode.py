@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from tailcast.errors import InputError
 from tailcast.traces.io import TraceMeta
-from tailcast.traces.schema import Op, TraceBuilder
+from tailcast.traces.schema import Op, TraceBuilder, world_rank
 
 REGION_OPS: dict[str, str] = {
     "MPI_Init": Op.INIT, "MPI_Init_thread": Op.INIT, "MPI_Finalize": Op.FINALIZE,
@@ -129,7 +129,7 @@ class _Otf2Converter:
         v = cur.values
         if kind in ("MpiSend", "MpiIsend"):
             ident, members = self.comm_of(ev.communicator, rank)
-            v.update(comm=ident, peer=_world(members, ev.receiver), tag=int(ev.msg_tag),
+            v.update(comm=ident, peer=world_rank(members, ev.receiver), tag=int(ev.msg_tag),
                      send_bytes=int(ev.msg_length))  # fmt: skip
             if kind == "MpiIsend":
                 v["request"] = int(ev.request_id)
@@ -138,7 +138,7 @@ class _Otf2Converter:
         elif kind == "MpiRecv":
             ident, members = self.comm_of(ev.communicator, rank)
             key = "recv_peer" if cur.op == Op.SENDRECV else "peer"
-            v.update({"comm": ident, key: _world(members, ev.sender),
+            v.update({"comm": ident, key: world_rank(members, ev.sender),
                       ("recv_tag" if cur.op == Op.SENDRECV else "tag"): int(ev.msg_tag),
                       "recv_bytes": int(ev.msg_length)})  # fmt: skip
         elif kind == "MpiIrecv":
@@ -155,7 +155,7 @@ class _Otf2Converter:
             return
         ident, members = self.comm_of(ev.communicator, rank)
         cols = self.builder.columns
-        cols["peer"][row] = _world(members, ev.sender)
+        cols["peer"][row] = world_rank(members, ev.sender)
         cols["tag"][row] = int(ev.msg_tag)
         cols["recv_bytes"][row] = int(ev.msg_length)
         cols["comm"][row] = ident
@@ -164,7 +164,7 @@ class _Otf2Converter:
         ident, members = self.comm_of(ev.communicator, rank)
         n = max(len(members), 1)
         sent, got = int(ev.size_sent), int(ev.size_received)
-        root = None if int(ev.root) == _UNDEFINED_ROOT else _world(members, ev.root)
+        root = None if int(ev.root) == _UNDEFINED_ROOT else world_rank(members, ev.root)
         op, v = cur.op, cur.values
         v.update(comm=ident, root=root)
         if op == Op.BCAST:
@@ -205,11 +205,6 @@ class _Otf2Converter:
             unsupported=dict(self.unsupported),
             extra={"comms": json.dumps(comms)},
         )
-
-
-def _world(members: list[int], comm_rank: int) -> int:
-    r = int(comm_rank)
-    return members[r] if 0 <= r < len(members) else r
 
 
 def decode_otf2(path: Path) -> tuple[pa.Table, TraceMeta]:

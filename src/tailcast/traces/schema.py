@@ -151,6 +151,13 @@ class TraceBuilder:
         return pa.Table.from_pydict(self.columns, schema=TRACE)
 
 
+def world_rank(members: list[int], comm_rank: int) -> int:
+    """The world rank of `comm_rank` in a communicator of `members` (itself if outside;
+    trace formats store ranks relative to the call's communicator)."""
+    r = int(comm_rank)
+    return members[r] if 0 <= r < len(members) else r
+
+
 def sorted_trace(table: pa.Table) -> pa.Table:
     """Rows ordered by (rank, seq): the order readers and the replay engine expect."""
     return table.sort_by([("rank", "ascending"), ("seq", "ascending")])
