@@ -5,12 +5,14 @@ readers (bench/trace_fuzz.py) and Parquet trace mutants (bench/parquet_fuzz.py).
 TAILCAST_FUZZ_INPUTS (default 1 000 000, the issue's count) is the count per reader;
 TAILCAST_FUZZ_SANDBOX_INPUTS (default 1 000) the count of damaged OTF2 archives read through
 the user's path, `import_otf2` (a sandbox process per input, ~0.5 s of CPU each);
-TAILCAST_FUZZ_WALL_S (default: none) stops the run after that many seconds with what ran.
+TAILCAST_FUZZ_WALL_S (default: none) stops the run after that many seconds with what ran;
+TAILCAST_FUZZ_READERS (comma list, default all) runs only those readers.
 Reports accepted inputs, typed errors by type, crashes (any other exception, a dead process,
 a hang) with the seed and index that replay them, the slowest input, peak RSS and CPU time.
 
-`python bench/fuzz_figures.py` runs this part alone and replaces `fuzz` in
-bench/results/reliability.json, keeping the other parts' figures."""
+`python bench/fuzz_figures.py` runs this part alone and replaces the readers it ran in `fuzz`
+of bench/results/reliability.json, keeping the other readers' and parts' figures (each
+reader's figures carry the run they come from)."""
 
 from __future__ import annotations
 
@@ -50,20 +52,44 @@ def how() -> str:
     )
 
 
+def selected() -> dict[str, object]:
+    names = [n.strip() for n in os.environ.get("TAILCAST_FUZZ_READERS", "").split(",") if n.strip()]
+    unknown = sorted(set(names) - set(TARGETS))
+    if unknown:
+        raise SystemExit(
+            f"TAILCAST_FUZZ_READERS: unknown reader(s) {unknown}; "
+            f"expected some of {sorted(TARGETS)}"
+        )
+    return {n: t for n, t in TARGETS.items() if not names or n in names}
+
+
 def fuzz_figures() -> dict[str, object]:
     inputs = int(os.environ.get("TAILCAST_FUZZ_INPUTS", "1000000"))
     sandbox = min(inputs, int(os.environ.get("TAILCAST_FUZZ_SANDBOX_INPUTS", "1000")))
     wall = os.environ.get("TAILCAST_FUZZ_WALL_S", "").strip()
+    targets = selected()
     started = time.time()
-    counts = {name: (sandbox if name == "otf2_sandbox" else inputs) for name in TARGETS}
+    counts = {name: (sandbox if name == "otf2_sandbox" else inputs) for name in targets}
     deadline = started + float(wall) if wall else None
-    runs = fuzz_readers(TARGETS, counts, chunks=CHUNKS, deadline=deadline)
-    readers = {name: run.figures() for name, run in runs.items()}
-    return {
-        "how": how(),
-        "inputs_per_reader": counts,
-        "stopped_at_wall_s": float(wall) if wall else None,
+    runs = fuzz_readers(targets, counts, chunks=CHUNKS, deadline=deadline)
+    run = {
+        "recorded_at": datetime.now(UTC).isoformat(),
         "wall_s": round(time.time() - started, 1),
+        "requested_inputs": None,
+        "stopped_at_wall_s": float(wall) if wall else None,
+    }
+    readers = {}
+    for name, r in runs.items():
+        readers[name] = {**r.figures(), "run": {**run, "requested_inputs": counts[name]}}
+    return {"how": how(), "readers": readers}
+
+
+def merged(old: dict[str, object] | None, new: dict[str, object]) -> dict[str, object]:
+    """`new`'s readers replace the same readers in `old`; totals are over all readers."""
+    readers = dict((old or {}).get("readers", {}))
+    readers.update(new["readers"])
+    return {
+        "how": new["how"],
         "readers": readers,
         "total_inputs": sum(r["inputs"] for r in readers.values()),
         "total_cpu_s": round(sum(r["cpu_s"] for r in readers.values()), 1),
@@ -73,7 +99,8 @@ def fuzz_figures() -> dict[str, object]:
 def main() -> int:
     figures = fuzz_figures()
     doc = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"results": {}}
-    doc["results"]["fuzz"] = {**figures, "recorded_at": datetime.now(UTC).isoformat()}
+    old = doc["results"].get("fuzz")
+    doc["results"]["fuzz"] = {**merged(old, figures), "recorded_at": datetime.now(UTC).isoformat()}
     tmp = RESULTS.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(doc, indent=2) + "\n")
     tmp.replace(RESULTS)

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-from fuzz_figures import fuzz_figures
+from fuzz_figures import fuzz_figures, merged
 from kill_command_soak import command_kill_figures
 from kill_soak import kill_trials
 
@@ -30,7 +30,7 @@ def run() -> dict[str, object]:
     parts = os.environ.get("TAILCAST_RELIABILITY_PARTS", "kill,commands,interrupt,fuzz")
     figures: dict[str, object] = {}
     if "fuzz" in parts:
-        figures["fuzz"] = fuzz_figures()
+        figures["fuzz"] = merged(None, fuzz_figures())
     with tempfile.TemporaryDirectory(prefix="tailcast-reliability-") as scratch:
         work = Path(scratch)
         if "kill" in parts:
