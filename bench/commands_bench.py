@@ -1,7 +1,8 @@
 """Whole commands as a user runs them (issue #16): CPU seconds of the process tree (wait4:
 user + sys) and peak RSS (GNU time), tailcast and SimGrid 3.32 side by side in one run.
 
-- start-up: `tailcast --version`, `--help`, `replay --help` (best and median of 5);
+- start-up: `tailcast --version`, `--help`, `replay --help` (best and median of 11: at
+  ~0.1 s each, a busy neighbour on the shared VM moves a median of 5 by tens of ms);
 - `tailcast db tables` on a small store (the bundled quickstart campaign, ~400 files);
 - the TiT trace of the issue (bench/tit_trace.py: 16 ranks, 1,330,016 TiT lines):
   `tailcast trace convert LIST T.parquet` (lines per CPU-second), then
@@ -59,7 +60,7 @@ def tailcast(*args: str, cwd: Path, home: Path | None = None) -> Run:
     return run_measured([TAILCAST, *args], cwd, env)
 
 
-def startup(cwd: Path, repeats: int = 5) -> dict[str, Any]:
+def startup(cwd: Path, repeats: int = 11) -> dict[str, Any]:
     out = {}
     for args in (["--version"], ["--help"], ["replay", "--help"]):
         tailcast(*args, cwd=cwd)  # writes the bytecode cache, as a first run does

@@ -58,6 +58,14 @@ def test_a_sub_command_imports_only_its_own_cli_module() -> None:
     assert not cli & {f"tailcast.cli.{name}" for name in SUBCOMMANDS if name != "trace"}
 
 
+@pytest.mark.parametrize("args", [("--help",), ("--version",), ("--debug", "--version")])
+def test_root_help_and_version_import_no_sub_command_module(args: tuple[str, ...]) -> None:
+    """The root's table of sub-commands comes from main.SUBCOMMANDS, not from building
+    every sub-command's group (~0.1 CPU-s)."""
+    cli = {m for m in imported_modules(*args) if m.startswith("tailcast.cli.")}
+    assert not cli & {f"tailcast.cli.{name}" for name in SUBCOMMANDS}
+
+
 def test_streamed_replay_without_store_imports_no_store_stack(tmp_path: Path) -> None:
     """`replay run --no-store --stream` reads natively and writes nothing: no DuckDB, no
     pyarrow (their import costs more CPU than a small replay)."""
@@ -90,15 +98,18 @@ def test_help_costs_under_half_a_cpu_second() -> None:
 def test_cli_constants_match_their_sources() -> None:
     """Option defaults the CLI declares itself, so as not to import their modules."""
     from tailcast.analysis.fitting import DEFAULT_TIME_LIMIT_S
-    from tailcast.cli import agent, analyze, collect
+    from tailcast.cli import agent, analyze, collect, replay
     from tailcast.collectors.heuristic import DEFAULT_THRESHOLD
     from tailcast.collectors.queue_budget import QUEUE_BUDGET_S
     from tailcast.collectors.squeue import BACKENDS
+    from tailcast.replay import background_b
 
     assert analyze.DEFAULT_TIME_LIMIT_S == DEFAULT_TIME_LIMIT_S
     assert collect.BACKENDS == BACKENDS
     assert agent.DEFAULT_THRESHOLD == DEFAULT_THRESHOLD
     assert agent.QUEUE_BUDGET_S == QUEUE_BUDGET_S
+    assert replay.DEFAULT_LOAD == background_b.DEFAULT_LOAD
+    assert replay.DEFAULT_BYTES == background_b.DEFAULT_BYTES
 
 
 def test_version_is_the_installed_distributions() -> None:

@@ -1,7 +1,5 @@
 """`tailcast agent`: the in-job measurement loop and campaign submission."""
 
-from __future__ import annotations
-
 import os
 import shlex
 import signal
@@ -208,7 +206,7 @@ def submit(
         echo(f"{path}" + (f"\tjob {ids[i]}" if ids else "\t(dry run)"))
 
 
-def _submit_sweep(camp: Campaign, target: Path, dry_run: bool, as_json: bool) -> None:
+def _submit_sweep(camp: "Campaign", target: Path, dry_run: bool, as_json: bool) -> None:
     """A campaign with a [background] table: phases of planned background load."""
     from tailcast.agent.campaign import campaign_topology
     from tailcast.agent.sweep import render_sweep, submit_sweep, write_sweep

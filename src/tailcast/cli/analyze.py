@@ -1,8 +1,6 @@
 """`tailcast analyze`: tail metrics, distribution fits, bimodality, b-correlation,
 measured-vs-simulated comparison and plots. The logic lives in tailcast.analysis."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -59,7 +57,7 @@ def _print_rows(rows: list[dict[str, Any]], columns: list[str] | None = None) ->
         echo("  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)))
 
 
-def _values(src: Source, column: str) -> Any:
+def _values(src: "Source", column: str) -> Any:
     from tailcast.analysis.tails import group_values
 
     return group_values(src.table, column)[0][1]

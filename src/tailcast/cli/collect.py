@@ -1,7 +1,5 @@
 """`tailcast collect`: queue snapshots and b, b time series, saved OSU outputs, topology."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -37,7 +35,7 @@ OwnJob = Annotated[
 AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 
 
-def _line(snap: Snapshot) -> str:
+def _line(snap: "Snapshot") -> str:
     u = snap.utilisation
     return (
         f"{snap.queue.taken_at:%Y-%m-%dT%H:%M:%S}Z b={u.b:.4f} b_simple={u.b_simple:.4f} "
@@ -133,7 +131,7 @@ def watch(
         echo(f"{len(result.snapshots)} snapshots, {len(result.failures)} failed polls")
 
 
-def _osu_dict(out: OsuOutput) -> dict[str, Any]:
+def _osu_dict(out: "OsuOutput") -> dict[str, Any]:
     from tailcast.collectors.osu_output import result_rows
 
     return {

@@ -1,7 +1,5 @@
 """`tailcast db`: query the results store with SQL (DuckDB views over Parquet files)."""
 
-from __future__ import annotations
-
 import csv
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
@@ -20,7 +18,7 @@ app = new_app(
 )
 
 
-def _report_problems(catalog: Catalog) -> None:
+def _report_problems(catalog: "Catalog") -> None:
     for problem in catalog.problems:
         note(f"warning: skipped {problem}")
 

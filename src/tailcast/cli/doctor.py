@@ -2,8 +2,6 @@
 present but not working — and the features each missing part turns off. Exit 0 when offline
 replay works here, 1 when it does not."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

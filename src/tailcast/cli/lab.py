@@ -2,8 +2,6 @@
 network lab (`scripts/slurm-local up --network lab`): calibration of its link classes and
 the lab campaign with placed background jobs."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Annotated

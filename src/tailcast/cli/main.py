@@ -1,17 +1,21 @@
 """`tailcast`: the entry point. Mounts one Typer sub-app per concern and owns the single
 error handler (one line on stderr; exit 0 ok, 1 failure, 2 usage, 3 not accepted)."""
 
-from __future__ import annotations
-
 import contextlib
 import os
 import signal
 import sys
 import traceback
+from collections.abc import Iterator, MutableMapping
+from gettext import gettext as _
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer._click import Command, Context, HelpFormatter
+from typer.core import TyperGroup
+from typer.main import get_group_from_info
+from typer.models import TyperInfo
 
 from tailcast.errors import EXIT_FAILURE, Interrupted, TailcastError
 
@@ -74,42 +78,77 @@ SUBCOMMANDS = [
     ("db", "Query the results store with SQL (DuckDB over Parquet)."),
     ("doctor", "What this machine has for tailcast; what missing parts turn off."),
 ]
+_SHORT = dict(SUBCOMMANDS)
 
 
-def build_app(only: str | None = None) -> typer.Typer:
-    """The root app with every sub-command, or only `only`'s: a command run from the shell
-    imports the one sub-command module it runs, not the other ten (start-up CPU)."""
-    root = typer.Typer(
-        help=HELP,
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-        rich_markup_mode=None,
-    )
-    root.callback()(_root)
-    for name, short in SUBCOMMANDS:
-        if only is None or name == only:
+class _SubCommands(MutableMapping[str, Command]):
+    """The root's sub-commands by name. One is built (its module imported, its commands'
+    parameters read from their signatures: most of a start-up's CPU) when first looked up,
+    so a command builds only its own and `--help`/`--version` build none."""
+
+    def __init__(self, root: TyperGroup) -> None:
+        self._root = root
+        self._built: dict[str, Command] = {}
+
+    def __getitem__(self, name: str) -> Command:
+        if name not in self._built:
+            if name not in _SHORT:
+                raise KeyError(name)
             # __import__ (the import statement's path): `python -X importtime` lists it.
             __import__(f"tailcast.cli.{name}")
             module = sys.modules[f"tailcast.cli.{name}"]
-            root.add_typer(module.app, name=name, short_help=short)
-    return root
+            # What `add_typer(module.app, name=name, short_help=...)` records and
+            # typer.main.get_group builds for it.
+            self._built[name] = get_group_from_info(
+                TyperInfo(module.app, name=name, short_help=_SHORT[name]),
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                suggest_commands=self._root.suggest_commands,
+                rich_markup_mode=self._root.rich_markup_mode,
+            )
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Command) -> None:
+        raise TypeError("tailcast's sub-commands are the modules SUBCOMMANDS lists")
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("tailcast's sub-commands are the modules SUBCOMMANDS lists")
+
+    def __contains__(self, name: object) -> bool:
+        return name in _SHORT  # without building it
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_SHORT)
+
+    def __len__(self) -> int:
+        return len(_SHORT)
 
 
-def __getattr__(name: str) -> typer.Typer:
-    """`app`: the whole CLI (built on first use, for tests and tools that import it)."""
-    if name != "app":
-        raise AttributeError(f"module 'tailcast.cli.main' has no attribute {name!r}")
-    whole = build_app()
-    globals()["app"] = whole
-    return whole
+class _Root(TyperGroup):
+    """The root group over _SubCommands: typer's own parsing, dispatch and "Did you
+    mean" suggestions, with nothing built until a sub-command is looked up."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _SubCommands(self)
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return list(_SHORT)  # names only (typer's lists name-command pairs: builds all)
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        # typer's rows are each command's short help, which is SUBCOMMANDS' line.
+        with formatter.section(_("Commands")):
+            formatter.write_dl(SUBCOMMANDS)
 
 
-def _chosen(argv: list[str]) -> str | None:
-    """The sub-command `argv` runs, when its first argument names one (root options such
-    as --debug come first and need the whole app's parsing)."""
-    names = {name for name, _ in SUBCOMMANDS}
-    return argv[1] if len(argv) > 1 and argv[1] in names else None
+app = typer.Typer(
+    cls=_Root,
+    help=HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.callback()(_root)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -125,7 +164,7 @@ def main() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _interrupt)
     try:
-        build_app(_chosen(sys.argv))()
+        app()
     except TailcastError as err:
         if _state["debug"]:
             traceback.print_exc()

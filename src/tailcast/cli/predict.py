@@ -4,8 +4,6 @@
 forecasts one job (learned model and linear baseline side by side), `serve` keeps a model
 warm for the Slurm hook that `install-cli-filter` prints."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -36,7 +34,7 @@ FoldsOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
-def _topology(path: Path | None) -> Topology | None:
+def _topology(path: Path | None) -> "Topology | None":
     from tailcast.collectors.proc import RetryPolicy
     from tailcast.collectors.topology import load_topology_toml, read_scontrol_topology
 
@@ -49,7 +47,7 @@ def _topology(path: Path | None) -> Topology | None:
         return None
 
 
-def _catalog() -> Catalog:
+def _catalog() -> "Catalog":
     from tailcast.store import Catalog
 
     catalog = Catalog()
@@ -105,7 +103,7 @@ def evaluate(topology: TopologyOpt = None, folds: FoldsOpt = 5, as_json: JsonOpt
         echo(line)
 
 
-def _stored_queue(catalog: Catalog, snapshot_id: str) -> QueueState:
+def _stored_queue(catalog: "Catalog", snapshot_id: str) -> "QueueState":
     from tailcast.forecast.live import queue_from_rows
 
     util = catalog.con.execute(
@@ -128,7 +126,7 @@ def _stored_queue(catalog: Catalog, snapshot_id: str) -> QueueState:
     return queue_from_rows(rows, int(n_t), taken_at, f"snapshot {snapshot_id}")
 
 
-def _live_queue() -> QueueState:
+def _live_queue() -> "QueueState":
     from tailcast.collectors.snapshot import take_snapshot
     from tailcast.forecast.live import QueueState
 

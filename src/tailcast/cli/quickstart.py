@@ -1,7 +1,5 @@
 """`tailcast quickstart`: run the whole pipeline on bundled data (what `make demo` does)."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,7 +1,5 @@
 """`tailcast replay`: replay MPI traces through modelled fabrics."""
 
-from __future__ import annotations
-
 import gc
 import os
 import time
@@ -13,11 +11,14 @@ import typer
 from tailcast.cli import sweep
 from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.cli.progress import progress
-from tailcast.replay.background_b import DEFAULT_BYTES, DEFAULT_LOAD
 
 # Traces of more rows than this stream by default: memory then grows with the rows in
 # flight, not the trace (an in-memory replay holds ~150 bytes per row).
 STREAM_ROWS = 1 << 18
+# tailcast.replay.background_b's defaults (a test checks they agree), declared here so that
+# `replay --help` does not import the replay modules.
+DEFAULT_LOAD = 0.3
+DEFAULT_BYTES = 4 << 20
 
 app = new_app(
     "Replay a tailcast Parquet trace through a modelled fabric (see `fabrics`), optionally "

@@ -1,7 +1,5 @@
 """`tailcast report --out DIR`: a static HTML page from whatever the store holds."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

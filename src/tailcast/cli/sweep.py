@@ -1,7 +1,5 @@
 """`tailcast replay sweep`: many replays from one spec, locally or as a Slurm job array."""
 
-from __future__ import annotations
-
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -40,13 +38,13 @@ AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable output.")
 
 def _array_options(
     partition: str | None, time_limit: str | None, extra: list[str] | None, parallel: int | None
-) -> ArrayOptions:
+) -> "ArrayOptions":
     from tailcast.sweeps.slurm import ArrayOptions
 
     return ArrayOptions(partition, time_limit, tuple(extra or ()), parallel)
 
 
-def _run_local(plan: Plan, indices: list[int], results: ResultsDir, jobs: int | None) -> int:
+def _run_local(plan: "Plan", indices: list[int], results: "ResultsDir", jobs: int | None) -> int:
     import sys
 
     from rich.progress import Progress
@@ -65,7 +63,7 @@ def _run_local(plan: Plan, indices: list[int], results: ResultsDir, jobs: int | 
         count = [0]
         last = [time.monotonic()]
 
-        def tick(_d: PointDone) -> None:
+        def tick(_d: "PointDone") -> None:
             count[0] += 1
             if time.monotonic() - last[0] > 10 or count[0] == todo:
                 note(f"sweep {plan.sweep_id}: {count[0]}/{todo} points")

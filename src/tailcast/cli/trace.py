@@ -1,7 +1,5 @@
 """`tailcast trace`: inspect, validate, convert, synthesize and capture MPI traces."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -162,7 +160,7 @@ def synth(
 
 def _poisson(
     ranks: int, fabric: str, load: float, messages: int, mean: int | None, lengths: str, seed: int
-) -> tuple[pa.Table, TraceMeta]:
+) -> "tuple[pa.Table, TraceMeta]":
     from tailcast.replay.fabric import load_fabric
     from tailcast.traces.io import TraceMeta
     from tailcast.traces.synth import gemini_link, poisson_trace
