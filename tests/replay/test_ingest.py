@@ -181,7 +181,7 @@ def test_row_group_statistics_change_nothing(tmp_path: Path, group_rows: int) ->
     _assert_same(columns.arrays(), want)
     assert columns.comms == {7: [0, 2], 8: [1, 3]}
     layout = scan_trace(path)
-    assert layout.starts.tolist() == [0, 39, 78, 117, 156]
+    assert layout.starts == [0, 39, 78, 117, 156]
     assert layout.comms == {7: [0, 2], 8: [1, 3], 0: [0, 1, 2, 3]}
     fabric, options = load_fabric("crossbar"), ReplayOptions()
     whole = replay_trace(path, fabric, options)

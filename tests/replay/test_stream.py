@@ -9,10 +9,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tailcast.errors import InputError
 from tailcast.replay.fabric import load_fabric
-from tailcast.replay.run import ReplayFailed, ReplayOptions, replay_trace
+from tailcast.replay.run import ReplayFailed, ReplayOptions, _pct, replay_trace
 from tailcast.replay.stream import stream_replay
 from tailcast.store import ResultsDir
 from tailcast.traces.convert import convert
@@ -81,6 +83,19 @@ def test_stored_results_and_no_ops(tmp_path: Path, results_home: Path) -> None:
     assert iters.column("iteration").to_pylist() == [0, 1, 2, 3, 4]
     lean = stream_replay(trace, load_fabric("ideal"), ReplayOptions(), keep_ops=False)
     assert lean.ops_path is None and lean.total_time_ns == outcome.total_time_ns
+    # Summarised in the binding (`summarise_ops`) instead of from the rows handed over.
+    assert lean.summary()["ops"] == outcome.summary()["ops"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(st.floats(-1e12, 1e12, allow_nan=False), min_size=1, max_size=300),
+    q=st.one_of(st.sampled_from([0, 50, 99, 100]), st.floats(0, 100)),
+)
+def test_iteration_percentiles_are_numpys(values: list[float], q: float) -> None:
+    """The summary's p50/p99 (numpy-free, for streamed replays) are np.percentile's."""
+    assert _pct(values, q) == float(np.percentile(values, q))
+    assert _pct(np.array(values), q) == float(np.percentile(values, q))
 
 
 def test_trace_not_sorted_by_rank_is_rejected(tmp_path: Path) -> None:

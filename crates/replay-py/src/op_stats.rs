@@ -55,25 +55,9 @@ pub struct OpStats {
     ops: HashMap<u8, Durations>,
 }
 
-#[pymethods]
 impl OpStats {
-    #[new]
-    fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds rows: their op codes and simulated start and end times (ns).
-    fn add(
-        &mut self,
-        op: PyReadonlyArray1<'_, u8>,
-        sim_start_ns: PyReadonlyArray1<'_, i64>,
-        sim_end_ns: PyReadonlyArray1<'_, i64>,
-    ) -> PyResult<()> {
-        let (op, start, end) = (
-            op.as_slice()?,
-            sim_start_ns.as_slice()?,
-            sim_end_ns.as_slice()?,
-        );
+    /// `add` on slices: `ReplayStream.summarise_ops` feeds the engine's rows straight in.
+    pub(crate) fn add_rows(&mut self, op: &[u8], start: &[i64], end: &[i64]) -> PyResult<()> {
         if op.len() != start.len() || op.len() != end.len() {
             return Err(PyValueError::new_err(
                 "op, sim_start_ns, sim_end_ns differ in length",
@@ -95,6 +79,28 @@ impl OpStats {
             i = j;
         }
         Ok(())
+    }
+}
+
+#[pymethods]
+impl OpStats {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds rows: their op codes and simulated start and end times (ns).
+    fn add(
+        &mut self,
+        op: PyReadonlyArray1<'_, u8>,
+        sim_start_ns: PyReadonlyArray1<'_, i64>,
+        sim_end_ns: PyReadonlyArray1<'_, i64>,
+    ) -> PyResult<()> {
+        self.add_rows(
+            op.as_slice()?,
+            sim_start_ns.as_slice()?,
+            sim_end_ns.as_slice()?,
+        )
     }
 
     /// op code → (rows, p50 µs, p99 µs, total µs) of sim_end_ns - sim_start_ns.

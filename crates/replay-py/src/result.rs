@@ -3,43 +3,79 @@
 
 use std::collections::HashMap;
 
-use numpy::{IntoPyArray, PyArray1};
+use numpy::{Element, IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use replay_engine::{JobResult, MessagesOut, ReplayOutput, ReplayStats};
 
 use crate::to_ns;
 
-/// Replay results of one trace (times in ns from the start of the replay).
-#[pyclass(frozen, module = "tailcast._core")]
+/// Replay results of one trace (times in ns from the start of the replay). The per-row
+/// columns become numpy arrays when first read: a streamed replay (its rows went out
+/// through `ReplayStream.take_ops`) never reads them, so it needs no numpy; iterations are
+/// few, and come as lists.
+#[pyclass(module = "tailcast._core")]
 pub struct JobReplay {
+    sim_start_ns: Column<i64>,
+    sim_end_ns: Column<i64>,
+    endpoints: Column<u32>,
     #[pyo3(get)]
-    pub sim_start_ns: Py<PyArray1<i64>>,
+    pub iterations: Vec<i32>,
     #[pyo3(get)]
-    pub sim_end_ns: Py<PyArray1<i64>>,
-    #[pyo3(get)]
-    pub iterations: Py<PyArray1<i32>>,
-    #[pyo3(get)]
-    pub iteration_latency_ns: Py<PyArray1<f64>>,
-    #[pyo3(get)]
-    pub endpoints: Py<PyArray1<u32>>,
+    pub iteration_latency_ns: Vec<f64>,
     #[pyo3(get)]
     pub total_time_ns: f64,
     #[pyo3(get)]
     pub unfinished_ranks: u32,
 }
 
+/// A column kept as the engine gave it until Python reads it, then as that numpy array.
+enum Column<T: Element> {
+    Rows(Vec<T>),
+    Array(Py<PyArray1<T>>),
+}
+
+impl<T: Element> Column<T> {
+    fn array<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray1<T>> {
+        let array = match std::mem::replace(self, Self::Rows(Vec::new())) {
+            Self::Rows(rows) => rows.into_pyarray(py).unbind(),
+            Self::Array(array) => array,
+        };
+        let out = array.bind(py).clone();
+        *self = Self::Array(array);
+        out
+    }
+}
+
 impl JobReplay {
-    fn new(py: Python<'_>, r: JobResult) -> Self {
+    fn new(r: JobResult) -> Self {
         Self {
-            sim_start_ns: to_ns(r.sim_start_ns).into_pyarray(py).unbind(),
-            sim_end_ns: to_ns(r.sim_end_ns).into_pyarray(py).unbind(),
-            iterations: r.iterations.into_pyarray(py).unbind(),
-            iteration_latency_ns: r.iteration_latency_ns.into_pyarray(py).unbind(),
-            endpoints: r.endpoints.into_pyarray(py).unbind(),
+            sim_start_ns: Column::Rows(to_ns(r.sim_start_ns)),
+            sim_end_ns: Column::Rows(to_ns(r.sim_end_ns)),
+            endpoints: Column::Rows(r.endpoints),
+            iterations: r.iterations,
+            iteration_latency_ns: r.iteration_latency_ns,
             total_time_ns: r.total_time_ns,
             unfinished_ranks: r.unfinished_ranks,
         }
+    }
+}
+
+#[pymethods]
+impl JobReplay {
+    #[getter]
+    fn sim_start_ns<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        self.sim_start_ns.array(py)
+    }
+
+    #[getter]
+    fn sim_end_ns<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        self.sim_end_ns.array(py)
+    }
+
+    #[getter]
+    fn endpoints<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        self.endpoints.array(py)
     }
 }
 
@@ -64,7 +100,7 @@ impl ReplayResult {
         let jobs = out
             .jobs
             .into_iter()
-            .map(|r| Py::new(py, JobReplay::new(py, r)))
+            .map(|r| Py::new(py, JobReplay::new(r)))
             .collect::<PyResult<_>>()?;
         let messages = out
             .messages

@@ -18,6 +18,7 @@ use replay_engine::{Progress, ReplayOptions, StreamJob};
 use crate::arrow::Exported;
 use crate::errors::replay_error as value_error;
 use crate::ingest::{Batch, Constant, OpTable, OwnedColumns};
+use crate::op_stats::OpStats;
 use crate::result::ReplayResult;
 use crate::{config, to_ns, Columns};
 
@@ -235,6 +236,13 @@ impl ReplayStream {
         out.set_item("sim_start_ns", to_ns(ops.sim_start_ns).into_pyarray(py))?;
         out.set_item("sim_end_ns", to_ns(ops.sim_end_ns).into_pyarray(py))?;
         Ok(out)
+    }
+
+    /// Rows executed since the last call, added to `stats` only: the summary of a replay
+    /// that keeps no per-op rows, with no numpy arrays built (nor numpy imported).
+    fn summarise_ops(&mut self, mut stats: PyRefMut<'_, OpStats>) -> PyResult<()> {
+        let ops = self.engine()?.take_ops(0);
+        stats.add_rows(&ops.op, &to_ns(ops.sim_start_ns), &to_ns(ops.sim_end_ns))
     }
 
     /// Ends the stream: the trace's results (no per-row arrays), counters, fabric

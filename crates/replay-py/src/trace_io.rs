@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use numpy::{IntoPyArray, PyArray1};
+use numpy::IntoPyArray;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -289,8 +289,8 @@ impl TraceScan {
     }
 
     /// Rows per rank (index = rank, up to the largest rank seen).
-    fn counts<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        self.counts.clone().into_pyarray(py)
+    fn counts(&self) -> Vec<i64> {
+        self.counts.clone()
     }
 
     fn unknown_ops(&self) -> HashMap<String, u64> {

@@ -17,15 +17,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import NDArray
-
 from tailcast import _core
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy loads only when the columns are built (not for a streamed replay)
+    import numpy as np
     import pyarrow as pa
+    from numpy.typing import NDArray
 
-SAME = np.iinfo(np.int32).min
+SAME = -(2**31)  # the smallest int32
 PROC_NULL = -2
 
 
@@ -86,6 +85,8 @@ class EngineColumns:
         self._took(self._builder)
 
     def arrays(self) -> dict[str, NDArray[np.generic]]:
+        import numpy as np
+
         if self._columns is None:
             self._columns = self._builder.finish()
         out = dict(self._columns)

@@ -11,10 +11,8 @@ column and rank, whatever the size of the trace. Unknown op names are counted in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
-
-import numpy as np
-from numpy.typing import NDArray
 
 from tailcast import _core
 from tailcast.errors import InputError
@@ -26,7 +24,7 @@ class TraceLayout:
 
     rows: int
     ranks: int
-    starts: NDArray[np.int64]  # rank r has rows starts[r]..starts[r + 1]
+    starts: list[int]  # rank r has rows starts[r]..starts[r + 1]
     comms: dict[int, list[int]] = field(default_factory=dict)
     unknown_ops: dict[str, int] = field(default_factory=dict)
 
@@ -50,8 +48,7 @@ def scan_trace(
     except ValueError as exc:
         raise InputError(path, str(exc)) from exc
     counts = scan.counts()
-    starts = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=starts[1:])
+    starts = list(accumulate(counts, initial=0))
     comms: dict[int, list[int]] = dict(declared or {})
     for cid, members in scan.declared_comms():
         comms.setdefault(cid, members)
@@ -65,4 +62,4 @@ def scan_trace(
 
 def open_feeder(trace: _core.TraceFile, layout: TraceLayout, chunk_rows: int) -> _core.RankFeeder:
     """Feeds each rank's rows, `chunk_rows` at most at a time (`RankFeeder.feed`)."""
-    return trace.feeder([int(s) for s in layout.starts], max(2, chunk_rows))
+    return trace.feeder(layout.starts, max(2, chunk_rows))

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
-from numpy.typing import NDArray
 
 from tailcast import _core
 from tailcast.errors import InputError, TailcastError
@@ -37,8 +36,11 @@ from tailcast.replay.placement import endpoints_of, placement_spec
 from tailcast.replay.summary import op_summary
 from tailcast.traces.meta import read_meta
 
-if TYPE_CHECKING:  # pyarrow loads only to build or store the per-op table
+if TYPE_CHECKING:  # pyarrow loads only to build or store the per-op table, numpy only
+    # for in-memory replays and stored results (a streamed --no-store replay loads neither)
+    import numpy as np
     import pyarrow as pa
+    from numpy.typing import NDArray
 
     from tailcast.store.results import ResultsDir
 
@@ -76,13 +78,15 @@ class ReplayHead:
     ranks: int
     total_time_ns: float
     stats: dict[str, int]
-    iterations: NDArray[np.int32]
-    iteration_latency_us: NDArray[np.float64]
+    iterations: NDArray[np.int32] | Sequence[int]
+    iteration_latency_us: NDArray[np.float64] | Sequence[float]
     fabric_stats: dict[str, float] = field(default_factory=dict, kw_only=True)
 
 
 @dataclass
 class ReplayOutcome(ReplayHead):
+    iterations: NDArray[np.int32]
+    iteration_latency_us: NDArray[np.float64]
     ops: pa.Table  # rank, seq, op, sim_start_ns, sim_end_ns (+ fabric columns)
     op_stats: _core.OpStats = field(default_factory=_core.OpStats)
     unknown_ops: dict[str, int] = field(default_factory=dict)
@@ -116,8 +120,20 @@ def summary_head(o: ReplayHead) -> dict[str, Any]:
     }
 
 
-def _pct(values: NDArray[np.float64], q: float) -> float | None:
-    return float(np.percentile(values, q)) if len(values) else None
+def _pct(values: NDArray[np.float64] | Sequence[float], q: float) -> float | None:
+    """np.percentile(values, q) (its default, linear method) step for step, so the same
+    float, without loading numpy for a streamed replay."""
+    if not len(values):
+        return None
+    ordered = sorted(map(float, values))
+    n = len(ordered)
+    h = (n - 1) * (q / 100)
+    lo = math.floor(h)
+    a, b = ordered[lo], ordered[min(lo + 1, n - 1)]
+    t = h - lo
+    diff = b - a
+    # numpy's _lerp: from the nearer end, so exact at both ends of the interval
+    return b - diff * (1 - t) if t >= 0.5 else a + diff * t
 
 
 def load_columns(trace: Path) -> EngineColumns:
@@ -165,6 +181,7 @@ def replay_trace(
         )
     except _core.ReplayError as err:
         raise ReplayFailed(f"{trace}: {err}") from err
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -197,8 +214,8 @@ def replay_trace(
         stats=dict(result.stats),
         ops=ops,
         op_stats=op_stats,
-        iterations=job.iterations,
-        iteration_latency_us=job.iteration_latency_ns / 1000.0,
+        iterations=np.array(job.iterations, dtype=np.int32),
+        iteration_latency_us=np.array(job.iteration_latency_ns, dtype=np.float64) / 1000.0,
         unknown_ops=columns.unknown_ops,
         messages=messages,
         fabric_stats=dict(result.fabric_stats),
@@ -292,8 +309,8 @@ def store_replay_summary(
         table = pa.table(
             {
                 "replay_id": [replay_id] * len(iterations),
-                "iteration": iterations.tolist(),
-                "latency_us": latency.tolist(),
+                "iteration": [int(i) for i in iterations],
+                "latency_us": [float(x) for x in latency],
             }
         )
         paths.append(

@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from tailcast import _core
 from tailcast.errors import InputError, UsageError
 from tailcast.replay.background import EndpointPool
@@ -49,6 +47,9 @@ MIN_CHUNK_ROWS = 1 << 10
 
 @dataclass
 class StreamOutcome(ReplayHead):
+    # Lists, not numpy arrays: a streamed replay that stores nothing loads no numpy.
+    iterations: list[int]
+    iteration_latency_us: list[float]
     op_stats: _core.OpStats = field(default_factory=_core.OpStats)
     ops_path: str | None = None
     unknown_ops: dict[str, int] = field(default_factory=dict)
@@ -104,9 +105,7 @@ def stream_replay(
     trace_file = open_trace(trace)
     layout = scan_trace(trace, _meta_comms(trace, meta.extra.get("comms", "")), trace_file)
     ranks = max(layout.ranks, meta.ranks)
-    layout.starts = np.concatenate(
-        [layout.starts, np.full(ranks - layout.ranks, layout.starts[-1], dtype=np.int64)]
-    )
+    layout.starts += [layout.starts[-1]] * (ranks - layout.ranks)
     layout.ranks = ranks
     if chunk_rows is None:
         chunk_rows = max(MIN_CHUNK_ROWS, min(DEFAULT_CHUNK_ROWS, ROWS_IN_FLIGHT // max(1, ranks)))
@@ -169,7 +168,7 @@ def stream_replay(
             stats=dict(result.stats),
             fabric_stats=dict(result.fabric_stats),
             iterations=job.iterations,
-            iteration_latency_us=job.iteration_latency_ns / 1000.0,
+            iteration_latency_us=[ns / 1000.0 for ns in job.iteration_latency_ns],
             op_stats=op_stats,
             ops_path=str(ops_path) if ops_path is not None and keep_ops else None,
             unknown_ops=layout.unknown_ops,
@@ -195,10 +194,12 @@ def _take_ops(
     flush: bool = False,
 ) -> None:
     """The rows executed since the last call: summarised, and written when kept."""
+    if writer is None:
+        stream.summarise_ops(op_stats)
+        return
     ops = stream.take_ops()
     op_stats.add(ops["op"], ops["sim_start_ns"], ops["sim_end_ns"])
-    if writer is not None:
-        writer.add(ops, flush=flush)
+    writer.add(ops, flush=flush)
 
 
 def _store(
