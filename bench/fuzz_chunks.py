@@ -5,8 +5,9 @@ inputs; a child only mutates and reads. So there is no interpreter start-up per 
 - an input that kills the child (a native library aborting, a Rust panic, the address-space
   limit) is a crash recorded with its seed and index; the chunk goes on after it (the inputs
   since the child's last snapshot of its counts are run again: inputs are replayable);
-- an input still running after HANG_S of wall time is a hang: the child is killed, the input
-  recorded, and the chunk goes on after it (the per-input time limit);
+- an input still running after HANG_S of wall time is a hang: the child is killed with its
+  process group (the processes a reader forked, bench/trace_fuzz.py's OTF2 decoders), the
+  input recorded, and the chunk goes on after it (the per-input time limit);
 - each child runs under an address-space limit (bounded memory); its peak RSS and CPU time
   come from wait4, so the figures are the children's own, whatever else runs here.
 
@@ -97,6 +98,7 @@ def _child(target: Target, seeds: Any, seed: int, start: int, stop: int, scratch
     """Runs inputs start..stop-1; never returns (os._exit)."""
     status = 1
     try:
+        os.setpgid(0, 0)  # (also done by the parent: whichever runs first) see _start
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, resource.RLIM_INFINITY))
         faulthandler.disable()  # (pytest's) its traceback would hide the library's last words
         err = os.open(scratch / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -166,9 +168,7 @@ def fuzz_readers(targets: dict[str, Target], inputs: dict[str, int], seed: int =
                 scratch.mkdir()
                 progress = mmap.mmap(-1, 8)
                 struct.pack_into("q", progress, 0, a - 1)
-                pid = os.fork()
-                if pid == 0:
-                    _child(targets[name], seeds[name], s, a, b, scratch, progress)
+                pid = _start(targets[name], seeds[name], s, a, b, scratch, progress)
                 running[pid] = _Running(name, s, a, b, scratch, progress)
             time.sleep(0.2)
             for pid, r in list(running.items()):
@@ -177,7 +177,7 @@ def fuzz_readers(targets: dict[str, Target], inputs: dict[str, int], seed: int =
                     r.index, r.since = index, time.monotonic()
                 hung = time.monotonic() - r.since > HANG_S
                 if hung or stopping:
-                    os.kill(pid, signal.SIGKILL)
+                    os.killpg(pid, signal.SIGKILL)
                 got, status, usage = os.wait4(pid, 0 if (hung or stopping) else os.WNOHANG)
                 if got == 0:
                     continue
@@ -185,10 +185,22 @@ def fuzz_readers(targets: dict[str, Target], inputs: dict[str, int], seed: int =
                 queue[:0] = _finish(runs[r.reader], r, status, usage, hung, stopping)
     finally:
         for pid in running:
-            os.kill(pid, signal.SIGKILL)
+            os.killpg(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
         shutil.rmtree(work, ignore_errors=True)
     return runs
+
+
+def _start(target: Target, seeds: Any, seed: int, start: int, stop: int, scratch: Path,
+           progress: mmap.mmap) -> int:  # fmt: skip
+    """Forks the child for inputs start..stop-1 as the leader of a process group of its own,
+    so that killing the group kills whatever it forked too. The parent sets the group as well:
+    a kill right after the fork must not find the child still in the bench's group."""
+    pid = os.fork()
+    if pid == 0:
+        _child(target, seeds, seed, start, stop, scratch, progress)
+    os.setpgid(pid, pid)
+    return pid
 
 
 def _finish(run: ReaderRun, r: _Running, status: int, usage: Any, hung: bool,

@@ -91,6 +91,25 @@ def test_mutated_trace_files_give_only_typed_errors(
     assert counts.accepted > 0 and sum(counts.typed_errors.values()) > 0
 
 
+def test_otf2_fuzzing_counts_a_sandbox_child_without_a_typed_error_as_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bench/trace_fuzz.py forks a sandbox child per archive and reads its result as
+    import_otf2 does; a child that ends with neither a trace nor a typed error (here: out of
+    memory under a 64 MiB address-space limit, below what it has mapped) is a crash, although
+    import_otf2 would give an InputError for it."""
+    from trace_fuzz import DecoderCrash, _decode_in_own_process, write_otf2_seed
+
+    anchor = write_otf2_seed(tmp_path / "seed", ranks=2, rounds=1)
+    table, meta = _decode_in_own_process(anchor)
+    assert table.num_rows > 0 and meta.ranks == 2
+    monkeypatch.setenv("TAILCAST_OTF2_MEMORY_MB", "64")
+    with pytest.raises(DecoderCrash, match=r"^exit 3: memory"):
+        _decode_in_own_process(anchor)
+    with pytest.raises(InputError, match="ran out of memory"):
+        import_otf2(anchor)
+
+
 @pytest.mark.mpi
 def test_mutated_tracer_raw_files_give_only_typed_errors() -> None:
     counts = fuzz_trace_reader("tracer_raw", 1500)
