@@ -242,8 +242,8 @@ def _forked_decoder_stepper(seeds: list[Archive], scratch: Path) -> Step:
 def _decode_in_own_process(anchor: Path) -> tuple[pa.Table, TraceMeta]:
     """The sandbox's child code in a child forked for this one archive; then the sandbox's
     reading of its result. A child still running after the bench's per-input wall limit
-    (fuzz_chunks.HANG_S, below the sandbox's 60 s floor) dies with the chunk's process group:
-    a hang at this input."""
+    (fuzz_figures.HANGS: the sandbox's timeout) dies with the chunk's process group: a hang
+    at this input."""
     from tailcast.traces import otf2_sandbox
 
     _, memory = otf2_sandbox.limits(anchor)

@@ -9,6 +9,8 @@ import random
 import shutil
 import subprocess
 import sys
+import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -227,6 +229,46 @@ def test_fuzz_runner_counts_deaths_and_hangs_and_goes_on(
     assert sum(v for k, v in c.crashes.items() if "signal SIGABRT" in k) == want["abort"]
     assert sum(v for k, v in c.crashes.items() if k.startswith("hang")) == want["spin"]
     assert len(run.deaths) == want["abort"] + want["spin"] and run.cpu_s > 0
+
+
+def _spin_in_a_forked_child(scratch: Path, _rng: random.Random) -> object:
+    """A fake reader that forks a process (as the OTF2 fuzzing does) which spins; the
+    reader waits for it."""
+    pid = os.fork()
+    if pid == 0:
+        (scratch / "spinner.pid").write_text(str(os.getpid()))
+        while True:
+            pass
+    os.waitpid(pid, 0)
+    return None
+
+
+def test_fuzz_runner_kills_the_processes_a_hung_reader_forked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """bench/fuzz_chunks.py kills a hung chunk's process group: nothing the reader forked
+    outlives the hang (it would spin on, its CPU time in no figure)."""
+    import fuzz_chunks
+    from text_fuzz import Target
+
+    monkeypatch.setattr(fuzz_chunks, "KEEP", tmp_path)
+    target = Target(
+        lambda _work: [0], lambda _seeds, scratch: partial(_spin_in_a_forked_child, scratch)
+    )
+    run = fuzz_chunks.fuzz_readers({"fake": target}, {"fake": 1}, hangs={"fake": 1.0})["fake"]
+    assert dict(run.counts.crashes) == {"hang: input running over 1 s": 1}
+    spinner = int((tmp_path / "tailcast-fuzz-crash-fake-19-0" / "spinner.pid").read_text())
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{spinner}").exists() and _state(spinner) != "Z":
+        assert time.monotonic() < deadline, f"process {spinner} outlived the hang"
+        time.sleep(0.05)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
 
 
 # Found by the OTF2 fuzz bench (seed 19): in one process reading many damaged archives, input
