@@ -15,9 +15,11 @@ seeds of the 1 M run are small archives written here with the same bindings (2 a
 the MPI records the importer converts, 36-150 events, the smallest chunk sizes OTF2 allows),
 and the sst-macro archive itself is a seed of the sandbox sample (`otf2_sandbox`).
 The C library keeps state across the archives one process reads: in sequence, damaged
-archives made later ones spin or corrupt the heap, and even one valid archive read first
-changes which errors later damaged ones give. A user's archive is read alone, in the
-sandbox's child process. So `otf2` decodes each archive in a process of its own, forked from
+archives made later ones spin, and even one valid archive read first changes which errors
+later damaged ones give. (Some damaged anchor files overflow a heap buffer on their own,
+which aborts the process or not depending on the heap's layout: see
+tests/reliability/test_fuzz_readers.py.) A user's archive is read alone, in the sandbox's
+child process. So `otf2` decodes each archive in a process of its own, forked from
 the fuzzing process (which reads no archive: it only writes the seeds, and 1,000 inputs gave
 the same outcomes with seeds written by another process) and running the sandbox child's code
 (`otf2_sandbox.decode_into`, under the sandbox's address-space limit), whose result this

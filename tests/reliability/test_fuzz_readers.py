@@ -283,3 +283,17 @@ def test_otf2_archives_that_spun_in_sequence_are_typed_errors_through_the_sandbo
         anchor = REPO / "tests" / "data" / "fuzz" / f"otf2-seed19-input{i}" / "traces.otf2"
         with pytest.raises(InputError, match="unreadable OTF2 archive"):
             import_otf2(anchor, timeout_s=30)
+
+
+# Found by the OTF2 fuzz bench with a process per archive (seed 19 input 3366; 5 more such in
+# its first 15,000 inputs): a damaged anchor file makes OTF2_AnchorFile_Load (the `otf2`
+# wheel's C library) write past a 0-byte calloc (valgrind: OTF2_AnchorFile.c:331, writes at
+# :351 and :367). Whether glibc then aborts ("free(): invalid next size (fast)") depends on the
+# heap's layout: a fresh interpreter reads the archive to a typed error, a decoder forked from
+# the busy fuzzing process died. The sandbox makes either an InputError.
+def test_otf2_anchor_file_heap_overflow_is_a_typed_error_through_the_sandbox() -> None:
+    anchor = REPO / "tests" / "data" / "fuzz" / "otf2-seed19-input3366" / "traces.otf2"
+    with pytest.raises(
+        InputError, match=r"unreadable OTF2 archive|OTF2 decoding died from SIGABRT"
+    ):
+        import_otf2(anchor, timeout_s=30)
