@@ -5,8 +5,10 @@ inputs; a child only mutates and reads. So there is no interpreter start-up per 
 - an input that kills the child (a native library aborting, a Rust panic, the address-space
   limit) is a crash recorded with its seed and index; the chunk goes on after it (the inputs
   since the child's last snapshot of its counts are run again: inputs are replayable);
-- an input still running after HANG_S of wall time is a hang: the child is killed, the input
-  recorded, and the chunk goes on after it (the per-input time limit);
+- an input still running after HANG_S of wall time (or the reader's own limit) is a hang:
+  the child is killed with its
+  process group (the processes a reader forked, bench/trace_fuzz.py's OTF2 decoders), the
+  input recorded, and the chunk goes on after it (the per-input time limit);
 - each child runs under an address-space limit (bounded memory); its peak RSS and CPU time
   come from wait4, so the figures are the children's own, whatever else runs here.
 
@@ -97,6 +99,7 @@ def _child(target: Target, seeds: Any, seed: int, start: int, stop: int, scratch
     """Runs inputs start..stop-1; never returns (os._exit)."""
     status = 1
     try:
+        os.setpgid(0, 0)  # (also done by the parent: whichever runs first) see _start
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, resource.RLIM_INFINITY))
         faulthandler.disable()  # (pytest's) its traceback would hide the library's last words
         err = os.open(scratch / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -128,15 +131,17 @@ class _Running:
     stop: int
     scratch: Path
     progress: mmap.mmap
+    hang_s: float
     index: int = -1
     since: float = field(default_factory=time.monotonic)
 
 
 def fuzz_readers(targets: dict[str, Target], inputs: dict[str, int], seed: int = 19,
-                 chunks: dict[str, int] | None = None,
-                 deadline: float | None = None) -> dict[str, ReaderRun]:  # fmt: skip
+                 chunks: dict[str, int] | None = None, deadline: float | None = None,
+                 hangs: dict[str, float] | None = None) -> dict[str, ReaderRun]:  # fmt: skip
     """`inputs[name]` inputs of each target, in chunks of `chunks[name]` inputs (default
-    CHUNK), JOBS children at a time. At `deadline` (time.time()) running children are
+    CHUNK), JOBS children at a time; an input of `name` running over `hangs[name]` seconds
+    (default HANG_S) is a hang. At `deadline` (time.time()) running children are
     stopped and what they counted kept; chunks not started are left out (the figures say
     how many inputs ran)."""
     runs = {name: ReaderRun() for name in inputs}
@@ -166,18 +171,17 @@ def fuzz_readers(targets: dict[str, Target], inputs: dict[str, int], seed: int =
                 scratch.mkdir()
                 progress = mmap.mmap(-1, 8)
                 struct.pack_into("q", progress, 0, a - 1)
-                pid = os.fork()
-                if pid == 0:
-                    _child(targets[name], seeds[name], s, a, b, scratch, progress)
-                running[pid] = _Running(name, s, a, b, scratch, progress)
+                pid = _start(targets[name], seeds[name], s, a, b, scratch, progress)
+                hang_s = (hangs or {}).get(name, HANG_S)
+                running[pid] = _Running(name, s, a, b, scratch, progress, hang_s)
             time.sleep(0.2)
             for pid, r in list(running.items()):
                 index = struct.unpack_from("q", r.progress, 0)[0]
                 if index != r.index:
                     r.index, r.since = index, time.monotonic()
-                hung = time.monotonic() - r.since > HANG_S
+                hung = time.monotonic() - r.since > r.hang_s
                 if hung or stopping:
-                    os.kill(pid, signal.SIGKILL)
+                    os.killpg(pid, signal.SIGKILL)
                 got, status, usage = os.wait4(pid, 0 if (hung or stopping) else os.WNOHANG)
                 if got == 0:
                     continue
@@ -185,10 +189,22 @@ def fuzz_readers(targets: dict[str, Target], inputs: dict[str, int], seed: int =
                 queue[:0] = _finish(runs[r.reader], r, status, usage, hung, stopping)
     finally:
         for pid in running:
-            os.kill(pid, signal.SIGKILL)
+            os.killpg(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
         shutil.rmtree(work, ignore_errors=True)
     return runs
+
+
+def _start(target: Target, seeds: Any, seed: int, start: int, stop: int, scratch: Path,
+           progress: mmap.mmap) -> int:  # fmt: skip
+    """Forks the child for inputs start..stop-1 as the leader of a process group of its own,
+    so that killing the group kills whatever it forked too. The parent sets the group as well:
+    a kill right after the fork must not find the child still in the bench's group."""
+    pid = os.fork()
+    if pid == 0:
+        _child(target, seeds, seed, start, stop, scratch, progress)
+    os.setpgid(pid, pid)
+    return pid
 
 
 def _finish(run: ReaderRun, r: _Running, status: int, usage: Any, hung: bool,
@@ -207,7 +223,7 @@ def _finish(run: ReaderRun, r: _Running, status: int, usage: Any, hung: bool,
         shutil.rmtree(r.scratch, ignore_errors=True)
         return []
     fatal = r.index
-    message = f"hang: input running over {HANG_S:g} s" if hung else _death(r.scratch, status)
+    message = f"hang: input running over {r.hang_s:g} s" if hung else _death(r.scratch, status)
     kept = KEEP / f"tailcast-fuzz-crash-{r.reader}-{r.seed}-{fatal}"
     shutil.copytree(r.scratch, kept, dirs_exist_ok=True)  # the damaged files, if any
     shutil.rmtree(r.scratch, ignore_errors=True)

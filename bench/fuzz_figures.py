@@ -28,27 +28,41 @@ from parquet_fuzz import TARGET as PARQUET
 from text_fuzz import TARGETS as TEXT
 from trace_fuzz import TARGETS as TRACE
 
+from tailcast.traces.otf2_sandbox import TIMEOUT_FLOOR_S
+
 TARGETS = {**TEXT, **TRACE, "parquet_trace": PARQUET}
-# The OTF2 bindings keep state across archives: after a few dozen damaged archives in one
-# process, one that reads in 0.03 s alone spins (seed 19, inputs 250-284 then 285). So a
-# fresh child per 20 archives (a fork costs ~60 ms here); the sandbox's children are fresh.
-CHUNKS = {"otf2": 20, "otf2_sandbox": 20}
+# `otf2_sandbox` costs ~0.5 CPU-s an input and runs 1,000: small chunks let both jobs work
+# on it and keep the round robin even under a deadline. (`otf2` forks a process per input,
+# bench/trace_fuzz.py, so its chunks need not be small any more.)
+CHUNKS = {"otf2_sandbox": 20}
+# An `otf2` input is a few processes (a fork, a decoder, its exit), each waiting for a core:
+# on this machine at CPU pressure ~99%, seed 19 input 50101 (0.06 s alone) took 7.8 s, and
+# at nice 19 went over 10 s. So `otf2` inputs get the sandbox's own wall limit (its floor:
+# the seeds are small), after which import_otf2 gives up on an archive.
+HANGS = {"otf2": TIMEOUT_FLOOR_S}
 RESULTS = Path(__file__).resolve().parent / "results" / "reliability.json"
 
 
 def how() -> str:
     return (
-        f"forked children, {JOBS} at a time, chunks of {CHUNK:,} inputs ({CHUNKS} for OTF2) "
-        "interleaved over the readers (bench/fuzz_chunks.py); each child under a "
-        f"{MEMORY_LIMIT >> 30} GiB address-space limit; an input running over {HANG_S:g} s "
-        "of wall time is a hang. A child's death or hang is a crash, recorded with its seed "
-        "and input index, and its chunk resumes after that input. Each input is a seed "
-        "mutated in the child and read there by the function a user's command calls, except "
-        "OTF2: `otf2` calls otf2_decode.decode_otf2 (what the sandbox's child runs, no "
-        "process per input) on small archives written by bench/trace_fuzz.py; "
-        "`otf2_sandbox` calls import_otf2 (the user's path: a sandbox process per input) on "
+        f"forked children, {JOBS} at a time, chunks of {CHUNK:,} inputs ({CHUNKS} for "
+        "otf2_sandbox) interleaved over the readers (bench/fuzz_chunks.py); each child under "
+        f"a {MEMORY_LIMIT >> 30} GiB address-space limit; an input running over {HANG_S:g} s "
+        f"of wall time ({HANGS}: the sandbox's timeout) is a hang (the child's "
+        "process group is killed). A child's death or "
+        "hang is a crash, recorded with its seed and input index, and its chunk resumes after "
+        "that input. Each input is a seed mutated in the child and read there by the function "
+        "a user's command calls, except OTF2, whose C library keeps state across archives: "
+        "`otf2` reads each damaged archive (of small ones written by bench/trace_fuzz.py) in "
+        "a process of its own forked by the child, running the sandbox child's code "
+        "(otf2_sandbox.decode_into: decode_otf2 under the sandbox's address-space limit, the "
+        "trace or the error written out) and read back as import_otf2 does "
+        "(otf2_sandbox.outcome); that process dying, running out of memory or raising an "
+        "untyped exception is a crash (import_otf2 would report an InputError). "
+        "`otf2_sandbox` calls import_otf2 (the user's path: an interpreter per input) on "
         "those and on the sst-macro 10-rank archive. cpu_s are the children's (wait4, "
-        "including their own children), max_input_s is wall time on a shared machine."
+        "including their own children; not a hung input's process, killed with its group), "
+        "max_input_s is wall time on a shared machine."
     )
 
 
@@ -71,7 +85,7 @@ def fuzz_figures() -> dict[str, object]:
     started = time.time()
     counts = {name: (sandbox if name == "otf2_sandbox" else inputs) for name in targets}
     deadline = started + float(wall) if wall else None
-    runs = fuzz_readers(targets, counts, chunks=CHUNKS, deadline=deadline)
+    runs = fuzz_readers(targets, counts, chunks=CHUNKS, deadline=deadline, hangs=HANGS)
     run = {
         "recorded_at": datetime.now(UTC).isoformat(),
         "wall_s": round(time.time() - started, 1),

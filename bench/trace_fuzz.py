@@ -6,29 +6,45 @@ Seeds are real files (../shared/data/traces; the raw files are captured here fro
 tests/traces/programs/known_calls.c with the real tracer) except OTF2's, see below. Each input
 is one seed mutated (a TiT file gets text_fuzz's line and token edits, binary files bytes
 flipped and cut), written to the scratch directory (on /dev/shm when there is one) and read
-by the reader's import function, in the fuzzing process: no process per input.
+by the reader's import function, in the fuzzing process: no process per input, except OTF2.
 
 OTF2: the `otf2` bindings cost ~2.5 ms per archive opened (they create ~120 ctypes callbacks
 and read the definitions through Python), plus ~0.1 ms per definition or event record: the
 10-rank sst-macro archive (725 definitions, 22,180 events) takes ~60 ms an input. So the
 seeds of the 1 M run are small archives written here with the same bindings (2 and 4 ranks,
 the MPI records the importer converts, 36-150 events, the smallest chunk sizes OTF2 allows),
-and the sst-macro archive itself is a seed of the sandbox sample (`otf2_sandbox`). `otf2`
-reads with `otf2_decode.decode_otf2`, the decoder the sandbox's child runs; `otf2_sandbox`
-with `import_otf2`, the user's path (a process per input, ~0.5 s of CPU each)."""
+and the sst-macro archive itself is a seed of the sandbox sample (`otf2_sandbox`).
+The C library keeps state across the archives one process reads: in sequence, damaged
+archives made later ones spin, and even one valid archive read first changes which errors
+later damaged ones give. (Some damaged anchor files overflow a heap buffer on their own,
+which aborts the process or not depending on the heap's layout: see
+tests/reliability/test_fuzz_readers.py.) A user's archive is read alone, in the sandbox's
+child process. So `otf2` decodes each archive in a process of its own, forked from
+the fuzzing process (which reads no archive: it only writes the seeds, and 1,000 inputs gave
+the same outcomes with seeds written by another process) and running the sandbox child's code
+(`otf2_sandbox.decode_into`, under the sandbox's address-space limit), whose result this
+process reads as the sandbox does (`otf2_sandbox.outcome`): the user's path without an
+interpreter start per archive. `otf2_sandbox` calls `import_otf2` itself, the user's path
+(an interpreter per input, ~0.5 s of CPU each)."""
 
 from __future__ import annotations
 
 import os
 import random
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from text_fuzz import FuzzCounts, Step, Target, fuzz_target, mutate
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from tailcast.traces.io import TraceMeta
 
 SHARED = Path(os.environ.get("TAILCAST_SHARED_DATA", "/work/shared/data")) / "traces"
 REPO = Path(__file__).resolve().parents[1]
@@ -209,10 +225,55 @@ def _otf2_stepper(read: Callable[[Path], object], seeds: list[Archive], scratch:
     return otf2_step
 
 
-def _import_in_process(anchor: Path) -> object:
-    from tailcast.traces.otf2_decode import decode_otf2
+class DecoderCrash(Exception):
+    """The sandbox's child ended with neither a trace nor a typed error: killed by a signal,
+    out of memory under its limit, or an untyped exception. `import_otf2` would turn it into
+    an InputError; the fuzzer counts it as a crash."""
 
-    return decode_otf2(anchor)
+
+def _forked_decoder_stepper(seeds: list[Archive], scratch: Path) -> Step:
+    """`_otf2_stepper` reading with `_decode_in_own_process`, once this process has imported
+    what the sandbox's child imports: each forked child then starts with them loaded."""
+    import otf2  # noqa: F401
+
+    import tailcast.traces.otf2_decode  # noqa: F401
+
+    return _otf2_stepper(_decode_in_own_process, seeds, scratch)
+
+
+def _decode_in_own_process(anchor: Path) -> tuple[pa.Table, TraceMeta]:
+    """The sandbox's child code in a child forked for this one archive; then the sandbox's
+    reading of its result. A child still running after the bench's per-input wall limit
+    (fuzz_figures.HANGS: the sandbox's timeout) dies with the chunk's process group: a hang
+    at this input."""
+    from tailcast.traces import otf2_sandbox
+
+    _, memory = otf2_sandbox.limits(anchor)
+    work = anchor.parent / "sandbox-work"
+    work.mkdir(exist_ok=True)
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:  # the library's messages go where the sandbox puts them (its last line names a death)
+            log = os.open(work / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(log, 1)
+            os.dup2(log, 2)
+            status = otf2_sandbox.decode_into(anchor, work, memory)
+        finally:
+            os._exit(status)
+    try:
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        error = otf2_sandbox.child_error(work)
+        last = otf2_sandbox.last_line(work / "stderr.txt")[:100]
+        if code < 0:
+            raise DecoderCrash(f"process died (signal {signal.Signals(-code).name}): {last}")
+        if (error is None and code != 0) or (error is not None and error.get("kind") != "input"):
+            detail = f"{error.get('kind')}: {error.get('message', '')}" if error else last
+            raise DecoderCrash(f"exit {code}: {detail[:100]}")
+        return otf2_sandbox.outcome(anchor, work, code, memory)
+    finally:
+        for f in work.iterdir():
+            f.unlink()
 
 
 def _import_sandboxed(anchor: Path) -> object:
@@ -233,11 +294,12 @@ TARGETS: dict[str, Target] = {
     "tit": Target(_shared("simgrid-tit", "actions*.txt"), _tit_stepper),
     "dumpi_bin": Target(_shared("dumpi", "*.bin"), partial(_binary_stepper, _read_dumpi)),
     "tracer_raw": Target(raw_seeds, partial(_binary_stepper, _read_raw)),
-    "otf2": Target(otf2_seeds, partial(_otf2_stepper, _import_in_process)),
+    "otf2": Target(otf2_seeds, _forked_decoder_stepper),
     "otf2_sandbox": Target(sandbox_seeds, partial(_otf2_stepper, _import_sandboxed)),
 }
 
 
 def fuzz_trace_reader(name: str, inputs: int, seed: int = 19) -> FuzzCounts:
-    """`inputs` mutants read in this process; crashes are any non-TailcastError exception."""
+    """`inputs` mutants read in this process (OTF2: in a child per input); crashes are any
+    non-TailcastError exception."""
     return fuzz_target(TARGETS[name], inputs, seed)

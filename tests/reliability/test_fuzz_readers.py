@@ -9,6 +9,8 @@ import random
 import shutil
 import subprocess
 import sys
+import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -89,6 +91,25 @@ def test_mutated_trace_files_give_only_typed_errors(
     print(reader, counts.inputs, counts.accepted, dict(counts.typed_errors))
     assert counts.inputs == inputs and dict(counts.crashes) == {}
     assert counts.accepted > 0 and sum(counts.typed_errors.values()) > 0
+
+
+def test_otf2_fuzzing_counts_a_sandbox_child_without_a_typed_error_as_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bench/trace_fuzz.py forks a sandbox child per archive and reads its result as
+    import_otf2 does; a child that ends with neither a trace nor a typed error (here: out of
+    memory under a 64 MiB address-space limit, below what it has mapped) is a crash, although
+    import_otf2 would give an InputError for it."""
+    from trace_fuzz import DecoderCrash, _decode_in_own_process, write_otf2_seed
+
+    anchor = write_otf2_seed(tmp_path / "seed", ranks=2, rounds=1)
+    table, meta = _decode_in_own_process(anchor)
+    assert table.num_rows > 0 and meta.ranks == 2
+    monkeypatch.setenv("TAILCAST_OTF2_MEMORY_MB", "64")
+    with pytest.raises(DecoderCrash, match=r"^exit 3: memory"):
+        _decode_in_own_process(anchor)
+    with pytest.raises(InputError, match="ran out of memory"):
+        import_otf2(anchor)
 
 
 @pytest.mark.mpi
@@ -210,6 +231,46 @@ def test_fuzz_runner_counts_deaths_and_hangs_and_goes_on(
     assert len(run.deaths) == want["abort"] + want["spin"] and run.cpu_s > 0
 
 
+def _spin_in_a_forked_child(scratch: Path, _rng: random.Random) -> object:
+    """A fake reader that forks a process (as the OTF2 fuzzing does) which spins; the
+    reader waits for it."""
+    pid = os.fork()
+    if pid == 0:
+        (scratch / "spinner.pid").write_text(str(os.getpid()))
+        while True:
+            pass
+    os.waitpid(pid, 0)
+    return None
+
+
+def test_fuzz_runner_kills_the_processes_a_hung_reader_forked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """bench/fuzz_chunks.py kills a hung chunk's process group: nothing the reader forked
+    outlives the hang (it would spin on, its CPU time in no figure)."""
+    import fuzz_chunks
+    from text_fuzz import Target
+
+    monkeypatch.setattr(fuzz_chunks, "KEEP", tmp_path)
+    target = Target(
+        lambda _work: [0], lambda _seeds, scratch: partial(_spin_in_a_forked_child, scratch)
+    )
+    run = fuzz_chunks.fuzz_readers({"fake": target}, {"fake": 1}, hangs={"fake": 1.0})["fake"]
+    assert dict(run.counts.crashes) == {"hang: input running over 1 s": 1}
+    spinner = int((tmp_path / "tailcast-fuzz-crash-fake-19-0" / "spinner.pid").read_text())
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{spinner}").exists() and _state(spinner) != "Z":
+        assert time.monotonic() < deadline, f"process {spinner} outlived the hang"
+        time.sleep(0.05)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
 # Found by the OTF2 fuzz bench (seed 19): in one process reading many damaged archives, input
 # 226 spun for over a minute in OTF2_DefReader_ReadDefinitions (the C library re-reading a
 # local definition chunk) after input 225, each taking 0.03 s alone: apparently state the
@@ -222,3 +283,17 @@ def test_otf2_archives_that_spun_in_sequence_are_typed_errors_through_the_sandbo
         anchor = REPO / "tests" / "data" / "fuzz" / f"otf2-seed19-input{i}" / "traces.otf2"
         with pytest.raises(InputError, match="unreadable OTF2 archive"):
             import_otf2(anchor, timeout_s=30)
+
+
+# Found by the OTF2 fuzz bench with a process per archive (seed 19 input 3366; 5 more such in
+# its first 15,000 inputs): a damaged anchor file makes OTF2_AnchorFile_Load (the `otf2`
+# wheel's C library) write past a 0-byte calloc (valgrind: OTF2_AnchorFile.c:331, writes at
+# :351 and :367). Whether glibc then aborts ("free(): invalid next size (fast)") depends on the
+# heap's layout: a fresh interpreter reads the archive to a typed error, a decoder forked from
+# the busy fuzzing process died. The sandbox makes either an InputError.
+def test_otf2_anchor_file_heap_overflow_is_a_typed_error_through_the_sandbox() -> None:
+    anchor = REPO / "tests" / "data" / "fuzz" / "otf2-seed19-input3366" / "traces.otf2"
+    with pytest.raises(
+        InputError, match=r"unreadable OTF2 archive|OTF2 decoding died from SIGABRT"
+    ):
+        import_otf2(anchor, timeout_s=30)

@@ -12,6 +12,11 @@ imports what it needs, lowers its RLIMIT_AS to LIMIT bytes, decodes with
 `meta.json`, or `error.json`. The parent waits for the child's exit without reaping it, so
 its pid and process group id cannot be reused, kills the whole group (nothing outlives the
 call), reaps it, and removes WORKDIR on every path.
+
+The child's work (`decode_into`), the limits (`limits`) and the reading of WORKDIR
+(`outcome`) are functions of their own: the fuzz bench (bench/trace_fuzz.py) forks a child
+per damaged archive from a process that has imported the same modules, and runs exactly
+this code, without an interpreter start per archive.
 """
 
 from __future__ import annotations
@@ -56,11 +61,7 @@ def run(
     path: Path, *, timeout_s: float | None = None, memory_mb: float | None = None
 ) -> tuple[pa.Table, TraceMeta]:
     """Decodes the OTF2 archive anchored at `path` in a child process (see module doc)."""
-    size = archive_bytes(path)
-    default_s = max(TIMEOUT_FLOOR_S, TIMEOUT_S_PER_MIB * size / _MIB)
-    default_mb = max(MEMORY_FLOOR_BYTES, MEMORY_BYTES_PER_ARCHIVE_BYTE * size) / _MIB
-    timeout = _limit(timeout_s, TIMEOUT_ENV, default_s, "seconds")
-    memory = int(_limit(memory_mb, MEMORY_ENV, default_mb, "MiB") * _MIB)
+    timeout, memory = limits(path, timeout_s=timeout_s, memory_mb=memory_mb)
     work = Path(tempfile.mkdtemp(prefix="tailcast-otf2-"))
     try:
         with (work / "stderr.txt").open("wb") as log:
@@ -80,9 +81,21 @@ def run(
             raise InputError(
                 path, f"OTF2 decoding timed out after {timeout:g} s (raise {TIMEOUT_ENV})"
             )
-        return _outcome(path, work, proc.returncode, memory)
+        return outcome(path, work, proc.returncode, memory)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def limits(
+    path: Path, *, timeout_s: float | None = None, memory_mb: float | None = None
+) -> tuple[float, int]:
+    """The child's wall-clock limit in seconds and address-space limit in bytes for the
+    archive anchored at `path`: the arguments, else the environment, else scaled by size."""
+    size = archive_bytes(path)
+    default_s = max(TIMEOUT_FLOOR_S, TIMEOUT_S_PER_MIB * size / _MIB)
+    default_mb = max(MEMORY_FLOOR_BYTES, MEMORY_BYTES_PER_ARCHIVE_BYTE * size) / _MIB
+    timeout = _limit(timeout_s, TIMEOUT_ENV, default_s, "seconds")
+    return timeout, int(_limit(memory_mb, MEMORY_ENV, default_mb, "MiB") * _MIB)
 
 
 def archive_bytes(anchor: Path) -> int:
@@ -143,8 +156,10 @@ def _kill_and_reap(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def _outcome(path: Path, work: Path, status: int, memory: int) -> tuple[pa.Table, TraceMeta]:
-    error = _read_json(work / "error.json")
+def outcome(path: Path, work: Path, status: int, memory: int) -> tuple[pa.Table, TraceMeta]:
+    """The trace the child left in `work`, or the InputError its exit `status` (negative: the
+    signal that killed it) and `work` come to, `memory` being its address-space limit."""
+    error = child_error(work)
     limit = f"the {memory / _MIB:g} MiB address-space limit (raise {MEMORY_ENV})"
     if status == 0 and error is None:
         try:
@@ -160,19 +175,20 @@ def _outcome(path: Path, work: Path, status: int, memory: int) -> tuple[pa.Table
     if status < 0:
         name = signal.Signals(-status).name
         raise InputError(path, f"OTF2 decoding died from {name} (damaged archive, or {limit})")
-    detail = str(error.get("message")) if error else _last_line(work / "stderr.txt")
+    detail = str(error.get("message")) if error else last_line(work / "stderr.txt")
     raise InputError(path, f"OTF2 decoding failed (exit {status}: {detail or 'no message'})")
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def child_error(work: Path) -> dict[str, Any] | None:
+    """The error the child wrote (`kind` "input", "memory" or "other"), if it wrote one."""
     try:
-        data = json.loads(path.read_text())
+        data = json.loads((work / "error.json").read_text())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
 
-def _last_line(path: Path) -> str:
+def last_line(path: Path) -> str:
     try:
         lines = path.read_text(errors="replace").strip().splitlines()
     except OSError:
@@ -183,7 +199,7 @@ def _last_line(path: Path) -> str:
 # ---- the child ------------------------------------------------------------------------
 
 
-def _child(anchor: Path, work: Path, memory: int) -> int:
+def decode_into(anchor: Path, work: Path, memory: int) -> int:
     """Decodes `anchor` under `memory` bytes of address space; writes the result or the
     error into `work`. Returns the exit status."""
     try:
@@ -219,4 +235,4 @@ def _write_error(work: Path, **error: Any) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(_child(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])))
+    sys.exit(decode_into(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])))
