@@ -14,7 +14,7 @@ use std::rc::Rc;
 use super::closed_form::ClosedForms;
 use super::core::{Engine, Outcome};
 use super::plan::ShapeKey;
-use super::ranks::{CollMemo, CollRun, RState};
+use super::ranks::{CollMemo, CollPath, CollRun, RState};
 use crate::collectives::{self, CollKind, CollSpec, Instr, Program, Selector};
 use crate::error::ReplayError;
 use crate::hash::FastMap;
@@ -138,11 +138,16 @@ impl Engine {
         );
         let plain = sc.is_empty() && rc.is_empty();
         if plain {
-            // A repeated call (same arguments) takes the same closed-form path.
+            // A repeated call (same arguments) takes the same path.
             if let Some(m) = rank.memo.as_ref().filter(|m| m.args == args) {
-                let (shape, plan, members, me) = (m.shape, m.plan.clone(), m.members.clone(), m.me);
-                let inst = self.ranks[r as usize].next_instance(comm);
-                return self.gather(r, me, comm, inst, shape, plan, members);
+                let (path, members, me) = (m.path.clone(), m.members.clone(), m.me);
+                return match path {
+                    CollPath::ClosedForm { shape, plan } => {
+                        let inst = self.ranks[r as usize].next_instance(comm);
+                        self.gather(r, me, comm, inst, shape, plan, members)
+                    }
+                    CollPath::Program(prog) => self.start_program(r, prog, members, comm),
+                };
             }
         }
         let members = match self.colls.members.get(&(job_id, comm)) {
@@ -192,8 +197,10 @@ impl Engine {
                 if plain {
                     rank.memo = Some(CollMemo {
                         args,
-                        shape,
-                        plan: plan.clone(),
+                        path: CollPath::ClosedForm {
+                            shape,
+                            plan: plan.clone(),
+                        },
                         members: members.clone(),
                         me,
                     });
@@ -224,6 +231,26 @@ impl Engine {
                 }
             },
         };
+        if plain && cacheable {
+            self.ranks[r as usize].memo = Some(CollMemo {
+                args,
+                path: CollPath::Program(prog.clone()),
+                members: members.clone(),
+                me,
+            });
+        }
+        self.start_program(r, prog, members, comm)
+    }
+
+    /// Rank `r` starts running its program of a collective on `comm` (the next step runs
+    /// at once).
+    fn start_program(
+        &mut self,
+        r: u32,
+        prog: Rc<Program>,
+        members: Rc<[u32]>,
+        comm: i32,
+    ) -> Outcome {
         let mut slots = self.colls.spare.pop().unwrap_or_default();
         slots.clear();
         let rank = &mut self.ranks[r as usize];
