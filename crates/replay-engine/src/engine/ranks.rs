@@ -114,6 +114,17 @@ const SMALL_IDS: i64 = 4096;
 impl ReqMap {
     #[inline]
     pub fn insert(&mut self, id: i64, v: (u32, u32)) {
+        // An id seen before (the usual case: traces reuse a few ids) inlines into the
+        // caller; growing the vector or the map is a call.
+        match usize::try_from(id).ok().and_then(|i| self.small.get_mut(i)) {
+            Some(slot) => *slot = v,
+            None => self.insert_uncovered(id, v),
+        }
+    }
+
+    /// An id the vector does not cover yet: it grows, or the id goes to the map.
+    #[inline(never)]
+    fn insert_uncovered(&mut self, id: i64, v: (u32, u32)) {
         if (0..SMALL_IDS).contains(&id) {
             let i = id as usize;
             if self.small.len() <= i {
