@@ -14,7 +14,7 @@ use std::rc::Rc;
 use super::closed_form::ClosedForms;
 use super::core::{Engine, Outcome};
 use super::plan::ShapeKey;
-use super::ranks::{CollMemo, CollRun, RState};
+use super::ranks::{CollMemo, CollPath, CollRun, RState};
 use crate::collectives::{self, CollKind, CollSpec, Instr, Program, Selector};
 use crate::error::ReplayError;
 use crate::hash::FastMap;
@@ -138,11 +138,16 @@ impl Engine {
         );
         let plain = sc.is_empty() && rc.is_empty();
         if plain {
-            // A repeated call (same arguments) takes the same closed-form path.
+            // A repeated call (same arguments) takes the same path.
             if let Some(m) = rank.memo.as_ref().filter(|m| m.args == args) {
-                let (shape, plan, members, me) = (m.shape, m.plan.clone(), m.members.clone(), m.me);
-                let inst = self.ranks[r as usize].next_instance(comm);
-                return self.gather(r, me, comm, inst, shape, plan, members);
+                let (path, members, me) = (m.path.clone(), m.members.clone(), m.me);
+                return match path {
+                    CollPath::ClosedForm { shape, plan } => {
+                        let inst = self.ranks[r as usize].next_instance(comm);
+                        self.gather(r, me, comm, inst, shape, plan, members)
+                    }
+                    CollPath::Program(prog) => self.start_program(r, prog, members, comm),
+                };
             }
         }
         let members = match self.colls.members.get(&(job_id, comm)) {
@@ -192,8 +197,10 @@ impl Engine {
                 if plain {
                     rank.memo = Some(CollMemo {
                         args,
-                        shape,
-                        plan: plan.clone(),
+                        path: CollPath::ClosedForm {
+                            shape,
+                            plan: plan.clone(),
+                        },
                         members: members.clone(),
                         me,
                     });
@@ -224,6 +231,26 @@ impl Engine {
                 }
             },
         };
+        if plain && cacheable {
+            self.ranks[r as usize].memo = Some(CollMemo {
+                args,
+                path: CollPath::Program(prog.clone()),
+                members: members.clone(),
+                me,
+            });
+        }
+        self.start_program(r, prog, members, comm)
+    }
+
+    /// Rank `r` starts running its program of a collective on `comm` (the next step runs
+    /// at once).
+    fn start_program(
+        &mut self,
+        r: u32,
+        prog: Rc<Program>,
+        members: Rc<[u32]>,
+        comm: i32,
+    ) -> Outcome {
         let mut slots = self.colls.spare.pop().unwrap_or_default();
         slots.clear();
         let rank = &mut self.ranks[r as usize];
@@ -254,29 +281,32 @@ impl Engine {
 
     /// Runs the rank's program from its next instruction at `now` until it waits, computes
     /// or ends. Posting and waiting are the point-to-point machinery's (p2p.rs); a wait
-    /// that ends later, or a reduction, continues the rank then.
+    /// that ends later, or a reduction, continues the rank then. The run stays in the rank
+    /// (read in place per instruction: moving it out and back costs more).
     pub(super) fn coll_step(&mut self, r: u32) -> Outcome {
-        let mut run = self.ranks[r as usize].coll.take().expect("in a collective");
         let outcome = loop {
+            let run = self.coll_run(r);
             let Some(&ins) = run.prog.instrs.get(run.pc) else {
-                let slots = std::mem::take(&mut run.slots);
-                self.colls.spare.push(slots);
+                let run = self.ranks[r as usize].coll.take().expect("in a collective");
+                self.colls.spare.push(run.slots);
                 return Outcome::End(self.now);
             };
+            let (comm, inst) = (run.comm, run.inst);
             match ins {
                 Instr::Send { peer, bytes, sync } => {
                     let dst = run.members[peer as usize];
-                    let slot = self.post_send(r, Some(dst), bytes, 0, run.comm, run.inst, sync);
-                    run.slots.push(slot);
+                    let slot = self.post_send(r, Some(dst), bytes, 0, comm, inst, sync);
+                    self.coll_run(r).slots.push(slot);
                 }
                 Instr::Recv { peer, .. } => {
                     let src = i64::from(run.members[peer as usize]);
-                    let slot = self.post_recv(r, Some(src), 0, run.comm, run.inst);
-                    run.slots.push(slot);
+                    let slot = self.post_recv(r, Some(src), 0, comm, inst);
+                    self.coll_run(r).slots.push(slot);
                 }
                 Instr::Wait { lo, hi } => {
-                    run.pc += 1;
                     let mut slots = self.take_scratch();
+                    let run = self.coll_run(r);
+                    run.pc += 1;
                     let waited = run.prog.waited(lo, hi).iter();
                     slots.extend(waited.map(|&q| run.slots[q as usize]));
                     match self.wait_on(r, slots, false) {
@@ -286,23 +316,34 @@ impl Engine {
                     }
                 }
                 Instr::Reduce { bytes } => {
-                    run.pc += 1;
+                    self.coll_run(r).pc += 1;
                     let gamma = self.net.host.gamma_ns_per_byte;
                     break Outcome::Continue(self.now + bytes as f64 * gamma);
                 }
-                Instr::Window { .. } => match self.window_step(r, &mut run) {
-                    Some(outcome) => break outcome,
-                    None => continue, // done: pc moved on
-                },
+                Instr::Window { .. } => {
+                    let mut run = self.ranks[r as usize].coll.take().expect("in a collective");
+                    let step = self.window_step(r, &mut run);
+                    self.ranks[r as usize].coll = Some(run);
+                    match step {
+                        Some(outcome) => break outcome,
+                        None => continue, // done: pc moved on
+                    }
+                }
             }
-            run.pc += 1;
+            self.coll_run(r).pc += 1;
         };
-        let rank = &mut self.ranks[r as usize];
         if !matches!(outcome, Outcome::Blocked) {
-            rank.state = RState::CollStep;
+            self.ranks[r as usize].state = RState::CollStep;
         }
-        rank.coll = Some(run);
         outcome
+    }
+
+    #[inline]
+    fn coll_run(&mut self, r: u32) -> &mut CollRun {
+        self.ranks[r as usize]
+            .coll
+            .as_mut()
+            .expect("in a collective")
     }
 
     /// One turn of the waitany loop of alltoall linear_sync (`Instr::Window`): retire the

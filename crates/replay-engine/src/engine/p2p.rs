@@ -17,7 +17,7 @@ use super::core::{Engine, Ev};
 use super::matching::Posted;
 use super::messages::{Msg, Origin, USER};
 use super::network::{message_id, slot_of};
-use super::ranks::RState;
+use super::ranks::{RState, RankRt};
 use crate::error::ReplayError;
 use crate::fabric::{Delivery, Kind, Submitted, Time, Transfer, TransferInfo};
 
@@ -306,11 +306,7 @@ impl Engine {
     fn endpoints(&self, m: u32) -> (u32, u32) {
         let msg = &self.msgs[m];
         let (s, d) = (&self.ranks[msg.src as usize], &self.ranks[msg.dst as usize]);
-        if msg.kind == Kind::Cts {
-            (d.endpoint, s.endpoint)
-        } else {
-            (s.endpoint, d.endpoint)
-        }
+        phase_endpoints(msg.kind, s, d)
     }
 
     /// The fabric transfer of message `m` in its current phase.
@@ -319,7 +315,7 @@ impl Engine {
         let msg = &self.msgs[m];
         let (s, d) = (&self.ranks[msg.src as usize], &self.ranks[msg.dst as usize]);
         let kind = msg.kind;
-        let (src, dst) = self.endpoints(m);
+        let (src, dst) = phase_endpoints(kind, s, d);
         Transfer {
             id: message_id(m),
             src,
@@ -377,7 +373,7 @@ impl Engine {
     }
 
     /// The message's last byte arrived at `t`.
-    #[inline]
+    #[inline(always)]
     fn on_deliver(&mut self, m: u32, t: Time, info: TransferInfo) {
         if self.net.records.is_some() {
             self.record_message(m, t, info);
@@ -420,5 +416,16 @@ impl Engine {
         if let Some(out) = self.net.records.as_mut() {
             out.push(row);
         }
+    }
+}
+
+/// Endpoints of a transfer in phase `kind` of a message from rank `s` to rank `d` (the CTS
+/// goes from the receiver back to the sender).
+#[inline]
+fn phase_endpoints(kind: Kind, s: &RankRt, d: &RankRt) -> (u32, u32) {
+    if kind == Kind::Cts {
+        (d.endpoint, s.endpoint)
+    } else {
+        (s.endpoint, d.endpoint)
     }
 }

@@ -74,7 +74,7 @@ pub struct RankRt {
     pub rows: super::rows::RankRows,
     /// Collective calls made so far per communicator (the instance number of the next).
     pub coll_count: Vec<(i32, u64)>,
-    /// The last closed-form collective call, to skip the decision on repeated calls.
+    /// The last collective call without count lists, to skip the decision on repeated calls.
     pub memo: Option<CollMemo>,
     /// Requests the current blocking operation waits on.
     pub waiting: Vec<u32>,
@@ -82,14 +82,23 @@ pub struct RankRt {
     pub finish: Time,
 }
 
-/// Arguments of a collective call and what they led to (closed-form path).
+/// Arguments of a collective call and what they led to.
 #[derive(Debug, Clone)]
 pub struct CollMemo {
     pub args: (u8, i32, i32, i64, i64, i32, i32),
-    pub shape: super::plan::ShapeKey,
-    pub plan: std::rc::Rc<super::plan::Plan>,
+    pub path: CollPath,
     pub members: std::rc::Rc<[u32]>,
     pub me: u32,
+}
+
+/// How a collective call is evaluated: in closed form, or by running this rank's program.
+#[derive(Debug, Clone)]
+pub enum CollPath {
+    ClosedForm {
+        shape: super::plan::ShapeKey,
+        plan: std::rc::Rc<super::plan::Plan>,
+    },
+    Program(std::rc::Rc<crate::collectives::Program>),
 }
 
 /// Trace request id → (request slot, generation). Ids are small integers in most traces:
@@ -105,6 +114,17 @@ const SMALL_IDS: i64 = 4096;
 impl ReqMap {
     #[inline]
     pub fn insert(&mut self, id: i64, v: (u32, u32)) {
+        // An id seen before (the usual case: traces reuse a few ids) inlines into the
+        // caller; growing the vector or the map is a call.
+        match usize::try_from(id).ok().and_then(|i| self.small.get_mut(i)) {
+            Some(slot) => *slot = v,
+            None => self.insert_uncovered(id, v),
+        }
+    }
+
+    /// An id the vector does not cover yet: it grows, or the id goes to the map.
+    #[inline(never)]
+    fn insert_uncovered(&mut self, id: i64, v: (u32, u32)) {
         if (0..SMALL_IDS).contains(&id) {
             let i = id as usize;
             if self.small.len() <= i {
