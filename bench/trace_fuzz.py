@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import random
+import select
 import shutil
 import signal
 import subprocess
@@ -243,12 +244,13 @@ def _forked_decoder_stepper(seeds: list[Archive], scratch: Path) -> Step:
 
 def _decode_in_own_process(anchor: Path) -> tuple[pa.Table, TraceMeta]:
     """The sandbox's child code in a child forked for this one archive; then the sandbox's
-    reading of its result. A child still running after the bench's per-input wall limit
-    (fuzz_figures.HANGS: the sandbox's timeout) dies with the chunk's process group: a hang
-    at this input."""
+    reading of its result. A child still running after the sandbox's timeout is killed here
+    and is a hang (DecoderCrash): the library can spin on a damaged archive (it branches on
+    uninitialised memory in otf2_buffer_read_header), and a caller without the bench's own
+    per-input limit, such as a test, must not wait for ever."""
     from tailcast.traces import otf2_sandbox
 
-    _, memory = otf2_sandbox.limits(anchor)
+    timeout, memory = otf2_sandbox.limits(anchor)
     work = anchor.parent / "sandbox-work"
     work.mkdir(exist_ok=True)
     pid = os.fork()
@@ -262,7 +264,9 @@ def _decode_in_own_process(anchor: Path) -> tuple[pa.Table, TraceMeta]:
         finally:
             os._exit(status)
     try:
-        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        code = _wait_or_kill(pid, timeout)
+        if code is None:
+            raise DecoderCrash(f"hang: decoder still running after {timeout:g} s")
         error = otf2_sandbox.child_error(work)
         last = otf2_sandbox.last_line(work / "stderr.txt")[:100]
         if code < 0:
@@ -274,6 +278,20 @@ def _decode_in_own_process(anchor: Path) -> tuple[pa.Table, TraceMeta]:
     finally:
         for f in work.iterdir():
             f.unlink()
+
+
+def _wait_or_kill(pid: int, timeout: float) -> int | None:
+    """The exit code of child `pid` (negative: the killing signal), or None when it was
+    still running after `timeout` seconds (then it is killed and reaped)."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout)
+    finally:
+        os.close(pidfd)
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    status = os.waitpid(pid, 0)[1]
+    return os.waitstatus_to_exitcode(status) if ready else None
 
 
 def _import_sandboxed(anchor: Path) -> object:
