@@ -14,9 +14,11 @@ and read the definitions through Python), plus ~0.1 ms per definition or event r
 seeds of the 1 M run are small archives written here with the same bindings (2 and 4 ranks,
 the MPI records the importer converts, 36-150 events, the smallest chunk sizes OTF2 allows),
 and the sst-macro archive itself is a seed of the sandbox sample (`otf2_sandbox`).
-The C library keeps state across the archives one process reads: in sequence, damaged
-archives made later ones spin, and even one valid archive read first changes which errors
-later damaged ones give. (Some damaged anchor files overflow a heap buffer on their own,
+What the C library does with a damaged archive depends on what the process did before:
+in sequence, damaged archives made later ones spin, and even one valid archive read first
+changes which errors later damaged ones give (valgrind: it branches on uninitialised memory
+in otf2_buffer_read_header, so leftover heap contents, not kept state, are the likely cause).
+(Some damaged anchor files overflow a heap buffer on their own,
 which aborts the process or not depending on the heap's layout: see
 tests/reliability/test_fuzz_readers.py.) A user's archive is read alone, in the sandbox's
 child process. So `otf2` decodes each archive in a process of its own, forked from
