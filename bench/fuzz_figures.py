@@ -68,6 +68,7 @@ def how() -> str:
 
 
 def selected() -> dict[str, object]:
+    """The targets TAILCAST_FUZZ_READERS names (all when unset)."""
     names = [n.strip() for n in os.environ.get("TAILCAST_FUZZ_READERS", "").split(",") if n.strip()]
     unknown = sorted(set(names) - set(TARGETS))
     if unknown:
@@ -90,12 +91,12 @@ def fuzz_figures() -> dict[str, object]:
     run = {
         "recorded_at": datetime.now(UTC).isoformat(),
         "wall_s": round(time.time() - started, 1),
-        "requested_inputs": None,
         "stopped_at_wall_s": float(wall) if wall else None,
     }
-    readers = {}
-    for name, r in runs.items():
-        readers[name] = {**r.figures(), "run": {**run, "requested_inputs": counts[name]}}
+    readers = {
+        name: {**r.figures(), "run": {**run, "requested_inputs": counts[name]}}
+        for name, r in runs.items()
+    }
     return {"how": how(), "readers": readers}
 
 

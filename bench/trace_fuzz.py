@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import os
 import random
-import select
 import shutil
 import signal
 import subprocess
@@ -266,9 +265,11 @@ def _decode_in_own_process(anchor: Path) -> tuple[pa.Table, TraceMeta]:
         finally:
             os._exit(status)
     try:
-        code = _wait_or_kill(pid, timeout)
-        if code is None:
+        if not otf2_sandbox.exited_within(pid, timeout):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
             raise DecoderCrash(f"hang: decoder still running after {timeout:g} s")
+        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         error = otf2_sandbox.child_error(work)
         last = otf2_sandbox.last_line(work / "stderr.txt")[:100]
         if code < 0:
@@ -280,20 +281,6 @@ def _decode_in_own_process(anchor: Path) -> tuple[pa.Table, TraceMeta]:
     finally:
         for f in work.iterdir():
             f.unlink()
-
-
-def _wait_or_kill(pid: int, timeout: float) -> int | None:
-    """The exit code of child `pid` (negative: the killing signal), or None when it was
-    still running after `timeout` seconds (then it is killed and reaped)."""
-    pidfd = os.pidfd_open(pid)
-    try:
-        ready, _, _ = select.select([pidfd], [], [], timeout)
-    finally:
-        os.close(pidfd)
-    if not ready:
-        os.kill(pid, signal.SIGKILL)
-    status = os.waitpid(pid, 0)[1]
-    return os.waitstatus_to_exitcode(status) if ready else None
 
 
 def _import_sandboxed(anchor: Path) -> object:

@@ -134,13 +134,19 @@ def _child_env() -> dict[str, str]:
 def _wait_unreaped(proc: subprocess.Popen[bytes], timeout: float) -> bool:
     """True once the child has exited (still a zombie: not reaped), False at the timeout."""
     try:
-        pidfd = os.pidfd_open(proc.pid)
+        return exited_within(proc.pid, timeout)
     except OSError:  # no pidfd (kernel < 5.3): a reaping wait; the group kill then may miss
         try:
             proc.wait(timeout)
         except subprocess.TimeoutExpired:
             return False
         return True
+
+
+def exited_within(pid: int, timeout: float) -> bool:
+    """True once child `pid` has exited (left unreaped), False at the timeout; OSError
+    where the kernel has no pidfd."""
+    pidfd = os.pidfd_open(pid)
     try:
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
