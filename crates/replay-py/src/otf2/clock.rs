@@ -1,0 +1,69 @@
+//! Clock corrections of one location (OTF2 source: otf2_archive.c's handling of the
+//! local ClockOffset records and OTF2_EvtReader.c,
+//! `otf2_evt_reader_apply_clock_correction`; the global event reader always applies
+//! them). Consecutive ClockOffset records (time, offset) bound an interval over which
+//! the offset is interpolated linearly; a timestamp uses the first interval from the
+//! current one on whose end it does not pass (the last interval past the end), and
+//! moves to it — times rise within a location. A lone last record opens no interval.
+
+/// One interval between two ClockOffset records.
+#[derive(Debug, Clone, Copy)]
+struct Interval {
+    begin: u64,
+    end: u64,
+    offset: i64,
+    slope: f64,
+}
+
+#[derive(Debug, Default)]
+pub struct ClockCorrection {
+    intervals: Vec<Interval>,
+    pending: Option<(u64, i64)>,
+    current: usize,
+}
+
+impl ClockCorrection {
+    /// Adds the ClockOffset record (time, offset); Err when it is not later than the
+    /// previous one (OTF2: "Multiple timer synchronization at the same time").
+    pub fn add(&mut self, time: u64, offset: i64) -> Result<(), String> {
+        if let Some((begin, begin_offset)) = self.pending {
+            if begin >= time {
+                return Err(format!(
+                    "ClockOffset at {time} not after the previous one at {begin}"
+                ));
+            }
+            // The difference is converted to double, not the values (as OTF2 does).
+            let slope = offset.wrapping_sub(begin_offset) as f64 / (time - begin) as f64;
+            self.intervals.push(Interval {
+                begin,
+                end: time,
+                offset: begin_offset,
+                slope,
+            });
+        }
+        self.pending = Some((time, offset));
+        Ok(())
+    }
+
+    /// `time` corrected (unchanged without intervals).
+    pub fn apply(&mut self, time: u64) -> u64 {
+        if self.intervals.is_empty() {
+            return time;
+        }
+        while self.current + 1 < self.intervals.len() && time > self.intervals[self.current].end {
+            self.current += 1;
+        }
+        let i = self.intervals[self.current];
+        let diff = if time >= i.begin {
+            (time - i.begin) as f64
+        } else {
+            -((i.begin - time) as f64)
+        };
+        // rint: rounds halves to even in the default rounding mode; `as` saturates
+        // where C's conversion would be undefined.
+        let offset = i
+            .offset
+            .wrapping_add((i.slope * diff).round_ties_even() as i64);
+        time.wrapping_add(offset as u64)
+    }
+}
