@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList};
 
 pub use archive::read_archive;
 
@@ -61,8 +61,7 @@ pub fn read_otf2<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyD
     let events = PyList::empty(py);
     for (loc, e) in &archive.events {
         let f = e.fields;
-        let row = (*loc, e.kind, e.time, f[0], f[1], f[2], f[3], f[4]);
-        events.append(PyTuple::new(py, row.into_pyobject(py)?.iter())?)?;
+        events.append((*loc, e.kind, e.time, f[0], f[1], f[2], f[3], f[4]))?;
     }
     out.set_item("events", events)?;
     Ok(out)
