@@ -67,3 +67,20 @@ impl ClockCorrection {
         time.wrapping_add(offset as u64)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_interpolate_between_records_and_extrapolate_past_them() {
+        let mut clock = ClockCorrection::default();
+        clock.add(100, 10).unwrap();
+        assert_eq!(clock.apply(150), 150, "one record opens no interval");
+        clock.add(200, 20).unwrap();
+        assert_eq!(clock.apply(50), 55); // before the first record: the first interval
+        assert_eq!(clock.apply(150), 165);
+        assert_eq!(clock.apply(300), 330); // past the last: the last interval
+        assert!(clock.add(200, 0).is_err());
+    }
+}

@@ -27,6 +27,7 @@ impl ByteOrder {
 
 /// A position in one file's bytes. `end` may stop short of the file's end: a record's
 /// fields are read by a cursor ending where the record does.
+#[derive(Debug)]
 pub struct Cursor<'a> {
     bytes: &'a [u8],
     pos: usize,
@@ -197,5 +198,44 @@ impl<'a> Cursor<'a> {
             n => u64::from(n),
         };
         self.sub(len, what)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compressed_integers_follow_otf2s_encoding() {
+        // 0; 0xFF alone = undefined; 1 byte 0x07; 4 bytes 1e9 (little endian).
+        let bytes = [0x00, 0xFF, 0x01, 0x07, 0x04, 0x00, 0xCA, 0x9A, 0x3B];
+        let mut c = Cursor::new("f", &bytes);
+        assert_eq!(c.u32("a").unwrap(), 0);
+        assert_eq!(c.u32("b").unwrap(), u32::MAX);
+        assert_eq!(c.u64("c").unwrap(), 7);
+        assert_eq!(c.u64("d").unwrap(), 1_000_000_000);
+        assert_eq!(c.remaining(), 0);
+    }
+
+    #[test]
+    fn big_endian_keeps_the_low_order_bytes_last() {
+        let bytes = [0x02, 0x01, 0x02];
+        let mut c = Cursor::new("f", &bytes);
+        c.order = ByteOrder::Big;
+        assert_eq!(c.u32("v").unwrap(), 0x0102);
+    }
+
+    #[test]
+    fn damaged_lengths_are_errors_with_their_offset() {
+        let mut c = Cursor::new("f", &[0x05, 0, 0, 0, 0, 0]);
+        let e = c.u32("region").unwrap_err();
+        assert_eq!(
+            (e.offset, e.what.as_str()),
+            (0, "region: compressed length 5 exceeds 4 bytes")
+        );
+        let mut c = Cursor::new("f", &[0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F]);
+        assert!(c.record("record").unwrap_err().what.contains("needs"));
+        let mut c = Cursor::new("f", b"no nul");
+        assert!(c.string("s").is_err());
     }
 }
