@@ -7,12 +7,12 @@ inputs; a child only mutates and reads. So there is no interpreter start-up per 
   since the child's last snapshot of its counts are run again: inputs are replayable);
 - an input still running after HANG_S of wall time (or the reader's own limit) is a hang:
   the child is killed with its
-  process group (the processes a reader forked, bench/trace_fuzz.py's OTF2 decoders), the
+  process group (and any process the reader forked), the
   input recorded, and the chunk goes on after it (the per-input time limit);
 - each child runs under an address-space limit (bounded memory); its peak RSS and CPU time
   come from wait4, so the figures are the children's own, whatever else runs here.
 
-The child's stderr (OTF2 prints a few lines per damaged archive) goes to a file in its
+The child's stderr (a native library's messages) goes to a file in its
 scratch directory, emptied at every snapshot: its last line names a process death."""
 
 from __future__ import annotations

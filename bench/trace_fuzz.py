@@ -6,52 +6,31 @@ Seeds are real files (../shared/data/traces; the raw files are captured here fro
 tests/traces/programs/known_calls.c with the real tracer) except OTF2's, see below. Each input
 is one seed mutated (a TiT file gets text_fuzz's line and token edits, binary files bytes
 flipped and cut), written to the scratch directory (on /dev/shm when there is one) and read
-by the reader's import function, in the fuzzing process: no process per input, except OTF2.
+by the reader's import function, in the fuzzing process: no process per input.
 
-OTF2: the `otf2` bindings cost ~2.5 ms per archive opened (they create ~120 ctypes callbacks
-and read the definitions through Python), plus ~0.1 ms per definition or event record: the
-10-rank sst-macro archive (725 definitions, 22,180 events) takes ~60 ms an input. So the
-seeds of the 1 M run are small archives written here with the same bindings (2 and 4 ranks,
-the MPI records the importer converts, 36-150 events, the smallest chunk sizes OTF2 allows),
-and the sst-macro archive itself is a seed of the sandbox sample (`otf2_sandbox`).
-What the C library does with a damaged archive depends on what the process did before:
-in sequence, damaged archives made later ones spin, and even one valid archive read first
-changes which errors later damaged ones give (valgrind: it branches on uninitialised memory
-in otf2_buffer_read_header, so leftover heap contents, not kept state, are the likely cause).
-(Some damaged anchor files overflow a heap buffer on their own,
-which aborts the process or not depending on the heap's layout: see
-tests/reliability/test_fuzz_readers.py.) A user's archive is read alone, in the sandbox's
-child process. So `otf2` decodes each archive in a process of its own, forked from
-the fuzzing process (which reads no archive: it only writes the seeds, and 1,000 inputs gave
-the same outcomes with seeds written by another process) and running the sandbox child's code
-(`otf2_sandbox.decode_into`, under the sandbox's address-space limit), whose result this
-process reads as the sandbox does (`otf2_sandbox.outcome`): the user's path without an
-interpreter start per archive. `otf2_sandbox` calls `import_otf2` itself, the user's path
-(an interpreter per input, ~0.5 s of CPU each)."""
+OTF2: the seeds are small valid archives (2 and 4 ranks, the MPI records the importer
+converts, 36-150 events per location) kept in tests/data/otf2-seeds, written by
+`write_otf2_seed` with the `otf2` wheel's writer (Score-P's C library). An input damages one
+file of one seed archive; `import_otf2` reads it with tailcast's own reader
+(tailcast._core.read_otf2), in this process like the other readers."""
 
 from __future__ import annotations
 
 import os
 import random
 import shutil
-import signal
 import subprocess
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from text_fuzz import FuzzCounts, Step, Target, fuzz_target, mutate
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-    from tailcast.traces.io import TraceMeta
 
 SHARED = Path(os.environ.get("TAILCAST_SHARED_DATA", "/work/shared/data")) / "traces"
 REPO = Path(__file__).resolve().parents[1]
 READERS = ("tit", "dumpi_bin", "tracer_raw", "otf2")
-OTF2_SST = SHARED / "otf2" / "sst-macro-10rank"
+OTF2_SEEDS = REPO / "tests" / "data" / "otf2-seeds"
 
 
 def flip_bytes(data: bytes, rng: random.Random) -> bytes:
@@ -129,10 +108,10 @@ _MPI_REGIONS = ("MPI_Init", "MPI_Comm_rank", "MPI_Isend", "MPI_Irecv", "MPI_Wait
 
 
 def write_otf2_seed(root: Path, ranks: int, rounds: int) -> Path:
-    """A small valid archive: each rank Init, Comm_rank, `rounds` times (Isend, Irecv,
-    Waitall to its ring neighbours, Send or Recv, Allreduce, Bcast, Barrier), Finalize.
-    Chunks of 256 KiB (OTF2's least): the reader allocates a chunk per file it opens, and
-    the default 4 MiB definition chunk alone costs ~10 ms an input."""
+    """A small valid archive written by the `otf2` wheel (which must be installed): each
+    rank Init, Comm_rank, `rounds` times (Isend, Irecv, Waitall to its ring neighbours,
+    Send or Recv, Allreduce, Bcast, Barrier), Finalize. Chunks of 256 KiB (OTF2's least).
+    The fuzzing's seeds in OTF2_SEEDS are shapes 2x1, 2x3 and 4x2 of it."""
     import otf2  # type: ignore[import-untyped]
     from otf2.enums import CollectiveOp, GroupType, Paradigm, RegionRole
 
@@ -195,13 +174,8 @@ def _archive(root: Path) -> Archive:
             and p.suffix in (".otf2", ".def", ".evt")}  # fmt: skip
 
 
-def otf2_seeds(work: Path) -> list[Archive]:
-    shapes = [(2, 1), (2, 3), (4, 2)]
-    return [_archive(write_otf2_seed(work / f"seed-{r}x{k}", r, k).parent) for r, k in shapes]
-
-
-def sandbox_seeds(work: Path) -> list[Archive]:
-    return [*otf2_seeds(work), _archive(OTF2_SST)]
+def otf2_seeds(_work: Path) -> list[Archive]:
+    return [_archive(d) for d in sorted(OTF2_SEEDS.iterdir()) if d.is_dir()]
 
 
 def _otf2_stepper(read: Callable[[Path], object], seeds: list[Archive], scratch: Path) -> Step:
@@ -227,63 +201,7 @@ def _otf2_stepper(read: Callable[[Path], object], seeds: list[Archive], scratch:
     return otf2_step
 
 
-class DecoderCrash(Exception):
-    """The sandbox's child ended with neither a trace nor a typed error: killed by a signal,
-    out of memory under its limit, or an untyped exception. `import_otf2` would turn it into
-    an InputError; the fuzzer counts it as a crash."""
-
-
-def _forked_decoder_stepper(seeds: list[Archive], scratch: Path) -> Step:
-    """`_otf2_stepper` reading with `_decode_in_own_process`, once this process has imported
-    what the sandbox's child imports: each forked child then starts with them loaded."""
-    import otf2  # noqa: F401
-
-    import tailcast.traces.otf2_decode  # noqa: F401
-
-    return _otf2_stepper(_decode_in_own_process, seeds, scratch)
-
-
-def _decode_in_own_process(anchor: Path) -> tuple[pa.Table, TraceMeta]:
-    """The sandbox's child code in a child forked for this one archive; then the sandbox's
-    reading of its result. A child still running after the sandbox's timeout is killed here
-    and is a hang (DecoderCrash): the library can spin on a damaged archive (it branches on
-    uninitialised memory in otf2_buffer_read_header), and a caller without the bench's own
-    per-input limit, such as a test, must not wait for ever."""
-    from tailcast.traces import otf2_sandbox
-
-    timeout, memory = otf2_sandbox.limits(anchor)
-    work = anchor.parent / "sandbox-work"
-    work.mkdir(exist_ok=True)
-    pid = os.fork()
-    if pid == 0:
-        status = 1
-        try:  # the library's messages go where the sandbox puts them (its last line names a death)
-            log = os.open(work / "stderr.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            os.dup2(log, 1)
-            os.dup2(log, 2)
-            status = otf2_sandbox.decode_into(anchor, work, memory)
-        finally:
-            os._exit(status)
-    try:
-        if not otf2_sandbox.exited_within(pid, timeout):
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            raise DecoderCrash(f"hang: decoder still running after {timeout:g} s")
-        code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-        error = otf2_sandbox.child_error(work)
-        last = otf2_sandbox.last_line(work / "stderr.txt")[:100]
-        if code < 0:
-            raise DecoderCrash(f"process died (signal {signal.Signals(-code).name}): {last}")
-        if (error is None and code != 0) or (error is not None and error.get("kind") != "input"):
-            detail = f"{error.get('kind')}: {error.get('message', '')}" if error else last
-            raise DecoderCrash(f"exit {code}: {detail[:100]}")
-        return otf2_sandbox.outcome(anchor, work, code, memory)
-    finally:
-        for f in work.iterdir():
-            f.unlink()
-
-
-def _import_sandboxed(anchor: Path) -> object:
+def _import_otf2(anchor: Path) -> object:
     from tailcast.traces.otf2_import import import_otf2
 
     return import_otf2(anchor)
@@ -301,12 +219,10 @@ TARGETS: dict[str, Target] = {
     "tit": Target(_shared("simgrid-tit", "actions*.txt"), _tit_stepper),
     "dumpi_bin": Target(_shared("dumpi", "*.bin"), partial(_binary_stepper, _read_dumpi)),
     "tracer_raw": Target(raw_seeds, partial(_binary_stepper, _read_raw)),
-    "otf2": Target(otf2_seeds, _forked_decoder_stepper),
-    "otf2_sandbox": Target(sandbox_seeds, partial(_otf2_stepper, _import_sandboxed)),
+    "otf2": Target(otf2_seeds, partial(_otf2_stepper, _import_otf2)),
 }
 
 
 def fuzz_trace_reader(name: str, inputs: int, seed: int = 19) -> FuzzCounts:
-    """`inputs` mutants read in this process (OTF2: in a child per input); crashes are any
-    non-TailcastError exception."""
+    """`inputs` mutants read in this process; crashes are any non-TailcastError exception."""
     return fuzz_target(TARGETS[name], inputs, seed)

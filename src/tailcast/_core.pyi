@@ -28,6 +28,7 @@ __all__ = [
     "op_codes",
     "parquet_footer",
     "place",
+    "read_otf2",
     "replay",
     "replay_local",
     "squeue_columns",
@@ -256,6 +257,13 @@ class TraceScan:
     def declared_comms(self) -> list[tuple[int, list[int]]]: ...
     def used_comms(self) -> dict[int, list[int]]:
         """Per communicator id the (sorted) ranks calling collectives on it."""
+
+def read_otf2(path: str | PathLike[str]) -> dict[str, Any]:
+    """The OTF2 archive anchored at `path`: `clock` (timer resolution, global offset),
+    `strings` {id: text}, `location_groups` {id: name id}, `locations` [(id, group id)],
+    `regions` {id: name id}, `groups` [(id, type, paradigm, [members])], `comms` [(id, name
+    id, group id, parent id)], `events` [(location index, record id, time, f0, .., f4)] in
+    time order. A damaged archive: ValueError((file, byte offset, what was expected))."""
 
 def parquet_footer(path: str | PathLike[str]) -> tuple[int, dict[str, str], list[str]]:
     """(rows, key-value metadata, top-level column names) of a Parquet file, read by the

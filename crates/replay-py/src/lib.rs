@@ -8,6 +8,7 @@ mod ingest;
 mod lists;
 mod op_names;
 mod op_stats;
+mod otf2;
 mod queue;
 mod result;
 mod schedule;
@@ -339,6 +340,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(config::fabric_layout, m)?)?;
     m.add_function(wrap_pyfunction!(config::place, m)?)?;
     m.add_function(wrap_pyfunction!(schedule::collective_program, m)?)?;
+    m.add_function(wrap_pyfunction!(otf2::read_otf2, m)?)?;
     m.add("ReplayError", m.py().get_type::<errors::ReplayError>())?;
     m.add(
         "FabricConfigError",

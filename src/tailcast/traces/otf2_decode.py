@@ -1,7 +1,10 @@
-"""OTF2 (Score-P) archive → tailcast trace rows, decoded via the `otf2` Python bindings.
+"""OTF2 (Score-P) archive → tailcast trace rows.
 
-Decision: the PyPI `otf2` 3.2 manylinux wheel (a dependency in pyproject.toml) — it
-installs in a plain venv, so no Debian python3-otf2 and no system Python are needed.
+The archive is read by tailcast's own OTF2 reader, `tailcast._core.read_otf2` (Rust,
+crates/replay-py/src/otf2): it decodes the anchor file, the global definitions, each
+location's mapping tables and its event file, checks every length and count against the
+bytes present, and gives the definitions and the MPI events in time order. A damaged
+archive is a ValueError((file, byte offset, what was expected)), an InputError here.
 
 Each MPI region Enter…Leave of a location becomes one row (t_start/t_end from the events,
 converted to ns with the clock's timer resolution). Message and collective details come
@@ -12,10 +15,6 @@ records carry no datatype and no reduction op, so `dtype_bytes` and `commutative
 (the replay's documented default: 1-byte elements, a commutative op). MPI regions with
 no tailcast operation (MPI_Comm_rank, nonblocking collectives, …) are counted in
 `unsupported`.
-
-The reader is C, so users reach this module through tailcast.traces.otf2_import, which
-runs `decode_otf2` in a child process under a timeout and a memory limit
-(tailcast.traces.otf2_sandbox).
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from tailcast._core import read_otf2
 from tailcast.errors import InputError
 from tailcast.traces.io import TraceMeta
 from tailcast.traces.schema import Op, TraceBuilder, world_rank
@@ -49,8 +49,14 @@ REGION_OPS: dict[str, str] = {
     "MPI_Comm_dup": Op.COMM_DUP, "MPI_Comm_create": Op.COMM_CREATE,
     "MPI_Comm_free": Op.COMM_FREE,
 }  # fmt: skip
-_UNDEFINED_ROOT = 0xFFFFFFFF
+_UNDEFINED = 0xFFFFFFFF  # OTF2_UNDEFINED_UINT32: no root, no parent communicator
 _SELF_BASE = 1_000_000  # ids of per-rank (COMM_SELF-like) communicators
+# Event record ids (OTF2's otf2_events_int.h), as read_otf2 gives them.
+ENTER, LEAVE, MPI_SEND, MPI_ISEND, MPI_ISEND_COMPLETE = 12, 13, 14, 15, 16
+MPI_IRECV_REQUEST, MPI_RECV, MPI_IRECV, MPI_COLLECTIVE_END = 17, 18, 19, 23
+# OTF2_GroupType: members are locations (LOCATIONS, COMM_LOCATIONS), ranks into the
+# paradigm's COMM_LOCATIONS group (COMM_GROUP), or none (COMM_SELF).
+GROUP_LOCATIONS, GROUP_COMM_LOCATIONS, GROUP_COMM_GROUP, GROUP_COMM_SELF = 1, 4, 5, 6
 
 
 @dataclass
@@ -64,107 +70,144 @@ class _Open:
 
 
 class _Otf2Converter:
-    def __init__(self, defs: Any, path: Path) -> None:
+    def __init__(self, archive: dict[str, Any], path: Path) -> None:
         self.path = path
-        clock = defs.clock_properties
-        self.offset = int(clock.global_offset)
-        self.ns_per_tick = 1e9 / float(clock.timer_resolution)
-        self.rank_of: dict[Any, int] = {}
-        for loc in defs.locations:
-            m = re.search(r"(\d+)\s*$", str(loc.group.name))
-            self.rank_of[loc] = int(m.group(1)) if m else int(loc.group._ref)
-        self.ranks = max(self.rank_of.values(), default=-1) + 1
-        self.comms: dict[int, tuple[int | None, list[int]]] = {}  # ref -> (id, members)
-        for comm in defs.comms:
-            self._define_comm(comm)
+        self.strings: dict[int, str] = archive["strings"]
+        self.regions: dict[int, int] = archive["regions"]
+        resolution, offset = archive["clock"]
+        self.offset: int = offset
+        if resolution == 0:
+            raise InputError(path, "unreadable OTF2 archive (timer resolution 0)")
+        self.ns_per_tick = 1e9 / float(resolution)
+        groups_of_locations: dict[int, int] = archive["location_groups"]
+        self.rank_of: list[int] = []  # by location index
+        rank_of_location: dict[int, int] = {}
+        for loc, group in archive["locations"]:
+            if group not in groups_of_locations:
+                raise InputError(path, f"location {loc}: undefined location group {group}")
+            m = re.search(r"(\d+)\s*$", self.strings.get(groups_of_locations[group], ""))
+            rank_of_location[loc] = int(m.group(1)) if m else group
+            self.rank_of.append(rank_of_location[loc])
+        self.ranks = max(self.rank_of, default=-1) + 1
+        members = self._group_members(archive["groups"], rank_of_location)
+        self.comms: dict[int, tuple[int | None, list[int]]] = {}  # id -> (tailcast id, members)
+        for ident, name, group, parent in archive["comms"]:
+            if group not in members:
+                raise InputError(path, f"communicator {ident}: undefined group {group}")
+            self._define_comm(ident, self.strings.get(name), parent, *members[group])
         self.builder = TraceBuilder()
-        self.open: dict[Any, list[_Open]] = {}
+        self.open: dict[int, list[_Open]] = {}
         self.irecv_rows: dict[tuple[int, int], int] = {}
         self.unsupported: Counter[str] = Counter()
 
-    def _define_comm(self, comm: Any) -> None:
-        group = comm.group
-        kind = str(getattr(group, "group_type", ""))
-        members = [self.rank_of[m] for m in getattr(group, "members", ()) if m in self.rank_of]
-        if "SELF" in kind:
-            self.comms[comm._ref] = (None, [])  # one communicator per rank
-        elif len(members) == self.ranks and (comm.name == "MPI_COMM_WORLD" or comm.parent is None):
-            self.comms[comm._ref] = (0, members)
-        else:
-            self.comms[comm._ref] = (int(comm._ref) + 1, members)
+    def _group_members(
+        self, groups: list[tuple[int, int, int, list[int]]], rank_of_location: dict[int, int]
+    ) -> dict[int, tuple[bool, list[int]]]:
+        """Group id -> (is COMM_SELF, world ranks of its members). A COMM_GROUP lists ranks
+        into the last COMM_LOCATIONS group of its paradigm defined before it."""
+        out: dict[int, tuple[bool, list[int]]] = {}
+        comm_locations: dict[int, list[int]] = {}  # paradigm -> location ids
+        for ident, kind, paradigm, refs in groups:
+            if kind == GROUP_COMM_GROUP:
+                if paradigm not in comm_locations:
+                    raise InputError(self.path, f"group {ident}: no locations group to index")
+                locs = comm_locations[paradigm]
+                if any(r >= len(locs) for r in refs):
+                    raise InputError(self.path, f"group {ident}: member beyond its locations")
+                refs = [locs[r] for r in refs]
+            elif kind == GROUP_COMM_LOCATIONS:
+                comm_locations[paradigm] = refs
+            located = kind in (GROUP_LOCATIONS, GROUP_COMM_LOCATIONS, GROUP_COMM_GROUP)
+            ranks = [rank_of_location[r] for r in refs if r in rank_of_location] if located else []
+            out[ident] = (kind == GROUP_COMM_SELF, ranks)
+        return out
 
-    def comm_of(self, comm: Any, rank: int) -> tuple[int, list[int]]:
-        ident, members = self.comms.get(comm._ref, (None, []))
+    def _define_comm(
+        self, ident: int, name: str | None, parent: int, is_self: bool, members: list[int]
+    ) -> None:
+        if is_self:
+            self.comms[ident] = (None, [])  # one communicator per rank
+        elif len(members) == self.ranks and (name == "MPI_COMM_WORLD" or parent == _UNDEFINED):
+            self.comms[ident] = (0, members)
+        else:
+            self.comms[ident] = (ident + 1, members)
+
+    def comm_of(self, comm: int, rank: int) -> tuple[int, list[int]]:
+        ident, members = self.comms.get(comm, (None, []))
         if ident is None:
-            return _SELF_BASE + int(comm._ref) * max(self.ranks, 1) + rank, [rank]
+            return _SELF_BASE + comm * max(self.ranks, 1) + rank, [rank]
         return ident, members
 
     def ns(self, t: int) -> int:
-        return round((int(t) - self.offset) * self.ns_per_tick)
+        return round((t - self.offset) * self.ns_per_tick)
 
-    def event(self, loc: Any, ev: Any) -> None:
-        kind = type(ev).__name__
+    def region_name(self, region: int) -> str:
+        name = self.strings.get(self.regions.get(region, _UNDEFINED))
+        if name is None:
+            raise InputError(self.path, f"unreadable OTF2 archive (undefined region {region})")
+        return name
+
+    def event(self, loc: int, kind: int, time: int, f: tuple[int, int, int, int, int]) -> None:
         rank = self.rank_of[loc]
         stack = self.open.setdefault(loc, [])
-        if kind == "Enter":
-            name = str(ev.region.name)
+        if kind == ENTER:
+            name = self.region_name(f[0])
             op = REGION_OPS.get(name)
             if op is None:
                 if name.startswith("MPI_"):
                     self.unsupported[name] += 1
                 stack.append(_Open("", 0))
             else:
-                stack.append(_Open(op, self.ns(ev.time)))
+                stack.append(_Open(op, self.ns(time)))
             return
-        if kind == "Leave":
+        if kind == LEAVE:
             if not stack:
                 raise InputError(self.path, f"rank {rank}: Leave without Enter")
             cur = stack.pop()
             if cur.op:
-                self._emit(rank, cur, self.ns(ev.time))
+                self._emit(rank, cur, self.ns(time))
             return
         if not stack or not stack[-1].op:
             return
         cur = stack[-1]
         v = cur.values
-        if kind in ("MpiSend", "MpiIsend"):
-            ident, members = self.comm_of(ev.communicator, rank)
-            v.update(comm=ident, peer=world_rank(members, ev.receiver), tag=int(ev.msg_tag),
-                     send_bytes=int(ev.msg_length))  # fmt: skip
-            if kind == "MpiIsend":
-                v["request"] = int(ev.request_id)
-        elif kind == "MpiIrecvRequest":
-            v["request"] = int(ev.request_id)
-        elif kind == "MpiRecv":
-            ident, members = self.comm_of(ev.communicator, rank)
+        if kind in (MPI_SEND, MPI_ISEND):
+            ident, members = self.comm_of(f[1], rank)
+            v.update(comm=ident, peer=world_rank(members, f[0]), tag=f[2], send_bytes=f[3])
+            if kind == MPI_ISEND:
+                v["request"] = f[4]
+        elif kind == MPI_IRECV_REQUEST:
+            v["request"] = f[0]
+        elif kind == MPI_RECV:
+            ident, members = self.comm_of(f[1], rank)
             key = "recv_peer" if cur.op == Op.SENDRECV else "peer"
-            v.update({"comm": ident, key: world_rank(members, ev.sender),
-                      ("recv_tag" if cur.op == Op.SENDRECV else "tag"): int(ev.msg_tag),
-                      "recv_bytes": int(ev.msg_length)})  # fmt: skip
-        elif kind == "MpiIrecv":
-            cur.completed.append(int(ev.request_id))
-            self._patch_irecv(rank, ev)
-        elif kind == "MpiIsendComplete":
-            cur.completed.append(int(ev.request_id))
-        elif kind == "MpiCollectiveEnd":
-            self._collective(rank, cur, ev)
+            v.update({"comm": ident, key: world_rank(members, f[0]),
+                      ("recv_tag" if cur.op == Op.SENDRECV else "tag"): f[2],
+                      "recv_bytes": f[3]})  # fmt: skip
+        elif kind == MPI_IRECV:
+            cur.completed.append(f[4])
+            self._patch_irecv(rank, f)
+        elif kind == MPI_ISEND_COMPLETE:
+            cur.completed.append(f[0])
+        elif kind == MPI_COLLECTIVE_END:
+            self._collective(rank, cur, f)
 
-    def _patch_irecv(self, rank: int, ev: Any) -> None:
-        row = self.irecv_rows.pop((rank, int(ev.request_id)), None)
+    def _patch_irecv(self, rank: int, f: tuple[int, int, int, int, int]) -> None:
+        row = self.irecv_rows.pop((rank, f[4]), None)
         if row is None:
             return
-        ident, members = self.comm_of(ev.communicator, rank)
+        ident, members = self.comm_of(f[1], rank)
         cols = self.builder.columns
-        cols["peer"][row] = world_rank(members, ev.sender)
-        cols["tag"][row] = int(ev.msg_tag)
-        cols["recv_bytes"][row] = int(ev.msg_length)
+        cols["peer"][row] = world_rank(members, f[0])
+        cols["tag"][row] = f[2]
+        cols["recv_bytes"][row] = f[3]
         cols["comm"][row] = ident
 
-    def _collective(self, rank: int, cur: _Open, ev: Any) -> None:
-        ident, members = self.comm_of(ev.communicator, rank)
+    def _collective(self, rank: int, cur: _Open, f: tuple[int, int, int, int, int]) -> None:
+        _, comm, coll_root, sent, got = f
+        ident, members = self.comm_of(comm, rank)
         n = max(len(members), 1)
-        sent, got = int(ev.size_sent), int(ev.size_received)
-        root = None if int(ev.root) == _UNDEFINED_ROOT else world_rank(members, ev.root)
+        root = None if coll_root == _UNDEFINED else world_rank(members, coll_root)
         op, v = cur.op, cur.values
         v.update(comm=ident, root=root)
         if op == Op.BCAST:
@@ -208,30 +251,18 @@ class _Otf2Converter:
 
 
 def decode_otf2(path: Path) -> tuple[pa.Table, TraceMeta]:
-    """The decoding itself, in the calling process: what the sandbox's child runs.
-
-    A MemoryError propagates as such (the child reports it against its memory limit)."""
-    import otf2  # type: ignore[import-untyped]
-
+    """Reads the OTF2 archive whose anchor file is `path` (`traces.otf2`)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "no such OTF2 anchor file")
-    # Every event record takes at least one byte of an event file: a reader yielding more
-    # events than that is decoding garbage of a damaged archive, which must end as an error
-    # instead of growing without bound.
-    # (Event files sit in the directory named like the anchor; none found: no bound.)
-    most = sum(f.stat().st_size for f in path.with_suffix("").rglob("*.evt")) or float("inf")
     try:
-        with otf2.reader.open(str(path)) as reader:
-            conv = _Otf2Converter(reader.definitions, path)
-            for n, (loc, ev) in enumerate(reader.events):
-                if n >= most:
-                    raise InputError(path, f"more events than event-file bytes ({most:.0f})")
-                conv.event(loc, ev)
-    except (InputError, MemoryError):
-        raise
-    except Exception as exc:  # the bindings raise their own error types for bad archives
-        raise InputError(path, f"unreadable OTF2 archive ({type(exc).__name__}: {exc})") from exc
+        archive = read_otf2(path)
+    except ValueError as exc:
+        file, offset, what = exc.args
+        raise InputError(path, f"unreadable OTF2 archive ({file} byte {offset}: {what})") from None
+    conv = _Otf2Converter(archive, path)
+    for loc, kind, time, *fields in archive["events"]:
+        conv.event(loc, kind, time, tuple(fields))
     try:
         table = conv.builder.table()
     except (OverflowError, pa.ArrowException) as exc:  # damaged numbers beyond int64 (fuzzing)
