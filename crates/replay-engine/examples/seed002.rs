@@ -117,10 +117,11 @@ fn main() {
     );
     println!(
         "{side}^3 {per_node}/node {mode} every={every} buf={buffer}: {id} msgs in {secs:.2} s; \
-         makespan {:.1} us; util {:.3}; blocked {}; held {} {}; deliveries {deliveries:016x}; \
+         makespan {:.1} us; util {:.3}; segments {}; blocked {}; held {} {}; deliveries {deliveries:016x}; \
          stats {stats:016x}",
         end / 1e3,
         get("link_utilisation_mean"),
+        get("segments"),
         get("reservations_blocked"),
         get("channels_held"),
         get("buffer_entries_held"),

@@ -10,7 +10,9 @@
 //! up to it and release the rest; the packet waits in that buffer and reserves the next
 //! segment from there. A unit that gets no segment frees what it took and retries when a
 //! channel of the link that stopped it frees (Algorithm 1 line 26, event-driven instead of
-//! polling).
+//! polling). `reservations_blocked` counts those failed walks: each is one such wake whose
+//! retry then stopped again (often at another link of the route: a walk needs several
+//! links free at one instant), so it is the model's count, not a polling loop's.
 //!
 //! Flow-level, as phINRFlow: a reservation walk is resolved at the instant it starts and
 //! holds its channels from then on; its cycles delay the data, not the decision. A
@@ -478,6 +480,7 @@ impl<G: HopGraph> SegmentNet<G> {
         let free: u32 = self.buffer_free.iter().sum();
         out.push(("buffer_entries_held".into(), f64::from(entries - free)));
         out.push(("segments".into(), c.segments as f64));
+        // Failed Algorithm-1 walks (a unit's first try, or its retry once woken).
         out.push(("reservations_blocked".into(), c.blocked as f64));
         for (i, n) in c.buffered_hist.iter().enumerate() {
             let name = if i == 3 {

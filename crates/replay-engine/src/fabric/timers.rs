@@ -136,6 +136,21 @@ mod tests {
     }
 
     #[test]
+    fn pops_many_by_time_then_insertion() {
+        let mut t = Timers::default();
+        let mut rng = crate::prng::SplitMix64::new(7);
+        let mut want = Vec::new();
+        for i in 0..2000u32 {
+            let at = rng.below(300) as f64;
+            t.push(at, i);
+            want.push((at, i));
+        }
+        want.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let got: Vec<(f64, u32)> = std::iter::from_fn(|| t.pop_due(1e9)).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn items_for_the_instant_served_keep_their_order_with_earlier_ones() {
         let mut t = Timers::default();
         t.push(1.0, 'a');
