@@ -96,13 +96,47 @@ fn main() {
     let mut s = Vec::new();
     f.stats(end, &mut s);
     let get = |k: &str| s.iter().find(|x| x.0 == k).map_or(f64::NAN, |x| x.1);
+    // Digests to check that a change of the model's implementation left every delivery
+    // (time and per-message info) and every other statistic as it was.
+    let deliveries = digest(out.iter().map(|d| {
+        let i = &d.info;
+        [
+            u64::from(d.id),
+            d.at.to_bits(),
+            i.setup_ns.to_bits(),
+            i.wait_ns.to_bits(),
+            u64::from(i.blocked),
+            u64::from(i.hops) << 8 | u64::from(i.path),
+        ]
+    }));
+    // (reservations_blocked is printed on its own.)
+    let stats = digest(
+        s.iter()
+            .filter(|x| x.0 != "reservations_blocked")
+            .map(|(k, v)| [k.len() as u64, v.to_bits()]),
+    );
     println!(
         "{side}^3 {per_node}/node {mode} every={every} buf={buffer}: {id} msgs in {secs:.2} s; \
-         makespan {:.1} us; util {:.3}; blocked {}; held {} {}",
+         makespan {:.1} us; util {:.3}; segments {}; blocked {}; held {} {}; deliveries {deliveries:016x}; \
+         stats {stats:016x}",
         end / 1e3,
         get("link_utilisation_mean"),
+        get("segments"),
         get("reservations_blocked"),
         get("channels_held"),
         get("buffer_entries_held"),
     );
+}
+
+/// FNV-1a over the words of every item.
+fn digest<const N: usize>(items: impl Iterator<Item = [u64; N]>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for words in items {
+        for w in words {
+            for b in w.to_le_bytes() {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+    }
+    h
 }

@@ -99,6 +99,15 @@ impl<T: Copy> ChannelNet<T> {
         self.pump(link, woken);
     }
 
+    /// A channel of `link` taken and given back at `now` by a walk that did not keep it: it
+    /// wakes nobody (no waiter sleeps on a link with a free channel), only the reserved
+    /// time's accounting sees the pair.
+    #[inline]
+    pub fn take_and_give(&mut self, link: u32, now: Time) {
+        let l = link as usize;
+        self.reserved_ns[l] = self.reserved_ns[l] - now + now;
+    }
+
     /// Queues `token` until a channel of `link` frees.
     pub fn wait(&mut self, link: u32, token: T) {
         self.waiters[link as usize].push_back(token);

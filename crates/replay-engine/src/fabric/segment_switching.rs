@@ -10,7 +10,9 @@
 //! up to it and release the rest; the packet waits in that buffer and reserves the next
 //! segment from there. A unit that gets no segment frees what it took and retries when a
 //! channel of the link that stopped it frees (Algorithm 1 line 26, event-driven instead of
-//! polling).
+//! polling). `reservations_blocked` counts those failed walks: each is one such wake whose
+//! retry then stopped again (often at another link of the route: a walk needs several
+//! links free at one instant), so it is the model's count, not a polling loop's.
 //!
 //! Flow-level, as phINRFlow: a reservation walk is resolved at the instant it starts and
 //! holds its channels from then on; its cycles delay the data, not the decision. A
@@ -60,6 +62,10 @@ struct Message {
 #[derive(Debug, Clone, Default)]
 struct Unit {
     msg: u32,
+    /// The message's destination (read by every retry).
+    dst: u32,
+    /// Failed walks, added to the message's count when the unit is delivered.
+    blocked: u32,
     bytes: u64,
     at: Option<At>,
     /// Links of the segment being sent, and where it ends.
@@ -68,9 +74,12 @@ struct Unit {
     /// Holds a buffer entry at `at` (it came there as a segment's end).
     in_buffer: bool,
     arrived: Time,
-    /// Earliest retry: a failed walk's reply reaches the unit 2·hops cycles after it left.
-    ready: Time,
-    woken_from: Option<u32>,
+    /// Route cache (`plan_route`): hops `route[route_at..]` lead on from `at`, to the
+    /// destination if `route_ends`, else up to an adaptive hop.
+    route: Vec<(u32, At)>,
+    route_at: usize,
+    route_ends: bool,
+    route_known: bool,
     times_buffered: u32,
     buffer_ns: f64,
     born: Time,
@@ -79,7 +88,20 @@ struct Unit {
 #[derive(Debug, Clone, Copy)]
 enum Event {
     Try(u32),
+    /// A waiting unit's retry after a channel of `link` freed.
+    Retry {
+        unit: u32,
+        link: u32,
+    },
     SegmentDone(u32),
+}
+
+/// A unit waiting for a channel of the link whose lack stopped its walk.
+#[derive(Debug, Clone, Copy)]
+struct Waiter {
+    unit: u32,
+    /// Earliest retry: a failed walk's reply reaches the unit 2·hops cycles after it left.
+    ready: Time,
 }
 
 /// Counters of a replay (read by `stats`).
@@ -98,7 +120,7 @@ struct Counters {
 pub struct SegmentNet<G: HopGraph> {
     graph: G,
     p: Params,
-    channels: ChannelNet<u32>,
+    channels: ChannelNet<Waiter>,
     buffer_free: Vec<u32>,
     /// Entry-ns occupied per buffer (minus take time plus release time).
     buffer_busy_ns: Vec<f64>,
@@ -106,9 +128,10 @@ pub struct SegmentNet<G: HopGraph> {
     units: Vec<Unit>,
     free_units: Vec<u32>,
     timers: Timers<Event>,
-    woken: Vec<(u32, u32)>,
+    woken: Vec<(u32, Waiter)>,
     opts: Vec<(u32, At)>,
-    nodes: Vec<At>,
+    /// The hops a reservation walk could take (scratch).
+    walk: Vec<(u32, At)>,
     done: Vec<Delivery>,
     now: Time,
     c: Counters,
@@ -130,7 +153,7 @@ impl<G: HopGraph> SegmentNet<G> {
             timers: Timers::default(),
             woken: Vec::new(),
             opts: Vec::new(),
-            nodes: Vec::new(),
+            walk: Vec::new(),
             done: Vec::new(),
             now: 0.0,
             c: Counters::default(),
@@ -192,14 +215,15 @@ impl<G: HopGraph> SegmentNet<G> {
         });
         let unit = &mut self.units[u as usize];
         unit.msg = msg;
+        unit.dst = m.dst;
+        unit.blocked = 0;
         unit.bytes = bytes;
         unit.at = Some(At::Endpoint(src));
         unit.held.clear();
         unit.end = None;
         unit.in_buffer = false;
         unit.arrived = now;
-        unit.ready = now;
-        unit.woken_from = None;
+        unit.route_known = false;
         unit.times_buffered = 0;
         unit.buffer_ns = 0.0;
         unit.born = now;
@@ -216,7 +240,8 @@ impl<G: HopGraph> SegmentNet<G> {
         while let Some((t, ev)) = self.timers.pop_due(now) {
             self.now = t;
             match ev {
-                Event::Try(u) => self.try_unit(t, u),
+                Event::Try(u) => self.try_unit(t, u, None),
+                Event::Retry { unit, link } => self.try_unit(t, unit, Some(link)),
                 Event::SegmentDone(u) => self.segment_done(t, u),
             }
         }
@@ -224,51 +249,95 @@ impl<G: HopGraph> SegmentNet<G> {
         out.append(&mut self.done);
     }
 
-    /// One run of Algorithm 1 for unit `u` from where it stands.
-    fn try_unit(&mut self, now: Time, u: u32) {
-        let woken_from = self.units[u as usize].woken_from.take();
+    /// Fills unit `u`'s route cache: the hops from where it stands while there is one way
+    /// on (a torus route, a fat tree's way down); an adaptive hop ends it.
+    fn plan_route(&mut self, u: u32, dst: u32) {
+        let unit = &mut self.units[u as usize];
+        unit.route.clear();
+        unit.route_at = 0;
+        let mut cur = unit.at.expect("placed");
+        unit.route_ends = loop {
+            self.graph.hop_options(cur, dst, &mut self.opts);
+            match self.opts[..] {
+                [] => break true,
+                [hop] => {
+                    unit.route.push(hop);
+                    cur = hop.1;
+                }
+                _ => break false,
+            }
+        };
+        unit.route_known = true;
+    }
+
+    /// One run of Algorithm 1 for unit `u` from where it stands (woken by a channel of
+    /// link `woken_from` freeing, or not).
+    fn try_unit(&mut self, now: Time, u: u32, woken_from: Option<u32>) {
         if let Some(l) = woken_from {
             self.channels.woke(l);
         }
         let unit = &self.units[u as usize];
-        let dst = self.messages[unit.msg as usize].as_ref().expect("msg").dst;
-        let mut cur = unit.at.expect("placed");
+        let dst = unit.dst;
+        let at = unit.at.expect("placed");
+        if !unit.route_known {
+            self.plan_route(u, dst);
+        }
+        // Forward (Algorithm 1 lines 3-6): hop by hop up to the first link with no free
+        // channel, along the cached route, then (an adaptive hop) over the alternatives
+        // offered. The walk is resolved at one instant and crosses a link once, so it
+        // reads the channel counts and takes only the channels of the segment it keeps.
         let mut held = std::mem::take(&mut self.units[u as usize].held);
         held.clear();
-        self.nodes.clear();
-        self.nodes.push(cur);
-        // Forward: take a free channel hop by hop (an adaptive graph offers alternatives).
-        let blocked_on = loop {
-            self.graph.hop_options(cur, dst, &mut self.opts);
-            let Some(&(first, _)) = self.opts.first() else {
-                break None;
-            };
-            match self.opts.iter().find(|o| self.channels.free(o.0) > 0) {
-                Some(&(link, next)) => {
-                    self.channels.take(link, now);
-                    held.push(link);
-                    cur = next;
-                    self.nodes.push(cur);
+        let unit = &self.units[u as usize];
+        let route = &unit.route[unit.route_at..];
+        let channels = &self.channels;
+        let stop = route.iter().position(|h| channels.free(h.0) == 0);
+        let mut blocked_on = stop.map(|j| route[j].0);
+        let on_route = stop.unwrap_or(route.len());
+        self.walk.clear();
+        if blocked_on.is_none() && !unit.route_ends {
+            let mut cur = route.last().map_or(at, |h| h.1);
+            loop {
+                self.graph.hop_options(cur, dst, &mut self.opts);
+                let Some(&(first, _)) = self.opts.first() else {
+                    break;
+                };
+                match self.opts.iter().find(|o| channels.free(o.0) > 0) {
+                    Some(&hop) => {
+                        self.walk.push(hop);
+                        cur = hop.1;
+                    }
+                    None => {
+                        blocked_on = Some(first);
+                        break;
+                    }
                 }
-                None => break Some(first),
+            }
+        }
+        let walked = on_route + self.walk.len();
+        let hop = |i: usize| {
+            if i < on_route {
+                route[i]
+            } else {
+                self.walk[i - on_route]
             }
         };
-        let walked = held.len();
+        let node = |i: usize| if i == 0 { at } else { hop(i - 1).1 };
         let keep = match blocked_on {
             None => Some(walked),
             Some(_) if self.p.mode == Mode::Segment => {
-                // Backward: the nearest switch on the way (not the segment's start) with a
-                // free buffer entry ends the segment. On a direct network an endpoint and
-                // its switch are one node (seed 002's torus node is its router): the
-                // source's and the destination's own switch cannot end a segment (§IV-A:
-                // the first segment begins at the source, the last ends at the
-                // destination).
+                // Backward (lines 14-20): the nearest switch on the way (not the segment's
+                // start) with a free buffer entry ends the segment. On a direct network an
+                // endpoint and its switch are one node (seed 002's torus node is its
+                // router): the source's and the destination's own switch cannot end a
+                // segment (§IV-A: the first segment begins at the source, the last ends at
+                // the destination).
                 let own = |e: At| match e {
                     At::Endpoint(e) => self.graph.home_switch(e),
                     At::Switch(_) => None,
                 };
-                let (src_sw, dst_sw) = (own(self.nodes[0]), self.graph.home_switch(dst));
-                (1..=walked).rev().find(|&i| match self.nodes[i] {
+                let (src_sw, dst_sw) = (own(at), self.graph.home_switch(dst));
+                (1..=walked).rev().find(|&i| match node(i) {
                     At::Switch(s) => {
                         self.buffer_free[s as usize] > 0 && Some(s) != src_sw && Some(s) != dst_sw
                     }
@@ -278,20 +347,29 @@ impl<G: HopGraph> SegmentNet<G> {
             Some(_) => None,
         };
         let setup = 2.0 * walked as f64 * self.p.cycle_ns;
-        let release_from = keep.unwrap_or(0);
-        for &l in &held[release_from..] {
-            self.channels.give(l, now, &mut self.woken);
+        let kept = keep.unwrap_or(0);
+        let end = node(kept);
+        held.extend((0..kept).map(|i| hop(i).0));
+        for i in kept..walked {
+            self.channels.take_and_give(hop(i).0, now);
         }
-        held.truncate(release_from);
+        for &l in &held {
+            self.channels.take(l, now);
+        }
         match keep {
             Some(k) => {
-                let end = self.nodes[k];
                 if blocked_on.is_some() {
                     let At::Switch(s) = end else { unreachable!() };
                     self.buffer_free[s as usize] -= 1;
                     self.buffer_busy_ns[s as usize] -= now;
                 }
                 let unit = &mut self.units[u as usize];
+                // The route cache from the segment's end, where the unit will stand.
+                if unit.route_at + k <= unit.route.len() {
+                    unit.route_at += k;
+                } else {
+                    unit.route_known = false;
+                }
                 let send = unit.bytes as f64 / self.p.channel_rate;
                 for &l in &held {
                     self.channels.add_data(l, send);
@@ -314,14 +392,10 @@ impl<G: HopGraph> SegmentNet<G> {
                 let link = blocked_on.expect("blocked");
                 let unit = &mut self.units[u as usize];
                 unit.held = held;
-                unit.ready = now + setup;
-                self.messages[unit.msg as usize]
-                    .as_mut()
-                    .expect("m")
-                    .info
-                    .blocked += 1;
+                unit.blocked += 1;
                 self.c.blocked += 1;
-                self.channels.wait(link, u);
+                let ready = now + setup;
+                self.channels.wait(link, Waiter { unit: u, ready });
             }
         }
         if let Some(l) = woken_from {
@@ -333,9 +407,8 @@ impl<G: HopGraph> SegmentNet<G> {
     /// Schedules the retries of units whose link freed a channel.
     fn wake(&mut self, now: Time) {
         for (link, w) in self.woken.drain(..) {
-            let unit = &mut self.units[w as usize];
-            unit.woken_from = Some(link);
-            self.timers.push(now.max(unit.ready), Event::Try(w));
+            let retry = Event::Retry { unit: w.unit, link };
+            self.timers.push(now.max(w.ready), retry);
         }
     }
 
@@ -368,6 +441,7 @@ impl<G: HopGraph> SegmentNet<G> {
                 self.c.network_ns += now - unit.born - unit.buffer_ns;
                 let m = self.messages[msg as usize].as_mut().expect("message");
                 m.info.wait_ns += unit.buffer_ns;
+                m.info.blocked += unit.blocked;
                 if unit.times_buffered > 0 {
                     m.info.path = 1;
                 }
@@ -406,6 +480,7 @@ impl<G: HopGraph> SegmentNet<G> {
         let free: u32 = self.buffer_free.iter().sum();
         out.push(("buffer_entries_held".into(), f64::from(entries - free)));
         out.push(("segments".into(), c.segments as f64));
+        // Failed Algorithm-1 walks (a unit's first try, or its retry once woken).
         out.push(("reservations_blocked".into(), c.blocked as f64));
         for (i, n) in c.buffered_hist.iter().enumerate() {
             let name = if i == 3 {
