@@ -1,6 +1,7 @@
 //! The lines of a TiT file, read 1 MiB at a time: memory stays bounded whatever the file's
 //! size. UTF-8 is checked once per buffer of whole lines (a per-line check cost more than
 //! the line's parse), and line ends are found with the memchr crate's SIMD search.
+//! `for_chunks` gives the buffers unchecked (the scan of action names reads bytes).
 
 use std::fs::File;
 use std::io::Read;
@@ -22,15 +23,15 @@ impl<E> From<std::io::Error> for LinesError<E> {
 
 const BUFFER: usize = 1 << 20;
 
-/// Calls `each(line number, text)` for every line of `path` (without its '\n'; a last line
-/// without '\n' too).
-pub(crate) fn for_lines<E>(
+/// Calls `each(lines)` with the file's bytes a buffer of whole lines at a time (each but
+/// the last ends with '\n'), in order.
+pub(crate) fn for_chunks<E>(
     path: &Path,
-    mut each: impl FnMut(u64, &str) -> Result<(), E>,
+    mut each: impl FnMut(&[u8]) -> Result<(), E>,
 ) -> Result<(), LinesError<E>> {
     let mut file = File::open(path)?;
     let mut buf = vec![0u8; BUFFER];
-    let (mut filled, mut line) = (0usize, 0u64);
+    let mut filled = 0usize;
     loop {
         let n = file.read(&mut buf[filled..])?;
         let end = filled + n;
@@ -51,8 +52,27 @@ pub(crate) fn for_lines<E>(
                 }
             }
         };
-        let text = std::str::from_utf8(&buf[..whole]).map_err(|err| {
-            let before = &buf[..err.valid_up_to()];
+        if whole > 0 {
+            each(&buf[..whole]).map_err(LinesError::Each)?;
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        buf.copy_within(whole..end, 0);
+        filled = end - whole;
+    }
+}
+
+/// Calls `each(line number, text)` for every line of `path` (without its '\n'; a last line
+/// without '\n' too).
+pub(crate) fn for_lines<E>(
+    path: &Path,
+    mut each: impl FnMut(u64, &str) -> Result<(), E>,
+) -> Result<(), LinesError<E>> {
+    let mut line = 0u64;
+    for_chunks(path, |chunk| {
+        let text = std::str::from_utf8(chunk).map_err(|err| {
+            let before = &chunk[..err.valid_up_to()];
             LinesError::NotText {
                 line: line + 1 + memchr::memchr_iter(b'\n', before).count() as u64,
             }
@@ -67,12 +87,13 @@ pub(crate) fn for_lines<E>(
             line += 1; // the last line, without '\n'
             each(line, &text[start..]).map_err(LinesError::Each)?;
         }
-        if n == 0 {
-            return Ok(());
-        }
-        buf.copy_within(whole..end, 0);
-        filled = end - whole;
-    }
+        Ok(())
+    })
+    .map_err(|err| match err {
+        LinesError::Each(inner) => inner,
+        LinesError::Io(err) => LinesError::Io(err),
+        LinesError::NotText { line } => LinesError::NotText { line },
+    })
 }
 
 #[cfg(test)]
