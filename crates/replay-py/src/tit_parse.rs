@@ -3,9 +3,7 @@
 //! argument layouts). Lines are parsed a chunk at a time: per-rank state (clock, request
 //! ids, pending requests) carries over, so a file streams through in bounded memory.
 
-use std::collections::{HashMap, VecDeque};
-
-use replay_engine::hash::FastMap;
+use std::collections::HashMap;
 
 /// SimGrid datatype ids → sizes in bytes (smpi_datatype.cpp, ids 0..24).
 const TYPE_SIZES: [i64; 25] = [
@@ -243,9 +241,9 @@ struct RankState {
     clock_ns: f64,
     next_request: i64,
     seq: i64,
-    /// Pending requests by (src, dst, tag); emptied queues stay, keeping their memory.
-    pending: FastMap<(i64, i64, i64), VecDeque<i64>>,
-    order: Vec<i64>, // pending requests in creation order
+    /// Pending requests and their (src, dst, tag), in creation order: a rank has a few,
+    /// so a wait searches them (a map of queues cost a tenth of a TiT line's parse).
+    pending: Vec<(i64, (i64, i64, i64))>,
 }
 
 /// A line that cannot be read: its number and why.
@@ -583,8 +581,7 @@ impl TitParser {
                     } else {
                         (peer, r, tag)
                     };
-                    st.pending.entry(key).or_default().push_back(req);
-                    st.order.push(req);
+                    st.pending.push((req, key));
                     Some(req)
                 } else {
                     None
@@ -619,8 +616,7 @@ impl TitParser {
             "waitall" => {
                 let st = &mut self.states[rank];
                 self.scratch.clear();
-                self.scratch.append(&mut st.order);
-                st.pending.values_mut().for_each(VecDeque::clear);
+                self.scratch.extend(st.pending.drain(..).map(|(req, _)| req));
                 let done = std::mem::take(&mut self.scratch);
                 self.push(
                     rank,
@@ -792,27 +788,13 @@ impl TitParser {
 
     /// The pending request a wait names by (src, dst, tag), else the oldest.
     fn find(&mut self, rank: usize, a: &[&str]) -> Parsed<Option<i64>> {
-        let st = &mut self.states[rank];
-        let req = if a.len() >= 3 {
+        let at = if a.len() >= 3 {
             let key = (int(a[0])?, int(a[1])?, int(a[2])?);
-            match st.pending.get_mut(&key).and_then(VecDeque::pop_front) {
-                Some(req) => req,
-                None => return Ok(None),
-            }
-        } else if let Some(&req) = st.order.first() {
-            for queue in st.pending.values_mut() {
-                if queue.front() == Some(&req) {
-                    queue.pop_front();
-                }
-            }
-            req
+            self.states[rank].pending.iter().position(|p| p.1 == key)
         } else {
-            return Ok(None);
+            (!self.states[rank].pending.is_empty()).then_some(0)
         };
-        if let Some(i) = st.order.iter().position(|&r| r == req) {
-            st.order.remove(i);
-        }
-        Ok(Some(req))
+        Ok(at.map(|i| self.states[rank].pending.remove(i).0))
     }
 }
 
@@ -876,6 +858,20 @@ mod tests {
         assert_eq!(r.requests.offsets, [0, 0, 0, 0, 2]);
         assert_eq!(r.requests.values, [0, 1]);
         assert_eq!(r.recv_bytes.valid, [false, true, false, false]);
+    }
+
+    #[test]
+    fn waits_take_the_named_else_the_oldest_request() {
+        let p = parse(
+            3,
+            "0 isend 1 5 8\n0 irecv 2 5 8\n0 isend 1 5 8\n0 wait 0 1 5\n0 wait 0 1 7\n\
+             0 wait\n0 isend 2 1 8\n0 waitall\n0 wait\n",
+        );
+        let r = &p.rows;
+        assert_eq!(r.request.values[3..7], [0, 0, 1, 3]);
+        assert_eq!(r.request.valid[3..7], [true, false, true, true]);
+        assert_eq!(r.requests.values, [2, 3]);
+        assert!(!r.request.valid[8]);
     }
 
     #[test]

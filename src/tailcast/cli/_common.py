@@ -9,14 +9,17 @@ import math
 import sys
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import typer
+if TYPE_CHECKING:  # typer loads with the sub-apps, not with these helpers (cli.entry)
+    import typer
 
 
 def new_app(help_text: str, no_args_is_help: bool = True) -> typer.Typer:
     """A sub-app with tailcast's settings: no shell-completion noise, plain tracebacks off.
     Single-command apps (quickstart, report) pass no_args_is_help=False."""
+    import typer
+
     return typer.Typer(
         help=help_text,
         no_args_is_help=no_args_is_help,
