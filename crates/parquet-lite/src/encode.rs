@@ -11,9 +11,20 @@ pub(crate) fn width_of(max: u64) -> u32 {
 /// Appends `values` bit-packed little-endian at `width` bits each (a whole number of bytes:
 /// `values.len() * width` must be a multiple of 8).
 fn pack(out: &mut Vec<u8>, mut values: &[u64], width: u32) {
-    if width <= 16 {
-        // Eight values of up to 16 bits fill `width` bytes of one u128: a shift and an or a
-        // value, one copy a group (levels and dictionary indices are this narrow).
+    if width <= 8 {
+        // Eight values of up to 8 bits fill `width` bytes of one u64 (levels and most
+        // dictionary indices): a shift and an or a value, where u128 shifts cost several.
+        let mut groups = values.chunks_exact(8);
+        for group in &mut groups {
+            let mut acc = 0u64;
+            for (k, &v) in group.iter().enumerate() {
+                acc |= v << (k as u32 * width);
+            }
+            out.extend_from_slice(&acc.to_le_bytes()[..width as usize]);
+        }
+        values = groups.remainder();
+    } else if width <= 16 {
+        // Eight values of up to 16 bits fill `width` bytes of one u128.
         let mut groups = values.chunks_exact(8);
         for group in &mut groups {
             let mut acc: u128 = 0;

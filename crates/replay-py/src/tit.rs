@@ -199,12 +199,42 @@ impl TitReader {
 }
 
 /// The distinct action names of a trace's lines: a few per trace. A name of up to 15 bytes
-/// is also kept as one integer (its bytes and length, built while scanning it), so most
-/// lines cost an integer comparison, not a string one.
+/// is also kept as one integer (its bytes and length), so most lines cost an integer
+/// comparison, not a string one.
 #[derive(Default)]
 struct Actions {
     keys: Vec<u128>,
     names: Vec<Vec<u8>>,
+}
+
+const ONES: u128 = u128::MAX / 255;
+const NEWLINES: u128 = ONES * b'\n' as u128;
+
+/// 16 bytes as one little-endian integer.
+fn word(bytes: &[u8]) -> u128 {
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&bytes[..16]);
+    u128::from_le_bytes(b)
+}
+
+/// The index of the first byte of `w` below `limit` (at most 0x80; 16 when none): SWAR's
+/// "has less" test, whose borrows only mark bytes after the first such byte.
+fn first_below(w: u128, limit: u8) -> usize {
+    let marks = w.wrapping_sub(ONES * u128::from(limit)) & !w & (ONES * 0x80);
+    (marks.trailing_zeros() / 8) as usize
+}
+
+/// The index of the first '\n' of `lines` from `i` (`lines.len()` when none), 16 bytes at
+/// a time: the arguments after an action are a few bytes, too few for memchr's set-up.
+fn line_end(lines: &[u8], mut i: usize) -> usize {
+    while let Some(bytes) = lines.get(i..i + 16) {
+        let k = first_below(word(bytes) ^ NEWLINES, 1);
+        if k < 16 {
+            return i + k;
+        }
+        i += 16;
+    }
+    memchr::memchr(b'\n', &lines[i..]).map_or(lines.len(), |k| i + k)
 }
 
 impl Actions {
@@ -215,8 +245,9 @@ impl Actions {
     }
 
     /// Adds the actions of `lines` (whole lines). The usual line, `<rank digits>
-    /// <action>[ <arguments>]`, is read in one pass over its bytes (ASCII whitespace is
-    /// at most b' '); any other takes the general tokeniser (`second_token`).
+    /// <action>[ <arguments>]` with an action of up to 15 bytes, is read a word at a
+    /// time (ASCII whitespace is below b'!'); any other takes the general tokeniser
+    /// (`second_token`).
     fn scan(&mut self, lines: &[u8]) {
         let n = lines.len();
         let mut i = 0;
@@ -225,30 +256,21 @@ impl Actions {
             while i < n && lines[i].is_ascii_digit() {
                 i += 1;
             }
-            if i > start && i < n && lines[i] == b' ' {
-                i += 1;
-                let first = i;
-                let mut key = 0u128;
-                while i < n && lines[i] > b' ' {
-                    key = key << 8 | u128::from(lines[i]); // (a longer name's start drops out)
-                    i += 1;
-                }
-                let len = i - first;
-                if len > 0 && (i == n || lines[i] == b' ' || lines[i] == b'\n') {
-                    if len > 15 {
-                        self.add(&lines[first..i]);
-                    } else if !self.keys.contains(&(key << 8 | len as u128)) {
-                        self.keys.push(key << 8 | len as u128);
-                        self.add(&lines[first..i]);
+            let first = i + 1;
+            if i > start && first + 16 <= n && lines[i] == b' ' {
+                let w = word(&lines[first..]);
+                let len = first_below(w, b'!');
+                if (1..16).contains(&len) && matches!(lines[first + len], b' ' | b'\n') {
+                    let key = (w & ((1u128 << (8 * len)) - 1)) << 8 | len as u128;
+                    if !self.keys.contains(&key) {
+                        self.keys.push(key);
+                        self.add(&lines[first..first + len]);
                     }
-                    while i < n && lines[i] != b'\n' {
-                        i += 1;
-                    }
-                    i += 1;
+                    i = line_end(lines, first + len) + 1;
                     continue;
                 }
             }
-            let end = memchr::memchr(b'\n', &lines[start..]).map_or(n, |k| start + k);
+            let end = line_end(lines, start);
             if let Some(action) = second_token(&lines[start..end]) {
                 self.add(action);
             }
@@ -307,13 +329,28 @@ mod tests {
             (b"r0 bcast 5\n0 bcast\n", &["bcast"]),
             (b"0 \xc3\xa9 1", &["\u{e9}"]),
             (b"0 \n0\n\n", &[]),
-            (b"0 a_name_longer_than_15\n1 a_name_longer_than_15 2", &["a_name_longer_than_15"]),
+            (
+                b"0 a_name_longer_than_15\n1 a_name_longer_than_15 2",
+                &["a_name_longer_than_15"],
+            ),
             (b"0 isend 1\n0 irecv 1\n0 isend 2\n", &["isend", "irecv"]),
             (b"", &[]),
         ];
         for (lines, want) in cases {
+            // As the last lines of a buffer (the bytewise path) and followed by others
+            // (the word path).
             let mut actions = Actions::default();
             actions.scan(lines);
+            let mut longer = lines.to_vec();
+            longer.extend_from_slice(&[b'\n'; 40]);
+            let mut more = Actions::default();
+            more.scan(&longer);
+            assert_eq!(
+                more.names,
+                actions.names,
+                "{:?}",
+                String::from_utf8_lossy(lines)
+            );
             let got: Vec<&str> = actions
                 .names
                 .iter()

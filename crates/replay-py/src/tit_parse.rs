@@ -155,7 +155,7 @@ impl Lists {
 pub(crate) struct Rows {
     pub(crate) rank: Vec<i64>,
     pub(crate) seq: Vec<i64>,
-    pub(crate) op: Vec<u32>, // indices of OP_NAMES
+    pub(crate) op: Vec<u32>,      // indices of OP_NAMES
     pub(crate) time_ns: Vec<i64>, // t_start_ns = t_end_ns: TiT calls take no time
     pub(crate) peer: Nullable<i64>,
     pub(crate) root: Nullable<i64>,
@@ -445,8 +445,7 @@ impl TitParser {
         if first.starts_with('#') {
             return Ok(());
         }
-        let rank = first.parse::<i64>();
-        let Ok(rank) = rank else {
+        let Ok(rank) = int(first) else {
             let line = text.trim();
             return Err(err(format!("expected '<rank> <action> …', got {line:?}")));
         };
@@ -616,7 +615,8 @@ impl TitParser {
             "waitall" => {
                 let st = &mut self.states[rank];
                 self.scratch.clear();
-                self.scratch.extend(st.pending.drain(..).map(|(req, _)| req));
+                self.scratch
+                    .extend(st.pending.drain(..).map(|(req, _)| req));
                 let done = std::mem::take(&mut self.scratch);
                 self.push(
                     rank,
@@ -884,15 +884,46 @@ mod tests {
     #[test]
     fn numbers_read_as_str_parse_reads_them() {
         let cases = [
-            "1e6", "1E6", "1000000", "0", "1.5", "0.1", "123456789012345", "1234567890123456",
-            "1e22", "1e23", "1.5e-3", "2.5e1", "1e", "1e+6", "-1", ".5", "5.", "nan", "inf",
-            "1e300", "0.000001", "9007199254740993", "1x", "", "e5", "12.34e5",
+            "1e6",
+            "1E6",
+            "1000000",
+            "0",
+            "1.5",
+            "0.1",
+            "123456789012345",
+            "1234567890123456",
+            "1e22",
+            "1e23",
+            "1.5e-3",
+            "2.5e1",
+            "1e",
+            "1e+6",
+            "-1",
+            ".5",
+            "5.",
+            "nan",
+            "inf",
+            "1e300",
+            "0.000001",
+            "9007199254740993",
+            "1x",
+            "",
+            "e5",
+            "12.34e5",
         ];
         for s in cases {
             let want = s.parse::<f64>().ok();
             assert_eq!(number(s).map(f64::to_bits), want.map(f64::to_bits), "{s:?}");
         }
-        for s in ["0", "42", "007", "-3", "+3", "999999999999999999", "9223372036854775808"] {
+        for s in [
+            "0",
+            "42",
+            "007",
+            "-3",
+            "+3",
+            "999999999999999999",
+            "9223372036854775808",
+        ] {
             assert_eq!(int(s).ok(), s.parse::<i64>().ok(), "{s:?}");
         }
     }
