@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import sys
-from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,8 @@ def new_app(help_text: str, no_args_is_help: bool = True) -> typer.Typer:
 
 
 def _default(obj: Any) -> Any:
+    from datetime import date, datetime  # (not loaded by commands that write no JSON)
+
     if isinstance(obj, datetime | date):
         return obj.isoformat()
     if isinstance(obj, Path):
