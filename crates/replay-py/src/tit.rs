@@ -198,41 +198,41 @@ impl TitReader {
     }
 }
 
-/// The distinct action names of a trace's lines: a few per trace. A name of up to 15 bytes
+/// The distinct action names of a trace's lines: a few per trace. A name of up to 7 bytes
 /// is also kept as one integer (its bytes and length), so most lines cost an integer
 /// comparison, not a string one.
 #[derive(Default)]
 struct Actions {
-    keys: Vec<u128>,
+    keys: Vec<u64>,
     names: Vec<Vec<u8>>,
 }
 
-const ONES: u128 = u128::MAX / 255;
-const NEWLINES: u128 = ONES * b'\n' as u128;
+const ONES: u64 = u64::MAX / 255;
+const NEWLINES: u64 = ONES * b'\n' as u64;
 
-/// 16 bytes as one little-endian integer.
-fn word(bytes: &[u8]) -> u128 {
-    let mut b = [0u8; 16];
-    b.copy_from_slice(&bytes[..16]);
-    u128::from_le_bytes(b)
+/// 8 bytes as one little-endian integer.
+fn word(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(b)
 }
 
-/// The index of the first byte of `w` below `limit` (at most 0x80; 16 when none): SWAR's
+/// The index of the first byte of `w` below `limit` (at most 0x80; 8 when none): SWAR's
 /// "has less" test, whose borrows only mark bytes after the first such byte.
-fn first_below(w: u128, limit: u8) -> usize {
-    let marks = w.wrapping_sub(ONES * u128::from(limit)) & !w & (ONES * 0x80);
+fn first_below(w: u64, limit: u8) -> usize {
+    let marks = w.wrapping_sub(ONES * u64::from(limit)) & !w & (ONES * 0x80);
     (marks.trailing_zeros() / 8) as usize
 }
 
-/// The index of the first '\n' of `lines` from `i` (`lines.len()` when none), 16 bytes at
+/// The index of the first '\n' of `lines` from `i` (`lines.len()` when none), 8 bytes at
 /// a time: the arguments after an action are a few bytes, too few for memchr's set-up.
 fn line_end(lines: &[u8], mut i: usize) -> usize {
-    while let Some(bytes) = lines.get(i..i + 16) {
+    while let Some(bytes) = lines.get(i..i + 8) {
         let k = first_below(word(bytes) ^ NEWLINES, 1);
-        if k < 16 {
+        if k < 8 {
             return i + k;
         }
-        i += 16;
+        i += 8;
     }
     memchr::memchr(b'\n', &lines[i..]).map_or(lines.len(), |k| i + k)
 }
@@ -245,7 +245,7 @@ impl Actions {
     }
 
     /// Adds the actions of `lines` (whole lines). The usual line, `<rank digits>
-    /// <action>[ <arguments>]` with an action of up to 15 bytes, is read a word at a
+    /// <action>[ <arguments>]` with an action of up to 7 bytes, is read a word at a
     /// time (ASCII whitespace is below b'!'); any other takes the general tokeniser
     /// (`second_token`).
     fn scan(&mut self, lines: &[u8]) {
@@ -257,11 +257,11 @@ impl Actions {
                 i += 1;
             }
             let first = i + 1;
-            if i > start && first + 16 <= n && lines[i] == b' ' {
+            if i > start && first + 8 <= n && lines[i] == b' ' {
                 let w = word(&lines[first..]);
                 let len = first_below(w, b'!');
-                if (1..16).contains(&len) && matches!(lines[first + len], b' ' | b'\n') {
-                    let key = (w & ((1u128 << (8 * len)) - 1)) << 8 | len as u128;
+                if (1..8).contains(&len) && matches!(lines[first + len], b' ' | b'\n') {
+                    let key = (w & ((1u64 << (8 * len)) - 1)) | (len as u64) << 56;
                     if !self.keys.contains(&key) {
                         self.keys.push(key);
                         self.add(&lines[first..first + len]);
