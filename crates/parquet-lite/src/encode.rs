@@ -20,7 +20,10 @@ fn pack(out: &mut Vec<u8>, mut values: &[u64], width: u32) {
             for (k, &v) in group.iter().enumerate() {
                 acc |= v << (k as u32 * width);
             }
-            out.extend_from_slice(&acc.to_le_bytes()[..width as usize]);
+            // All 8 bytes and a cut: a fixed-size copy is one store, a `width`-byte one a
+            // memcpy call.
+            out.extend_from_slice(&acc.to_le_bytes());
+            out.truncate(out.len() - (8 - width as usize));
         }
         values = groups.remainder();
     } else if width <= 16 {
