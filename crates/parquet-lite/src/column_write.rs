@@ -475,6 +475,10 @@ impl Writer {
         self.out.write_all(&head)?;
         self.out.write_all(stored)?;
         self.pos += (head.len() + stored.len()) as u64;
+        if let Some(copy) = &mut self.repeat {
+            copy.extend_from_slice(&head);
+            copy.extend_from_slice(stored);
+        }
         Ok((
             (head.len() + body.len()) as i64,
             (head.len() + stored.len()) as i64,

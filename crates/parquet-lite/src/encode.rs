@@ -73,7 +73,11 @@ pub(crate) fn rle_hybrid(out: &mut Vec<u8>, values: &[u64], width: u32) {
             // Nor does one start in the next 7 values unless the values 7 and 8 on are
             // equal (such a run covers both): most positions of short runs skip 8.
             let next = values.get(i + 8);
-            i += if next.is_some_and(|w| w != &values[i + 7]) { 8 } else { 1 };
+            i += if next.is_some_and(|w| w != &values[i + 7]) {
+                8
+            } else {
+                1
+            };
             continue;
         }
         let run = values[i..].iter().take_while(|&&x| x == v).count();
