@@ -138,16 +138,12 @@ pub(crate) fn delta(out: &mut Vec<u8>, values: &[i64], bits32: bool) {
                 r
             }
         };
-        let minis: Vec<&[i64]> = block.chunks(PER_MINIBLOCK).collect();
-        let widths: Vec<u32> = (0..MINIBLOCKS)
-            .map(|m| {
-                minis.get(m).map_or(0, |mb| {
-                    width_of(mb.iter().map(|&d| rel(d)).max().unwrap_or(0))
-                })
-            })
-            .collect();
+        let mut widths = [0u32; MINIBLOCKS]; // (0 for miniblocks past the values)
+        for (w, mb) in widths.iter_mut().zip(block.chunks(PER_MINIBLOCK)) {
+            *w = width_of(mb.iter().map(|&d| rel(d)).max().unwrap_or(0));
+        }
         out.extend(widths.iter().map(|&w| w as u8));
-        for (m, mb) in minis.iter().enumerate() {
+        for (m, mb) in block.chunks(PER_MINIBLOCK).enumerate() {
             packed.fill(0);
             for (k, &d) in mb.iter().enumerate() {
                 packed[k] = rel(d);
