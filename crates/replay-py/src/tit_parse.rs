@@ -305,6 +305,9 @@ fn digits(s: &str) -> Option<i64> {
     Some(v)
 }
 
+// int, count, arg and int32 are inlined: returning a Result<_, String> through memory
+// cost more than the usual token's parse.
+#[inline(always)]
 fn int(s: &str) -> Parsed<i64> {
     match digits(s) {
         Some(v) => Ok(v),
@@ -370,6 +373,7 @@ fn number(s: &str) -> Option<f64> {
 }
 
 /// Python's int(float(s)): a count written as a float (SimGrid writes 1e6).
+#[inline(always)]
 fn count(s: &str) -> Parsed<i64> {
     if s.len() <= 15 {
         // Integers of up to 15 digits are exact as floats: the same value, parsed faster.
@@ -387,6 +391,7 @@ fn count(s: &str) -> Parsed<i64> {
     Ok(v.trunc() as i64)
 }
 
+#[inline(always)]
 fn arg<'a>(a: &[&'a str], i: usize) -> Parsed<&'a str> {
     a.get(i)
         .copied()
@@ -799,6 +804,7 @@ impl TitParser {
 }
 
 /// `v`, checked to fit the 32-bit columns (ranks, tags, datatype sizes).
+#[inline(always)]
 fn int32(v: i64) -> Parsed<i64> {
     i32::try_from(v)
         .map(i64::from)
