@@ -305,7 +305,7 @@ fn digits(s: &str) -> Option<i64> {
     Some(v)
 }
 
-// int, count, arg and int32 are inlined: returning a Result<_, String> through memory
+// int, count, arg, mul, int32 and TitParser::dt are inlined: returning a Result<_, String> through memory
 // cost more than the usual token's parse.
 #[inline(always)]
 fn int(s: &str) -> Parsed<i64> {
@@ -398,6 +398,7 @@ fn arg<'a>(a: &[&'a str], i: usize) -> Parsed<&'a str> {
         .ok_or_else(|| format!("argument {} is missing", i + 1))
 }
 
+#[inline(always)]
 fn mul(a: i64, b: i64) -> Parsed<i64> {
     a.checked_mul(b)
         .ok_or_else(|| "size out of range".to_string())
@@ -483,6 +484,7 @@ impl TitParser {
             .map_err(|why| err(format!("bad arguments for {action:?}: {why}")))
     }
 
+    #[inline(always)]
     fn dt(&self, rank: usize, a: &[&str], index: usize) -> Parsed<i64> {
         match a.get(index) {
             Some(s) => {
