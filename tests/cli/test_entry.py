@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ENTRY = [sys.executable, "-X", "importtime", "-m", "tailcast.cli.entry"]
+ENTRY = [sys.executable, "-X", "importtime", "-m", "tailcast"]
 
 
 def run(*args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # typer loads with the sub-apps, not with these helpers (cli.entry)
+if TYPE_CHECKING:  # typer loads with the sub-apps, not with these helpers (tailcast.__main__)
     import typer
 
 

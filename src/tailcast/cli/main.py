@@ -1,5 +1,5 @@
 """`tailcast`: the Typer app. Mounts one Typer sub-app per concern; the console script
-(cli.entry: the one error handler) runs it."""
+(tailcast.__main__: the one error handler) runs it."""
 
 import os
 import sys
@@ -12,8 +12,6 @@ from typer._click import Command, Context, HelpFormatter
 from typer.core import TyperGroup
 from typer.main import get_group_from_info
 from typer.models import TyperInfo
-
-from tailcast.cli.entry import main, state
 
 HELP = (
     "tailcast measures MPI latency tails inside Slurm jobs, captures MPI traces, replays "
@@ -54,7 +52,8 @@ def _root(
         ),
     ] = False,
 ) -> None:
-    state["debug"] = debug or os.environ.get("TAILCAST_DEBUG") == "1"
+    if debug:  # read by the error handler (tailcast.__main__), and by child commands
+        os.environ["TAILCAST_DEBUG"] = "1"
 
 
 # One line per sub-command (its module in tailcast.cli has the same name), in the order of
@@ -143,7 +142,3 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 app.callback()(_root)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,5 +1,5 @@
 """`tailcast trace convert`'s work, without Typer: the Typer command (cli.trace) and the
-console script's direct path for plain arguments (cli.entry) both run it."""
+console script's direct path for plain arguments (tailcast.__main__) both run it."""
 
 from pathlib import Path
 

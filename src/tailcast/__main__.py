@@ -1,8 +1,8 @@
-"""The console script: signals, the one error handler (one line on stderr; exit 0 ok,
-1 failure, 2 usage, 3 not accepted), and the dispatch. A `trace convert SRC DST` with no
-option runs without Typer: typer and click import ~100 modules, a third of a small
-conversion's CPU. Everything else, options and help included, goes to the Typer app
-(cli.main), which parses and reports usage errors."""
+"""The console script (`tailcast`, `python -m tailcast`): signals, the one error handler
+(one line on stderr; exit 0 ok, 1 failure, 2 usage, 3 not accepted), and the dispatch. A
+`trace convert SRC DST` with no option runs without Typer: typer and click import ~100
+modules, a third of a small conversion's CPU. Everything else, options and help included,
+goes to the Typer app (cli.main), which parses and reports usage errors."""
 
 import contextlib
 import os
@@ -12,9 +12,6 @@ from types import FrameType
 
 from tailcast.errors import EXIT_FAILURE, Interrupted, TailcastError
 
-# Full tracebacks (`--debug`, set by cli.main's root callback, or TAILCAST_DEBUG=1).
-state = {"debug": os.environ.get("TAILCAST_DEBUG") == "1"}
-
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     del frame
@@ -22,8 +19,9 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def _traceback() -> None:
-    """The failing command's traceback, with --debug (traceback loads only then)."""
-    if state["debug"]:
+    """The failing command's traceback with --debug (cli.main's root option sets
+    TAILCAST_DEBUG=1) or TAILCAST_DEBUG=1; traceback loads only then."""
+    if os.environ.get("TAILCAST_DEBUG") == "1":
         import traceback
 
         traceback.print_exc()
