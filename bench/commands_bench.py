@@ -190,7 +190,7 @@ def baseline(work: Path, index: Path, trace: Path, src: str, rounds: int = 3) ->
     best: dict[str, dict[str, float]] = {b: {} for b in builds}
     for _ in range(rounds):
         for name, path in builds.items():
-            cli = [sys.executable, "-m", "tailcast.cli.main"]
+            cli = [sys.executable, "-m", "tailcast"]
             env = {"PYTHONPATH": path}
             for step, args in (
                 ("convert_cpu_s", ["trace", "convert", str(index), str(work / "ab.parquet")]),

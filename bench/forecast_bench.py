@@ -34,7 +34,7 @@ CALLS = 40
 def _train(home: Path) -> dict[str, Any]:
     for table in ("runs", "samples", "snapshots", "utilisation"):
         shutil.copytree(RECORDED / table, home / table)
-    argv = [sys.executable, "-m", "tailcast.cli.main", "predict", "train"]
+    argv = [sys.executable, "-m", "tailcast", "predict", "train"]
     argv += ["--folds", "5", "--topology", str(TOPOLOGY), "--json"]
     previous = os.environ.get("TAILCAST_HOME")
     os.environ["TAILCAST_HOME"] = str(home)  # run_measured's child inherits the environment
@@ -108,7 +108,7 @@ def _hook(home: Path, work: Path) -> dict[str, Any]:
     cluster = Path(tempfile.mkdtemp(prefix="tc-bench-", dir="/tmp"))
     sock = cluster / "f.sock"
     lua = work / "cli_filter.lua"
-    tc = [sys.executable, "-m", "tailcast.cli.main", "predict"]
+    tc = [sys.executable, "-m", "tailcast", "predict"]
     subprocess.run(
         [*tc, "install-cli-filter", "--socket", str(sock), "--no-autostart", "--out", str(lua)],
         check=True,

@@ -28,7 +28,7 @@ LIMIT_S = 300  # CPU seconds: ten times the budget
 
 
 def _replay(trace: Path, fabric: str, home: Path) -> dict[str, Any]:
-    argv = ["prlimit", f"--cpu={LIMIT_S}", sys.executable, "-m", "tailcast.cli.main"]
+    argv = ["prlimit", f"--cpu={LIMIT_S}", sys.executable, "-m", "tailcast"]
     argv += ["replay", "run", str(trace), "--fabric", fabric, "--json", "--no-store"]
     try:
         run = run_measured(argv, home)
@@ -47,7 +47,7 @@ def run() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         trace = home / "seed002.parquet"
-        argv = [sys.executable, "-m", "tailcast.cli.main", "trace", "synth", "seed002"]
+        argv = [sys.executable, "-m", "tailcast", "trace", "synth", "seed002"]
         argv += ["-o", str(trace), "--ranks", str(RANKS), "--seed", "1"]
         synth = run_measured(argv, home)
         circuit = home / "circuit.toml"

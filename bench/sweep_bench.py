@@ -75,7 +75,7 @@ def run() -> dict[str, Any]:
 
 
 def _array(spec: Path, env: dict[str, str], points: int) -> float:
-    cli = [sys.executable, "-m", "tailcast.cli.main", "replay", "sweep"]
+    cli = [sys.executable, "-m", "tailcast", "replay", "sweep"]
     t0 = time.perf_counter()
     out = subprocess.run(
         [*cli, "run", str(spec), "--slurm", "--array-size", "16", "--json"],

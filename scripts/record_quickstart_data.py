@@ -87,14 +87,14 @@ def record(out: Path, iterations: int | None) -> None:
         spec.write_text(text)
     try:
         subprocess.run(
-            [PY, "-m", "tailcast.cli.main", "lab", "campaign", str(spec), "--workdir", str(work)],
+            [PY, "-m", "tailcast", "lab", "campaign", str(spec), "--workdir", str(work)],
             env=env,
             check=True,
         )
         (work / "halo.py").write_text(HALO_APP)
         (work / "capture.sh").write_text(
             "#!/bin/bash\nexport OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
-            f"exec {PY} -m tailcast.cli.main trace capture -o {work / 'halo.parquet'} -- "
+            f"exec {PY} -m tailcast trace capture -o {work / 'halo.parquet'} -- "
             f"mpirun -np 4 {PY} {work / 'halo.py'}\n"
         )
         job = sh(

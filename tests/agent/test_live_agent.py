@@ -15,7 +15,7 @@ from tailcast.store import ResultsDir, read_table
 
 pytestmark = [pytest.mark.slurm, pytest.mark.mpi, pytest.mark.slow]
 
-TAILCAST = f"{sys.executable} -m tailcast.cli.main"
+TAILCAST = f"{sys.executable} -m tailcast"
 
 
 def _agent_job(
@@ -124,7 +124,7 @@ def test_agent_submit_campaign(
     monkeypatch.setenv("SBATCH_PARTITION", "no-such-partition")
     monkeypatch.chdir(tmp_path)
     proc = subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", "agent", "submit", "c.toml", "--json"],
+        [sys.executable, "-m", "tailcast", "agent", "submit", "c.toml", "--json"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -20,7 +20,7 @@ from tailcast.store import ResultsDir, read_table
 pytestmark = [pytest.mark.slurm, pytest.mark.mpi, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-TAILCAST = [sys.executable, "-m", "tailcast.cli.main"]
+TAILCAST = [sys.executable, "-m", "tailcast"]
 DONE = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "GONE"}
 CAMPAIGN = """
 [campaign]
@@ -55,7 +55,7 @@ def test_b_sweep_runs_phases_at_planned_b_and_trains(
     slurm_cluster.cancel_all()
     shutil.copy(REPO / "slurm_jobs" / "topology.example.toml", tmp_path)
     camp = tmp_path / "live.toml"
-    tailcast = f"{sys.executable} -m tailcast.cli.main"
+    tailcast = f"{sys.executable} -m tailcast"
     camp.write_text(CAMPAIGN.format(tailcast=tailcast, home=results_home))
     res = subprocess.run(
         [*TAILCAST, "agent", "submit", str(camp), "--json"],

@@ -64,7 +64,7 @@ def _check_images(html: Path, srcs: list[str]) -> None:
 def _run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TAILCAST_HOME": str(home)}
     return subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", *args],
+        [sys.executable, "-m", "tailcast", *args],
         env=env,
         capture_output=True,
         text=True,

@@ -19,7 +19,7 @@ from tailcast.doctor import Status
 from tailcast.doctor.site import slurm_check
 from tests.slurm_fixture import LocalCluster
 
-CLI = [sys.executable, "-m", "tailcast.cli.main", "doctor"]
+CLI = [sys.executable, "-m", "tailcast", "doctor"]
 SITE_TOOLS = ("sinfo", "scontrol", "squeue", "srun", "mpicc", "mpirun", "smpirun")
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from tailcast.traces.io import write_trace
 from tailcast.traces.synth.osu import osu_trace
 
-EXE = [sys.executable, "-m", "tailcast.cli.main"]
+EXE = [sys.executable, "-m", "tailcast"]
 
 
 def _trace(tmp: Path) -> Path:

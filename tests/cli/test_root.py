@@ -11,7 +11,7 @@ import pytest
 import tailcast
 from tailcast import _core
 
-EXE = [sys.executable, "-m", "tailcast.cli.main"]
+EXE = [sys.executable, "-m", "tailcast"]
 SUBCOMMANDS = [
     "agent",
     "collect",

@@ -12,7 +12,7 @@ import pytest
 
 from tests.cli.test_root import SUBCOMMANDS
 
-EXE = [sys.executable, "-m", "tailcast.cli.main"]
+EXE = [sys.executable, "-m", "tailcast"]
 # Seconds of start-up each, or hundreds of MB: loaded only by the commands that use them.
 HEAVY = ("numpy", "scipy", "sklearn", "matplotlib", "duckdb", "pyarrow", "pandas", "jinja2")
 HEAVY += ("mpi4py", "otf2", "diptest")
@@ -21,7 +21,7 @@ HEAVY += ("mpi4py", "otf2", "diptest")
 def imported_modules(*args: str) -> set[str]:
     """Every module `tailcast ARGS` imports (from `python -X importtime`)."""
     out = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "tailcast.cli.main", *args],
+        [sys.executable, "-X", "importtime", "-m", "tailcast", *args],
         capture_output=True,
         text=True,
         timeout=120,

@@ -21,7 +21,7 @@ from tailcast.store import ResultsDir, read_table
 
 pytestmark = pytest.mark.slurm
 
-TAILCAST = [sys.executable, "-m", "tailcast.cli.main"]
+TAILCAST = [sys.executable, "-m", "tailcast"]
 
 # name -> (nodes pinned with -w, node count); each job takes 1 core per node.
 BACKGROUND = {

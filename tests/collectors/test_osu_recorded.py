@@ -186,7 +186,7 @@ def test_omb_py_outputs() -> None:
 
 def test_collect_osu_cli_json() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", "collect", "osu", "--json",
+        [sys.executable, "-m", "tailcast", "collect", "osu", "--json",
          str(DATA / "osu_bw_np2__z.txt"), str(DATA / "osu_ibcast_np4__f_c_z.txt")],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
@@ -195,7 +195,7 @@ def test_collect_osu_cli_json() -> None:
     assert "avg_latency_us" not in bw["rows"][0] and bw["rows"][0]["bandwidth_mb_s"] > 0
     assert ibcast["rows"][0]["pure_comm_us"] == 0.42
     failed = subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", "collect", "osu",
+        [sys.executable, "-m", "tailcast", "collect", "osu",
          str(DATA / "osu_bcast_np2__c__corrupted_from_8.txt")],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip

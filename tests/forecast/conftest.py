@@ -27,7 +27,7 @@ def copy_store(target: Path) -> Path:
 def tailcast(*args: str, home: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TAILCAST_HOME": str(home)}
     return subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", *args],
+        [sys.executable, "-m", "tailcast", *args],
         env=env,
         capture_output=True,
         text=True,

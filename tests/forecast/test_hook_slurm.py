@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 REQUEST = {"benchmark": "alltoall", "size": "32K", "nodes": 4}
 DECLARED = "tailcast: alltoall 32K"
 OPTS = '{"comment": "tailcast: bcast 4", "nodes": "4"}'  # what slurm.json_cli_options gives
-TAILCAST = [sys.executable, "-m", "tailcast.cli.main", "predict"]
+TAILCAST = [sys.executable, "-m", "tailcast", "predict"]
 SCRIPT = "#!/bin/bash\n#TAILCAST alltoall 32K\ntrue\n"
 # The hook's budget is 0.3 s; a stalled service must not hold sbatch much longer than that
 # plus sbatch's own round trip. Generous for a loaded shared machine, far below "blocked".

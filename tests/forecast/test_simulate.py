@@ -88,7 +88,7 @@ def test_live_queue_p99_rises_with_b(slurm_cluster: Any, tmp_path: Path) -> None
 
     def live() -> dict[str, Any]:
         res = subprocess.run(
-            [sys.executable, "-m", "tailcast.cli.main", "predict", "tail", *ARGS,
+            [sys.executable, "-m", "tailcast", "predict", "tail", *ARGS,
              "--simulate", "tree-2x2x4", "--json"],
             env=env, capture_output=True, text=True, timeout=600,
         )  # fmt: skip

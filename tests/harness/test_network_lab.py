@@ -99,7 +99,7 @@ def test_agent_runs_unchanged_and_mpi_uses_the_data_links(
         lab_cluster,
         "node[01,02,09,10]",
         f"export TAILCAST_HOME={home}\n"
-        f"exec {sys.executable} -m tailcast.cli.main agent run --benchmarks alltoall "
+        f"exec {sys.executable} -m tailcast agent run --benchmarks alltoall "
         f"--sizes 32K --iterations {iterations} --warmup 2 --interval-ms 0 --json\n",
         tmp_path,
         timeout=180,

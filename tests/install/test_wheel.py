@@ -264,7 +264,7 @@ def test_user_venv_replays_a_bundled_and_a_synthesized_trace(user_venv: UserVenv
         [
             sys.executable,
             "-m",
-            "tailcast.cli.main",
+            "tailcast",
             "replay",
             "run",
             str(synth),

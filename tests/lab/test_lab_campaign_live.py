@@ -43,7 +43,7 @@ jobs = ["node[05-06,13-14]"]
 def _tailcast(cluster: LocalCluster, home: Path, *args: str, timeout: float = 900) -> str:
     env = cluster.full_env(TAILCAST_HOME=str(home))
     res = subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", *args],
+        [sys.executable, "-m", "tailcast", *args],
         env=env,
         capture_output=True,
         text=True,

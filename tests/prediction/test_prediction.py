@@ -73,7 +73,7 @@ def test_too_little_history_is_not_accepted(results_home: Path) -> None:
 
 def test_predict_cli_json_and_exit_code_3(results_home: Path) -> None:
     _campaign(ResultsDir(), [0.2, 0.4, 0.6, 0.8])
-    exe = [sys.executable, "-m", "tailcast.cli.main", "predict", "tail"]
+    exe = [sys.executable, "-m", "tailcast", "predict", "tail"]
     out = subprocess.run(
         [*exe, "--benchmark", "reduce", "--size", "1M", "--b", "0.5", "--json"],
         capture_output=True,

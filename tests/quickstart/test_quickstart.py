@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 def test_quickstart_builds_the_whole_pipeline(results_home: Path) -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", "quickstart", "--json"],
+        [sys.executable, "-m", "tailcast", "quickstart", "--json"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
@@ -41,7 +41,7 @@ def test_quickstart_builds_the_whole_pipeline(results_home: Path) -> None:
         assert lab == {"n": 72, "phases": 4, "jobs": 2}  # recorded on the network lab
     # Running it again adds simulations but never duplicates the bundled campaign.
     again = subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", "quickstart", "--json"],
+        [sys.executable, "-m", "tailcast", "quickstart", "--json"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert again.returncode == 0, again.stderr

@@ -20,7 +20,7 @@ from tailcast.store import Catalog
 
 pytestmark = [pytest.mark.slurm, pytest.mark.mpi, pytest.mark.slow]
 
-TAILCAST = f"{sys.executable} -m tailcast.cli.main"
+TAILCAST = f"{sys.executable} -m tailcast"
 ITERATIONS = 100
 RUNS_PER_JOB = 2  # bcast and reduce, one size
 JOBS = 16
@@ -47,7 +47,7 @@ def test_sixteen_agents_one_results_directory(
     jobs = [slurm_cluster.sbatch([*common, "--array=0-7"], script, tmp_path)]
     jobs += [slurm_cluster.sbatch(common, script, tmp_path) for _ in range(JOBS - 8)]
     watch = subprocess.Popen(
-        [sys.executable, "-m", "tailcast.cli.main", "collect", "watch", "--interval", "0.5",
+        [sys.executable, "-m", "tailcast", "collect", "watch", "--interval", "0.5",
          "--duration", "1500", "--flush-every", "3", "--json"],
         env=slurm_cluster.full_env(TAILCAST_HOME=str(results_home)), stdout=subprocess.PIPE,
         text=True,
@@ -64,7 +64,7 @@ def test_sixteen_agents_one_results_directory(
         seen_max = max(seen_max, row["runs"])
         if not reported and row["runs"] >= JOBS:  # half the runs in: a report meanwhile
             report = subprocess.run(
-                [sys.executable, "-m", "tailcast.cli.main", "report", "--out",
+                [sys.executable, "-m", "tailcast", "report", "--out",
                  str(tmp_path / "report")],
                 env=slurm_cluster.full_env(TAILCAST_HOME=str(results_home)),
                 capture_output=True, text=True,

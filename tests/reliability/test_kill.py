@@ -17,7 +17,7 @@ from tailcast.store import Catalog, ResultsDir
 
 pytestmark = [pytest.mark.slurm, pytest.mark.mpi, pytest.mark.slow]
 
-TAILCAST = f"{sys.executable} -m tailcast.cli.main"
+TAILCAST = f"{sys.executable} -m tailcast"
 BENCHMARKS = ["bcast", "allreduce", "alltoall", "reduce"]
 SIZES = ["4", "1K", "4K"]
 ITERATIONS = 400

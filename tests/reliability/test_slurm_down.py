@@ -56,7 +56,7 @@ def test_controller_down_mid_campaign(
         time.sleep(0.2)
     home = tmp_path / "home"
     env = cluster.full_env(TAILCAST_HOME=str(home), OMPI_MCA_btl="self,tcp")
-    argv = [sys.executable, "-m", "tailcast.cli.main", "agent", "run", "--impl", "builtin"]
+    argv = [sys.executable, "-m", "tailcast", "agent", "run", "--impl", "builtin"]
     argv += ["--launcher", "mpirun", "--ranks", "2", "--total-nodes", "4", "--json"]
     argv += ["--benchmarks", ",".join(BENCHMARKS), "--sizes", "4", "--warmup", "5"]
     argv += ["--iterations", str(ITERATIONS), "--queue-budget", str(BUDGET_S)]

@@ -29,7 +29,7 @@ from tests.replay.conftest import osu_parquet
 
 def _cli(*args: str) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", *args],
+        [sys.executable, "-m", "tailcast", *args],
         check=True,
         capture_output=True,
         text=True,

@@ -94,14 +94,14 @@ def test_invalid_fabric_names_file_key_and_allowed_values(
 def test_cli_exits_2_with_one_line_naming_file_and_key(tmp_path: Path) -> None:
     trace = tmp_path / "t.parquet"
     subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", "trace", "synth", "osu", "--collective",
+        [sys.executable, "-m", "tailcast", "trace", "synth", "osu", "--collective",
          "bcast", "--ranks", "4", "--sizes", "8", "--iterations", "2", "-o", str(trace)],
         check=True, capture_output=True,
     )  # fmt: skip
     bad = tmp_path / "bad.toml"
     bad.write_text("model = 'flow'\nlink_bandwidth_gbps = 0\n[topology]\nkind = 'crossbar'\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", "replay", "run", str(trace), "--fabric",
+        [sys.executable, "-m", "tailcast", "replay", "run", str(trace), "--fabric",
          str(bad), "--no-store"],
         capture_output=True, text=True,
     )  # fmt: skip
@@ -127,7 +127,7 @@ def test_unknown_fabric_name_is_a_usage_error() -> None:
 
 def test_describe_prints_the_models_declared_parameters() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", "replay", "fabrics", "--describe",
+        [sys.executable, "-m", "tailcast", "replay", "fabrics", "--describe",
          "fat-tree-16", "--json"],
         check=True, capture_output=True, text=True,
     ).stdout  # fmt: skip

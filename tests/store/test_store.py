@@ -153,7 +153,7 @@ def test_wrong_table_file_is_rejected(results_home: Path) -> None:
 
 def test_db_cli_sql_json_csv_and_tables(results_home: Path) -> None:
     ResultsDir().write("runs", [{"run_id": "r1", "benchmark": "bcast", "msg_size_bytes": 4}])
-    exe = [sys.executable, "-m", "tailcast.cli.main"]
+    exe = [sys.executable, "-m", "tailcast"]
     out = subprocess.run(
         [*exe, "db", "sql", "SELECT run_id, msg_size_bytes FROM runs", "--json"],
         capture_output=True,

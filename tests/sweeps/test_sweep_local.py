@@ -23,7 +23,7 @@ from tests.sweeps.conftest import write_spec
 def _cli(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TAILCAST_HOME": str(home)}
     return subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", "replay", "sweep", *args],
+        [sys.executable, "-m", "tailcast", "replay", "sweep", *args],
         capture_output=True, text=True, env=env, check=check,
     )  # fmt: skip
 

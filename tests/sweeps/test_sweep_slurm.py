@@ -28,7 +28,7 @@ COLS = "point, seed, fabric, params, total_time_ns, iteration_mean_us, iteration
 def _sweep(cluster: Any, home: Path, *args: str) -> dict[str, Any]:
     env = cluster.full_env(TAILCAST_HOME=str(home))
     proc = subprocess.run(
-        [sys.executable, "-m", "tailcast.cli.main", "replay", "sweep", *args, "--json"],
+        [sys.executable, "-m", "tailcast", "replay", "sweep", *args, "--json"],
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr

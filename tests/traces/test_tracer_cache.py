@@ -17,7 +17,7 @@ from tailcast.mpicc import identify
 from tailcast.traces.capture import build_tracer
 
 pytestmark = [pytest.mark.mpi]
-CLI = [sys.executable, "-m", "tailcast.cli.main"]
+CLI = [sys.executable, "-m", "tailcast"]
 MPI_NAMES = ("mpicc", "mpirun", "mpiexec", "orterun")
 PROGRAM = "from mpi4py import MPI\nMPI.COMM_WORLD.Barrier()\n"
 

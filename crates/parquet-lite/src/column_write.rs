@@ -14,6 +14,8 @@ use crate::writer::{physical, ChunkMeta, ColumnData, ColumnSpec, Encoding, Value
 
 /// Dictionaries larger than this fall back to PLAIN (a dictionary page must stay small).
 const DICT_LIMIT: usize = 1 << 16;
+/// Entries of the dictionary encoder's cache (choose_values): 2^CACHE_BITS.
+const CACHE_BITS: u32 = 6;
 const PLAIN: i32 = 0;
 const RLE: i32 = 3;
 const DELTA_BINARY_PACKED: i32 = 5;
@@ -417,10 +419,14 @@ impl Writer {
         let mut map: HashMap<i64, u64, BuildHasherDefault<IntHasher>> = HashMap::default();
         let mut page = Vec::new();
         let mut indices = reuse(&mut self.buffers.indices);
-        let mut last: Option<(i64, u64)> = None; // runs of one value skip the hash
+        // A direct-mapped cache of (value, index) before the map: columns cycle through a
+        // few values (peers, sizes), whose lookups then cost a multiply and a compare.
+        let mut cache = [(0i64, u64::MAX); 1 << CACHE_BITS];
         for &v in f.ints.iter() {
-            let i = match last {
-                Some((lv, li)) if lv == v => li,
+            let slot =
+                ((v as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHE_BITS)) as usize;
+            let i = match cache[slot] {
+                (cv, ci) if cv == v && ci != u64::MAX => ci,
                 _ => {
                     let next = map.len() as u64;
                     let i = *map.entry(v).or_insert_with(|| {
@@ -430,7 +436,7 @@ impl Writer {
                     if map.len() > DICT_LIMIT {
                         return Ok(Values::Plain);
                     }
-                    last = Some((v, i));
+                    cache[slot] = (v, i);
                     i
                 }
             };
@@ -469,6 +475,10 @@ impl Writer {
         self.out.write_all(&head)?;
         self.out.write_all(stored)?;
         self.pos += (head.len() + stored.len()) as u64;
+        if let Some(copy) = &mut self.repeat {
+            copy.extend_from_slice(&head);
+            copy.extend_from_slice(stored);
+        }
         Ok((
             (head.len() + body.len()) as i64,
             (head.len() + stored.len()) as i64,

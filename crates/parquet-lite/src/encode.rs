@@ -11,9 +11,23 @@ pub(crate) fn width_of(max: u64) -> u32 {
 /// Appends `values` bit-packed little-endian at `width` bits each (a whole number of bytes:
 /// `values.len() * width` must be a multiple of 8).
 fn pack(out: &mut Vec<u8>, mut values: &[u64], width: u32) {
-    if width <= 16 {
-        // Eight values of up to 16 bits fill `width` bytes of one u128: a shift and an or a
-        // value, one copy a group (levels and dictionary indices are this narrow).
+    if width <= 8 {
+        // Eight values of up to 8 bits fill `width` bytes of one u64 (levels and most
+        // dictionary indices): a shift and an or a value, where u128 shifts cost several.
+        let mut groups = values.chunks_exact(8);
+        for group in &mut groups {
+            let mut acc = 0u64;
+            for (k, &v) in group.iter().enumerate() {
+                acc |= v << (k as u32 * width);
+            }
+            // All 8 bytes and a cut: a fixed-size copy is one store, a `width`-byte one a
+            // memcpy call.
+            out.extend_from_slice(&acc.to_le_bytes());
+            out.truncate(out.len() - (8 - width as usize));
+        }
+        values = groups.remainder();
+    } else if width <= 16 {
+        // Eight values of up to 16 bits fill `width` bytes of one u128.
         let mut groups = values.chunks_exact(8);
         for group in &mut groups {
             let mut acc: u128 = 0;
@@ -56,7 +70,14 @@ pub(crate) fn rle_hybrid(out: &mut Vec<u8>, values: &[u64], width: u32) {
         // k values in is k shorter and needs at most k fewer values to fill the groups
         // before it, so it qualifies only if it did from its start.
         if values.get(i + 7) != Some(&v) {
-            i += 1;
+            // Nor does one start in the next 7 values unless the values 7 and 8 on are
+            // equal (such a run covers both): most positions of short runs skip 8.
+            let next = values.get(i + 8);
+            i += if next.is_some_and(|w| w != &values[i + 7]) {
+                8
+            } else {
+                1
+            };
             continue;
         }
         let run = values[i..].iter().take_while(|&&x| x == v).count();
@@ -117,16 +138,12 @@ pub(crate) fn delta(out: &mut Vec<u8>, values: &[i64], bits32: bool) {
                 r
             }
         };
-        let minis: Vec<&[i64]> = block.chunks(PER_MINIBLOCK).collect();
-        let widths: Vec<u32> = (0..MINIBLOCKS)
-            .map(|m| {
-                minis.get(m).map_or(0, |mb| {
-                    width_of(mb.iter().map(|&d| rel(d)).max().unwrap_or(0))
-                })
-            })
-            .collect();
+        let mut widths = [0u32; MINIBLOCKS]; // (0 for miniblocks past the values)
+        for (w, mb) in widths.iter_mut().zip(block.chunks(PER_MINIBLOCK)) {
+            *w = width_of(mb.iter().map(|&d| rel(d)).max().unwrap_or(0));
+        }
         out.extend(widths.iter().map(|&w| w as u8));
-        for (m, mb) in minis.iter().enumerate() {
+        for (m, mb) in block.chunks(PER_MINIBLOCK).enumerate() {
             packed.fill(0);
             for (k, &d) in mb.iter().enumerate() {
                 packed[k] = rel(d);

@@ -58,12 +58,41 @@ pub enum ColumnData<'a> {
     },
 }
 
+/// Same type and encoding (the name aside).
+fn same_kind(a: &ColumnSpec, b: &ColumnSpec) -> bool {
+    (a.kind, a.nullable, a.encoding) == (b.kind, b.nullable, b.encoding)
+}
+
+impl ColumnData<'_> {
+    /// The same slices (not merely equal values: no comparison of the data).
+    fn same(&self, other: &Self) -> bool {
+        fn opt<T>(a: Option<&[T]>, b: Option<&[T]>) -> bool {
+            match (a, b) {
+                (Some(a), Some(b)) => std::ptr::eq(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+        }
+        match (self, other) {
+            (
+                Self::Ints { values, valid },
+                Self::Ints {
+                    values: v2,
+                    valid: d2,
+                },
+            ) => std::ptr::eq(*values, *v2) && opt(*valid, *d2),
+            _ => false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct WriteOptions {
     pub page_rows: usize,
     pub zstd: bool,
 }
 
+#[derive(Clone)]
 pub(crate) struct ChunkMeta {
     /// zstd-compressed (else uncompressed: small chunks are, see compress.rs).
     pub(crate) zstd: bool,
@@ -92,6 +121,8 @@ pub struct Writer {
     key_value: Vec<(String, String)>,
     pub(crate) compressor: Compressor,
     pub(crate) buffers: Buffers,
+    /// The bytes of the chunk being written when the next column repeats its data.
+    pub(crate) repeat: Option<Vec<u8>>,
 }
 
 pub(crate) fn physical(kind: ValueKind) -> i32 {
@@ -115,6 +146,7 @@ impl Writer {
             key_value: Vec::new(),
             compressor: Compressor::new(),
             buffers: Buffers::default(),
+            repeat: None,
         })
     }
 
@@ -140,10 +172,32 @@ impl Writer {
             )));
         }
         let offset = self.pos as i64;
-        let mut chunks = Vec::with_capacity(columns.len());
-        for (spec, data) in self.specs.clone().iter().zip(columns) {
+        let mut chunks: Vec<ChunkMeta> = Vec::with_capacity(columns.len());
+        let specs = self.specs.clone();
+        for (k, (spec, data)) in specs.iter().zip(columns).enumerate() {
+            // A column with the same data and type as the one before (a trace's end
+            // times of calls that take no time) repeats its pages: the same bytes.
+            let repeats = |j: usize| {
+                j > 0 && same_kind(&specs[j - 1], &specs[j]) && columns[j - 1].same(&columns[j])
+            };
+            if repeats(k) {
+                if let (Some(copy), Some(previous)) = (self.repeat.take(), chunks.last()) {
+                    let shift = self.pos as i64
+                        - previous
+                            .data_page_offset
+                            .min(previous.dictionary_page_offset.unwrap_or(i64::MAX));
+                    let mut meta = previous.clone();
+                    meta.data_page_offset += shift;
+                    meta.dictionary_page_offset = meta.dictionary_page_offset.map(|d| d + shift);
+                    self.emit(&copy)?;
+                    chunks.push(meta);
+                    continue;
+                }
+            }
+            self.repeat = (k + 1 < columns.len() && repeats(k + 1)).then(Vec::new);
             chunks.push(self.chunk(spec, data, rows)?);
         }
+        self.repeat = None;
         self.groups.push(GroupMeta {
             rows: rows as i64,
             offset,

@@ -63,6 +63,13 @@ fn written_files_read_back() {
                 nullable: false,
                 encoding: Encoding::Delta,
             },
+            // The same data as "b": its chunks repeat b's pages.
+            ColumnSpec {
+                name: "b2".into(),
+                kind: ValueKind::Int { bits: 64 },
+                nullable: false,
+                encoding: Encoding::Delta,
+            },
             ColumnSpec {
                 name: "op".into(),
                 kind: ValueKind::String,
@@ -102,6 +109,10 @@ fn written_files_read_back() {
                         values: &ints[start..end],
                         valid: None,
                     },
+                    ColumnData::Ints {
+                        values: &ints[start..end],
+                        valid: None,
+                    },
                     ColumnData::Strings {
                         keys: &keys[start..end],
                         dict: &dict,
@@ -136,6 +147,10 @@ fn written_files_read_back() {
                 assert_eq!(got[i], ints[i], "case {case} row {i}");
             }
         }
+        let Values::Ints(b2) = read("b2").read(rows).unwrap().values else {
+            panic!()
+        };
+        assert_eq!(b2, ints, "case {case}");
         let Values::Ints(got) = read("b").read(rows).unwrap().values else {
             panic!()
         };

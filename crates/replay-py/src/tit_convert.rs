@@ -6,6 +6,7 @@
 //! tailcast.traces.layout.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use parquet_lite::{ColumnData, ColumnSpec, Encoding, ValueKind, WriteOptions, Writer};
@@ -66,95 +67,47 @@ fn spec(name: &str, ranks: usize, delta: &[String]) -> PyResult<ColumnSpec> {
     })
 }
 
-/// A column of some rows, gathered in `order`. The converter keeps one per column and
-/// refills it for every row group: fresh vectors of a row group's size (~0.5 MB a column)
-/// went back to the kernel after each group and were page-faulted in again.
-#[derive(Default)]
-struct Gathered {
-    ints: Vec<i64>,
-    keys: Vec<u32>,
-    offsets: Vec<i64>,
-    valid: Vec<bool>,
-    /// Some rows are null (else `valid` is not written).
-    nulls: bool,
-}
-
-impl Gathered {
-    fn clear(&mut self) {
-        self.ints.clear();
-        self.keys.clear();
-        self.offsets.clear();
-        self.valid.clear();
-        self.nulls = false;
-    }
-
-    fn ints<T: Copy + Into<i64>>(&mut self, v: &[T], order: &[usize]) {
-        self.ints.extend(order.iter().map(|&i| v[i].into()));
-    }
-
-    fn valid(&mut self, valid: &[bool], order: &[usize]) {
-        self.valid.extend(order.iter().map(|&i| valid[i]));
-        self.nulls = !self.valid.iter().all(|&v| v);
-    }
-
-    fn nullable<T: Copy + Into<i64>>(&mut self, n: &Nullable<T>, order: &[usize]) {
-        self.ints(&n.values, order);
-        self.valid(&n.valid, order);
-    }
-
-    fn lists(&mut self, l: &Lists, order: &[usize]) {
-        self.offsets.push(0);
-        for &i in order {
-            let (lo, hi) = (l.offsets[i] as usize, l.offsets[i + 1] as usize);
-            self.ints.extend_from_slice(&l.values[lo..hi]);
-            self.offsets.push(self.ints.len() as i64);
-        }
-        self.valid(&l.valid, order);
-    }
-
-    /// Refills this column `name` from `rows` in `order`.
-    fn gather(&mut self, name: &str, rows: &Rows, order: &[usize]) {
-        self.clear();
-        match name {
-            "rank" => self.ints(&rows.rank, order),
-            "seq" => self.ints(&rows.seq, order),
-            "op" => self
-                .keys
-                .extend(order.iter().map(|&i| u32::from(rows.op[i]))),
-            "comm" => self.ints.resize(order.len(), 0),
-            "t_start_ns" | "t_end_ns" => self.ints(&rows.time_ns, order),
-            "peer" => self.nullable(&rows.peer, order),
-            "root" => self.nullable(&rows.root, order),
-            "tag" => self.nullable(&rows.tag, order),
-            "send_bytes" => self.nullable(&rows.send_bytes, order),
-            "recv_bytes" => self.nullable(&rows.recv_bytes, order),
-            "request" => self.nullable(&rows.request, order),
-            "dtype_bytes" => self.nullable(&rows.dtype_bytes, order),
-            "requests" => self.lists(&rows.requests, order),
-            "send_counts" => self.lists(&rows.send_counts, order),
-            _ => self.lists(&rows.recv_counts, order),
-        }
-    }
-
-    /// The column as the writer takes it (`name` as in `gather`).
-    fn data(&self, name: &str) -> ColumnData<'_> {
-        let valid = self.nulls.then_some(self.valid.as_slice());
-        match name {
-            "op" => ColumnData::Strings {
-                keys: &self.keys,
-                dict: &OP_NAMES,
-                valid: None,
-            },
-            "requests" | "send_counts" | "recv_counts" => ColumnData::Lists {
-                offsets: &self.offsets,
-                values: &self.ints,
-                valid,
-            },
-            _ => ColumnData::Ints {
-                values: &self.ints,
-                valid,
-            },
-        }
+/// Column `name` of `rows[range]` as the writer takes it: slices of the parsed columns,
+/// no copy (list offsets index the whole values vector). `zeros`: at least as many zeros as
+/// rows (the `comm` column: TiT has one communicator).
+fn column<'a>(name: &str, rows: &'a Rows, range: Range<usize>, zeros: &'a [i64]) -> ColumnData<'a> {
+    let r = range.clone();
+    let ints = |values: &'a [i64]| ColumnData::Ints {
+        values: &values[r.clone()],
+        valid: None,
+    };
+    let nullable = |n: &'a Nullable<i64>| ColumnData::Ints {
+        values: &n.values[r.clone()],
+        valid: Some(&n.valid[r.clone()]),
+    };
+    let lists = |l: &'a Lists| ColumnData::Lists {
+        offsets: &l.offsets[r.start..=r.end],
+        values: &l.values,
+        valid: Some(&l.valid[r.clone()]),
+    };
+    match name {
+        "rank" => ints(&rows.rank),
+        "seq" => ints(&rows.seq),
+        "op" => ColumnData::Strings {
+            keys: &rows.op[range],
+            dict: &OP_NAMES,
+            valid: None,
+        },
+        "comm" => ColumnData::Ints {
+            values: &zeros[..range.len()],
+            valid: None,
+        },
+        "t_start_ns" | "t_end_ns" => ints(&rows.time_ns),
+        "peer" => nullable(&rows.peer),
+        "root" => nullable(&rows.root),
+        "tag" => nullable(&rows.tag),
+        "send_bytes" => nullable(&rows.send_bytes),
+        "recv_bytes" => nullable(&rows.recv_bytes),
+        "request" => nullable(&rows.request),
+        "dtype_bytes" => nullable(&rows.dtype_bytes),
+        "requests" => lists(&rows.requests),
+        "send_counts" => lists(&rows.send_counts),
+        _ => lists(&rows.recv_counts),
     }
 }
 
@@ -168,62 +121,47 @@ pub struct TitConverter {
     per_rank: bool,
     group_rows: usize,
     rows: u64,
-    /// One per column of `names`, reused by every row group.
-    gathered: Vec<Gathered>,
+    /// The `comm` column's values (column).
+    zeros: Vec<i64>,
 }
 
 impl TitConverter {
-    /// Writes `rows` in `order` as row groups cut at rank changes and `group_rows`.
-    fn write(&mut self, rows: &Rows, order: &[usize], progress: Option<&PyObject>) -> PyResult<()> {
+    /// Writes `rows` (sorted by rank) as row groups cut at rank changes and `group_rows`.
+    fn write(&mut self, rows: &Rows, progress: Option<&PyObject>) -> PyResult<()> {
         let mut start = 0;
-        while start < order.len() {
-            let rank = rows.rank[order[start]];
-            let mut end = start;
-            while end < order.len()
-                && end - start < self.group_rows
-                && rows.rank[order[end]] == rank
-            {
-                end += 1;
-            }
-            let part = &order[start..end];
-            for (g, name) in self.gathered.iter_mut().zip(&self.names) {
-                g.gather(name, rows, part);
+        while start < rows.rank.len() {
+            let rank = rows.rank[start];
+            let limit = rows.rank.len().min(start + self.group_rows);
+            let end = start + rows.rank[start..limit].partition_point(|&r| r == rank);
+            if self.zeros.len() < end - start {
+                self.zeros.resize(end - start, 0);
             }
             let columns: Vec<ColumnData<'_>> = self
-                .gathered
+                .names
                 .iter()
-                .zip(&self.names)
-                .map(|(g, name)| g.data(name))
+                .map(|name| column(name, rows, start..end, &self.zeros))
                 .collect();
             let writer = self
                 .writer
                 .as_mut()
                 .ok_or_else(|| PyValueError::new_err("converter finished"))?;
             writer
-                .write_row_group(part.len(), &columns)
+                .write_row_group(end - start, &columns)
                 .map_err(write_error)?;
-            self.rows += part.len() as u64;
+            self.rows += (end - start) as u64;
             if let Some(callback) = progress {
-                Python::with_gil(|py| callback.call1(py, (part.len(),)))?;
+                Python::with_gil(|py| callback.call1(py, (end - start,)))?;
             }
             start = end;
         }
         Ok(())
     }
-}
 
-impl TitConverter {
     /// Writes the rows parsed so far (in file order) and clears them, keeping the parser's
     /// buffers for the next rows: no allocation and page faulting per row group.
-    fn write_parsed(
-        &mut self,
-        order: &mut Vec<usize>,
-        progress: Option<&PyObject>,
-    ) -> PyResult<()> {
+    fn write_parsed(&mut self, progress: Option<&PyObject>) -> PyResult<()> {
         let rows = std::mem::take(&mut self.parser.rows);
-        order.clear();
-        order.extend(0..rows.op.len());
-        let written = self.write(&rows, order, progress);
+        let written = self.write(&rows, progress);
         self.parser.rows = rows;
         self.parser.rows.clear();
         written
@@ -266,7 +204,7 @@ impl TitConverter {
             per_rank,
             group_rows: group_rows.max(1),
             rows: 0,
-            gathered: columns.iter().map(|_| Gathered::default()).collect(),
+            zeros: Vec::new(),
             names: columns,
         })
     }
@@ -276,7 +214,6 @@ impl TitConverter {
     #[pyo3(signature = (progress = None))]
     fn run(&mut self, progress: Option<PyObject>) -> PyResult<u64> {
         let files = self.files.clone();
-        let mut order = Vec::new();
         for (index, path) in files.iter().enumerate() {
             let expect = self.per_rank.then_some(index);
             lines_of(path, |line, text| {
@@ -284,12 +221,12 @@ impl TitConverter {
                     .line(text, line, expect)
                     .map_err(|e| line_error(path, e.line, e.message))?;
                 if self.per_rank && self.parser.rows.op.len() >= self.group_rows {
-                    self.write_parsed(&mut order, progress.as_ref())?;
+                    self.write_parsed(progress.as_ref())?;
                 }
                 Ok(())
             })?;
             if self.per_rank {
-                self.write_parsed(&mut order, progress.as_ref())?;
+                self.write_parsed(progress.as_ref())?;
             }
         }
         if !self.per_rank {
@@ -297,7 +234,7 @@ impl TitConverter {
             let rows = std::mem::take(&mut self.parser.rows);
             let mut order: Vec<usize> = (0..rows.op.len()).collect();
             order.sort_by_key(|&i| rows.rank[i]);
-            self.write(&rows, &order, progress.as_ref())?;
+            self.write(&rows.permuted(&order), progress.as_ref())?;
         }
         Ok(self.rows)
     }

@@ -3,9 +3,7 @@
 //! argument layouts). Lines are parsed a chunk at a time: per-rank state (clock, request
 //! ids, pending requests) carries over, so a file streams through in bounded memory.
 
-use std::collections::{HashMap, VecDeque};
-
-use replay_engine::hash::FastMap;
+use std::collections::HashMap;
 
 /// SimGrid datatype ids → sizes in bytes (smpi_datatype.cpp, ids 0..24).
 const TYPE_SIZES: [i64; 25] = [
@@ -118,7 +116,25 @@ impl Default for Lists {
     }
 }
 
+impl<T: Copy> Nullable<T> {
+    fn permuted(&self, order: &[usize]) -> Self {
+        Self {
+            values: order.iter().map(|&i| self.values[i]).collect(),
+            valid: order.iter().map(|&i| self.valid[i]).collect(),
+        }
+    }
+}
+
 impl Lists {
+    fn permuted(&self, order: &[usize]) -> Self {
+        let mut out = Self::default();
+        for &i in order {
+            let (lo, hi) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+            out.push(self.valid[i].then_some(&self.values[lo..hi]));
+        }
+        out
+    }
+
     fn clear(&mut self) {
         self.offsets.truncate(1);
         self.values.clear();
@@ -137,25 +153,46 @@ impl Lists {
 /// Rows parsed since the last `take`.
 #[derive(Default)]
 pub(crate) struct Rows {
-    pub(crate) rank: Vec<i32>,
+    pub(crate) rank: Vec<i64>,
     pub(crate) seq: Vec<i64>,
-    pub(crate) op: Vec<u8>,
+    pub(crate) op: Vec<u32>,      // indices of OP_NAMES
     pub(crate) time_ns: Vec<i64>, // t_start_ns = t_end_ns: TiT calls take no time
-    pub(crate) peer: Nullable<i32>,
-    pub(crate) root: Nullable<i32>,
-    pub(crate) tag: Nullable<i32>,
+    pub(crate) peer: Nullable<i64>,
+    pub(crate) root: Nullable<i64>,
+    pub(crate) tag: Nullable<i64>,
     pub(crate) send_bytes: Nullable<i64>,
     pub(crate) recv_bytes: Nullable<i64>,
     pub(crate) request: Nullable<i64>,
     /// Collectives: the size of the datatype their counts are in (TiT has no reduction
     /// op, so `commutative` stays absent).
-    pub(crate) dtype_bytes: Nullable<i32>,
+    pub(crate) dtype_bytes: Nullable<i64>,
     pub(crate) requests: Lists,
     pub(crate) send_counts: Lists,
     pub(crate) recv_counts: Lists,
 }
 
 impl Rows {
+    /// The rows in `order` (a single-file trace's, by rank).
+    pub(crate) fn permuted(&self, order: &[usize]) -> Self {
+        let pick = |v: &[i64]| order.iter().map(|&i| v[i]).collect();
+        Self {
+            rank: pick(&self.rank),
+            seq: pick(&self.seq),
+            op: order.iter().map(|&i| self.op[i]).collect(),
+            time_ns: pick(&self.time_ns),
+            peer: self.peer.permuted(order),
+            root: self.root.permuted(order),
+            tag: self.tag.permuted(order),
+            send_bytes: self.send_bytes.permuted(order),
+            recv_bytes: self.recv_bytes.permuted(order),
+            request: self.request.permuted(order),
+            dtype_bytes: self.dtype_bytes.permuted(order),
+            requests: self.requests.permuted(order),
+            send_counts: self.send_counts.permuted(order),
+            recv_counts: self.recv_counts.permuted(order),
+        }
+    }
+
     /// Drops every row but keeps the buffers: the next rows reuse their memory.
     pub(crate) fn clear(&mut self) {
         self.rank.clear();
@@ -167,10 +204,6 @@ impl Rows {
             &mut self.root,
             &mut self.tag,
             &mut self.dtype_bytes,
-        ] {
-            n.clear();
-        }
-        for n in [
             &mut self.send_bytes,
             &mut self.recv_bytes,
             &mut self.request,
@@ -190,13 +223,13 @@ impl Rows {
 /// One row's optional values.
 #[derive(Default)]
 struct Call<'a> {
-    peer: Option<i32>,
-    root: Option<i32>,
-    tag: Option<i32>,
+    peer: Option<i64>,
+    root: Option<i64>,
+    tag: Option<i64>,
     send_bytes: Option<i64>,
     recv_bytes: Option<i64>,
     request: Option<i64>,
-    dtype_bytes: Option<i32>,
+    dtype_bytes: Option<i64>,
     requests: Option<&'a [i64]>,
     send_counts: Option<&'a [i64]>,
     recv_counts: Option<&'a [i64]>,
@@ -208,9 +241,9 @@ struct RankState {
     clock_ns: f64,
     next_request: i64,
     seq: i64,
-    /// Pending requests by (src, dst, tag); emptied queues stay, keeping their memory.
-    pending: FastMap<(i64, i64, i64), VecDeque<i64>>,
-    order: Vec<i64>, // pending requests in creation order
+    /// Pending requests and their (src, dst, tag), in creation order: a rank has a few,
+    /// so a wait searches them (a map of queues cost a tenth of a TiT line's parse).
+    pending: Vec<(i64, (i64, i64, i64))>,
 }
 
 /// A line that cannot be read: its number and why.
@@ -220,34 +253,152 @@ pub(crate) struct LineError {
     pub(crate) message: String,
 }
 
+/// The tokens of a line (`str::split_ascii_whitespace`'s), found by one loop over its
+/// bytes: the general splitter cost a tenth of a TiT line's parse.
+struct Tokens<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+/// `u8::is_ascii_whitespace` as one comparison and one bit test.
+fn blank(b: u8) -> bool {
+    const BLANKS: u64 = 1 << b'\t' | 1 << b'\n' | 1 << 0x0c | 1 << b'\r' | 1 << b' ';
+    b <= b' ' && BLANKS >> b & 1 == 1
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let b = self.text.as_bytes();
+        let mut i = self.at;
+        while i < b.len() && blank(b[i]) {
+            i += 1;
+        }
+        let start = i;
+        while i < b.len() && !blank(b[i]) {
+            i += 1;
+        }
+        self.at = i;
+        // (ASCII whitespace and the ends are character boundaries)
+        (i > start).then(|| &self.text[start..i])
+    }
+}
+
 type Parsed<T> = Result<T, String>;
 
+/// The value of `s` when it is 1 to 18 ASCII digits (no overflow): the usual token,
+/// read without `str::parse`'s generality (signs, overflow checks).
+fn digits(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.is_empty() || b.len() > 18 {
+        return None;
+    }
+    let mut v = 0i64;
+    for &c in b {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + i64::from(d);
+    }
+    Some(v)
+}
+
+// int, count, arg, mul, int32 and TitParser::dt are inlined: returning a Result<_, String> through memory
+// cost more than the usual token's parse.
+#[inline(always)]
 fn int(s: &str) -> Parsed<i64> {
-    s.parse::<i64>()
-        .map_err(|_| format!("{s:?} is not an integer"))
+    match digits(s) {
+        Some(v) => Ok(v),
+        None => s
+            .parse::<i64>()
+            .map_err(|_| format!("{s:?} is not an integer")),
+    }
+}
+
+/// Exact powers of ten as f64.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// `s` as f64 (`str::parse`'s value). The usual form, `<digits>[.<digits>][e<digits>]`
+/// of at most 15 significant digits and a decimal exponent within ±22, is one exact
+/// integer times or over one exact power of ten: one rounding, the correctly rounded
+/// value (Clinger's fast path, which `str::parse` takes too, after its general scan).
+fn number(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    let (mut mantissa, mut i, mut figures, mut scale) = (0u64, 0, 0, 0i32);
+    while i < b.len() && b[i].is_ascii_digit() {
+        mantissa = mantissa * 10 + u64::from(b[i] - b'0');
+        (i, figures) = (i + 1, figures + 1);
+        if figures > 15 {
+            return s.parse().ok();
+        }
+    }
+    if i > 0 && i < b.len() && b[i] == b'.' {
+        i += 1;
+        let first = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            mantissa = mantissa * 10 + u64::from(b[i] - b'0');
+            (i, figures, scale) = (i + 1, figures + 1, scale - 1);
+            if figures > 15 {
+                return s.parse().ok();
+            }
+        }
+        if i == first {
+            return s.parse().ok();
+        }
+    }
+    if figures > 0 && i + 1 < b.len() && b[i] | 0x20 == b'e' {
+        let first = i + 1;
+        let mut exponent = 0i32;
+        i = first;
+        while i < b.len() && b[i].is_ascii_digit() && i - first < 3 {
+            exponent = exponent * 10 + i32::from(b[i] - b'0');
+            i += 1;
+        }
+        scale += exponent;
+    }
+    if figures == 0 || i != b.len() || scale.unsigned_abs() > 22 {
+        return s.parse().ok();
+    }
+    let power = POW10[scale.unsigned_abs() as usize];
+    Some(if scale >= 0 {
+        mantissa as f64 * power
+    } else {
+        mantissa as f64 / power
+    })
 }
 
 /// Python's int(float(s)): a count written as a float (SimGrid writes 1e6).
+#[inline(always)]
 fn count(s: &str) -> Parsed<i64> {
     if s.len() <= 15 {
         // Integers of up to 15 digits are exact as floats: the same value, parsed faster.
+        if let Some(v) = digits(s) {
+            return Ok(v);
+        }
         if let Ok(v) = s.parse::<i64>() {
             return Ok(v);
         }
     }
-    let v: f64 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    let v = number(s).ok_or_else(|| format!("{s:?} is not a number"))?;
     if !v.is_finite() || v.abs() >= 9.2e18 {
         return Err(format!("{s:?} is out of range"));
     }
     Ok(v.trunc() as i64)
 }
 
+#[inline(always)]
 fn arg<'a>(a: &[&'a str], i: usize) -> Parsed<&'a str> {
     a.get(i)
         .copied()
         .ok_or_else(|| format!("argument {} is missing", i + 1))
 }
 
+#[inline(always)]
 fn mul(a: i64, b: i64) -> Parsed<i64> {
     a.checked_mul(b)
         .ok_or_else(|| "size out of range".to_string())
@@ -293,15 +444,14 @@ impl TitParser {
             line: number,
             message,
         };
-        let mut tokens = text.split_ascii_whitespace();
+        let mut tokens = Tokens { text, at: 0 };
         let Some(first) = tokens.next() else {
             return Ok(());
         };
         if first.starts_with('#') {
             return Ok(());
         }
-        let rank = first.parse::<i64>();
-        let Ok(rank) = rank else {
+        let Ok(rank) = int(first) else {
             let line = text.trim();
             return Err(err(format!("expected '<rank> <action> …', got {line:?}")));
         };
@@ -334,6 +484,7 @@ impl TitParser {
             .map_err(|why| err(format!("bad arguments for {action:?}: {why}")))
     }
 
+    #[inline(always)]
     fn dt(&self, rank: usize, a: &[&str], index: usize) -> Parsed<i64> {
         match a.get(index) {
             Some(s) => {
@@ -376,10 +527,10 @@ impl TitParser {
         // Python's round(): half to even.
         let now = st.clock_ns.round_ties_even() as i64;
         let r = &mut self.rows;
-        r.rank.push(rank as i32);
+        r.rank.push(rank as i64);
         r.seq.push(st.seq);
         st.seq += 1;
-        r.op.push(op);
+        r.op.push(u32::from(op));
         r.time_ns.push(now);
         r.peer.push(call.peer);
         r.root.push(call.root);
@@ -405,9 +556,8 @@ impl TitParser {
                 self.push(rank, op_code(name), &Call::default());
             }
             "compute" | "sleep" => {
-                let amount: f64 = arg(a, 0)?
-                    .parse()
-                    .map_err(|_| format!("{:?} is not a number", a[0]))?;
+                let amount =
+                    number(arg(a, 0)?).ok_or_else(|| format!("{:?} is not a number", a[0]))?;
                 if amount < 0.0 {
                     return Err("negative duration".into());
                 }
@@ -425,7 +575,7 @@ impl TitParser {
                 let peer = int(arg(a, 0)?)?;
                 let tag = int(arg(a, 1)?)?;
                 let size = mul(count(arg(a, 2)?)?, self.dt(rank, a, 3)?)?;
-                let (peer32, tag32) = (to_i32(peer)?, to_i32(tag)?);
+                let (peer32, tag32) = (int32(peer)?, int32(tag)?);
                 let sending = name.ends_with("send");
                 let st = &mut self.states[rank];
                 let request = if name.starts_with('i') {
@@ -437,8 +587,7 @@ impl TitParser {
                     } else {
                         (peer, r, tag)
                     };
-                    st.pending.entry(key).or_default().push_back(req);
-                    st.order.push(req);
+                    st.pending.push((req, key));
                     Some(req)
                 } else {
                     None
@@ -473,8 +622,8 @@ impl TitParser {
             "waitall" => {
                 let st = &mut self.states[rank];
                 self.scratch.clear();
-                self.scratch.append(&mut st.order);
-                st.pending.values_mut().for_each(VecDeque::clear);
+                self.scratch
+                    .extend(st.pending.drain(..).map(|(req, _)| req));
                 let done = std::mem::take(&mut self.scratch);
                 self.push(
                     rank,
@@ -488,7 +637,7 @@ impl TitParser {
             }
             "bcast" => {
                 let root = if a.len() > 1 {
-                    Some(to_i32(int(a[1])?)?)
+                    Some(int32(int(a[1])?)?)
                 } else {
                     Some(0)
                 };
@@ -500,14 +649,14 @@ impl TitParser {
                     &Call {
                         root,
                         send_bytes: Some(bytes),
-                        dtype_bytes: Some(to_i32(dt)?),
+                        dtype_bytes: Some(int32(dt)?),
                         ..Default::default()
                     },
                 );
             }
             "reduce" => {
                 let root = if a.len() > 2 {
-                    Some(to_i32(int(a[2])?)?)
+                    Some(int32(int(a[2])?)?)
                 } else {
                     Some(0)
                 };
@@ -519,7 +668,7 @@ impl TitParser {
                     &Call {
                         root,
                         send_bytes: Some(bytes),
-                        dtype_bytes: Some(to_i32(dt)?),
+                        dtype_bytes: Some(int32(dt)?),
                         ..Default::default()
                     },
                 );
@@ -532,7 +681,7 @@ impl TitParser {
                     const { op_code("allreduce") },
                     &Call {
                         send_bytes: Some(bytes),
-                        dtype_bytes: Some(to_i32(dt)?),
+                        dtype_bytes: Some(int32(dt)?),
                         ..Default::default()
                     },
                 );
@@ -544,13 +693,13 @@ impl TitParser {
                 let call = Call {
                     send_bytes: Some(s),
                     recv_bytes: Some(r),
-                    dtype_bytes: Some(to_i32(rdt)?),
+                    dtype_bytes: Some(int32(rdt)?),
                     ..Default::default()
                 };
                 self.push(rank, op_code(name), &call);
             }
             "gather" | "scatter" => {
-                let root = if a.len() > 2 { to_i32(int(a[2])?)? } else { 0 };
+                let root = if a.len() > 2 { int32(int(a[2])?)? } else { 0 };
                 let s = mul(count(arg(a, 0)?)?, self.dt(rank, a, 3)?)?;
                 let rdt = self.dt(rank, a, 4)?;
                 let r = mul(count(arg(a, 1)?)?, rdt)?;
@@ -558,7 +707,7 @@ impl TitParser {
                     root: Some(root),
                     send_bytes: Some(s),
                     recv_bytes: Some(r),
-                    dtype_bytes: Some(to_i32(rdt)?),
+                    dtype_bytes: Some(int32(rdt)?),
                     ..Default::default()
                 };
                 self.push(rank, op_code(name), &call);
@@ -585,7 +734,7 @@ impl TitParser {
                 let gatherv = name == "gatherv";
                 let tail = a.get(1 + n..).unwrap_or(&[]);
                 let root = if gatherv && !tail.is_empty() {
-                    to_i32(int(tail[0])?)?
+                    int32(int(tail[0])?)?
                 } else {
                     0
                 };
@@ -607,7 +756,7 @@ impl TitParser {
                 self.counts(a, 0..n, ts, false)?;
                 let sc = std::mem::take(&mut self.scratch);
                 let root = if a.len() > n + 1 {
-                    to_i32(int(a[n + 1])?)?
+                    int32(int(a[n + 1])?)?
                 } else {
                     0
                 };
@@ -633,7 +782,7 @@ impl TitParser {
                     recv_counts: Some(&rc),
                     send_bytes: Some(sum(&rc).ok_or("size out of range")?),
                     recv_bytes: Some(rc[rank]),
-                    dtype_bytes: Some(to_i32(dt)?),
+                    dtype_bytes: Some(int32(dt)?),
                     ..Default::default()
                 };
                 self.push(rank, const { op_code("reduce_scatter") }, &call);
@@ -646,32 +795,22 @@ impl TitParser {
 
     /// The pending request a wait names by (src, dst, tag), else the oldest.
     fn find(&mut self, rank: usize, a: &[&str]) -> Parsed<Option<i64>> {
-        let st = &mut self.states[rank];
-        let req = if a.len() >= 3 {
+        let at = if a.len() >= 3 {
             let key = (int(a[0])?, int(a[1])?, int(a[2])?);
-            match st.pending.get_mut(&key).and_then(VecDeque::pop_front) {
-                Some(req) => req,
-                None => return Ok(None),
-            }
-        } else if let Some(&req) = st.order.first() {
-            for queue in st.pending.values_mut() {
-                if queue.front() == Some(&req) {
-                    queue.pop_front();
-                }
-            }
-            req
+            self.states[rank].pending.iter().position(|p| p.1 == key)
         } else {
-            return Ok(None);
+            (!self.states[rank].pending.is_empty()).then_some(0)
         };
-        if let Some(i) = st.order.iter().position(|&r| r == req) {
-            st.order.remove(i);
-        }
-        Ok(Some(req))
+        Ok(at.map(|i| self.states[rank].pending.remove(i).0))
     }
 }
 
-fn to_i32(v: i64) -> Parsed<i32> {
-    i32::try_from(v).map_err(|_| format!("{v} does not fit a 32-bit rank or tag"))
+/// `v`, checked to fit the 32-bit columns (ranks, tags, datatype sizes).
+#[inline(always)]
+fn int32(v: i64) -> Parsed<i64> {
+    i32::try_from(v)
+        .map(i64::from)
+        .map_err(|_| format!("{v} does not fit a 32-bit rank or tag"))
 }
 
 /// The largest rank + 1 of a single-file trace's lines (its rank count); an error names
@@ -727,6 +866,74 @@ mod tests {
         assert_eq!(r.requests.offsets, [0, 0, 0, 0, 2]);
         assert_eq!(r.requests.values, [0, 1]);
         assert_eq!(r.recv_bytes.valid, [false, true, false, false]);
+    }
+
+    #[test]
+    fn waits_take_the_named_else_the_oldest_request() {
+        let p = parse(
+            3,
+            "0 isend 1 5 8\n0 irecv 2 5 8\n0 isend 1 5 8\n0 wait 0 1 5\n0 wait 0 1 7\n\
+             0 wait\n0 isend 2 1 8\n0 waitall\n0 wait\n",
+        );
+        let r = &p.rows;
+        assert_eq!(r.request.values[3..7], [0, 0, 1, 3]);
+        assert_eq!(r.request.valid[3..7], [true, false, true, true]);
+        assert_eq!(r.requests.values, [2, 3]);
+        assert!(!r.request.valid[8]);
+    }
+
+    #[test]
+    fn blanks_are_ascii_whitespace() {
+        for b in 0..=255u8 {
+            assert_eq!(blank(b), b.is_ascii_whitespace(), "{b}");
+        }
+    }
+
+    #[test]
+    fn numbers_read_as_str_parse_reads_them() {
+        let cases = [
+            "1e6",
+            "1E6",
+            "1000000",
+            "0",
+            "1.5",
+            "0.1",
+            "123456789012345",
+            "1234567890123456",
+            "1e22",
+            "1e23",
+            "1.5e-3",
+            "2.5e1",
+            "1e",
+            "1e+6",
+            "-1",
+            ".5",
+            "5.",
+            "nan",
+            "inf",
+            "1e300",
+            "0.000001",
+            "9007199254740993",
+            "1x",
+            "",
+            "e5",
+            "12.34e5",
+        ];
+        for s in cases {
+            let want = s.parse::<f64>().ok();
+            assert_eq!(number(s).map(f64::to_bits), want.map(f64::to_bits), "{s:?}");
+        }
+        for s in [
+            "0",
+            "42",
+            "007",
+            "-3",
+            "+3",
+            "999999999999999999",
+            "9223372036854775808",
+        ] {
+            assert_eq!(int(s).ok(), s.parse::<i64>().ok(), "{s:?}");
+        }
     }
 
     #[test]

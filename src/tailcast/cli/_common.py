@@ -7,16 +7,18 @@ from __future__ import annotations
 import json
 import math
 import sys
-from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import typer
+if TYPE_CHECKING:  # typer loads with the sub-apps, not with these helpers (tailcast.__main__)
+    import typer
 
 
 def new_app(help_text: str, no_args_is_help: bool = True) -> typer.Typer:
     """A sub-app with tailcast's settings: no shell-completion noise, plain tracebacks off.
     Single-command apps (quickstart, report) pass no_args_is_help=False."""
+    import typer
+
     return typer.Typer(
         help=help_text,
         no_args_is_help=no_args_is_help,
@@ -27,6 +29,8 @@ def new_app(help_text: str, no_args_is_help: bool = True) -> typer.Typer:
 
 
 def _default(obj: Any) -> Any:
+    from datetime import date, datetime  # (not loaded by commands that write no JSON)
+
     if isinstance(obj, datetime | date):
         return obj.isoformat()
     if isinstance(obj, Path):

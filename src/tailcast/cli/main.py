@@ -1,14 +1,10 @@
-"""`tailcast`: the entry point. Mounts one Typer sub-app per concern and owns the single
-error handler (one line on stderr; exit 0 ok, 1 failure, 2 usage, 3 not accepted)."""
+"""`tailcast`: the Typer app. Mounts one Typer sub-app per concern; the console script
+(tailcast.__main__: the one error handler) runs it."""
 
-import contextlib
 import os
-import signal
 import sys
-import traceback
 from collections.abc import Iterator, MutableMapping
 from gettext import gettext as _
-from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -17,16 +13,12 @@ from typer.core import TyperGroup
 from typer.main import get_group_from_info
 from typer.models import TyperInfo
 
-from tailcast.errors import EXIT_FAILURE, Interrupted, TailcastError
-
 HELP = (
     "tailcast measures MPI latency tails inside Slurm jobs, captures MPI traces, replays "
     "them through modelled fabrics, compares measured with simulated tails and predicts "
     "the tail at submission time. Results go to $TAILCAST_HOME "
     "(default ~/.local/share/tailcast)."
 )
-
-_state = {"debug": False}
 
 
 def _engine_version() -> str:
@@ -60,7 +52,8 @@ def _root(
         ),
     ] = False,
 ) -> None:
-    _state["debug"] = debug or os.environ.get("TAILCAST_DEBUG") == "1"
+    if debug:  # read by the error handler (tailcast.__main__), and by child commands
+        os.environ["TAILCAST_DEBUG"] = "1"
 
 
 # One line per sub-command (its module in tailcast.cli has the same name), in the order of
@@ -149,45 +142,3 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 app.callback()(_root)
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    del frame
-    raise Interrupted(signum)
-
-
-def main() -> None:
-    """Console-script entry point with the one error handler. SIGINT and SIGTERM raise
-    Interrupted wherever the command is (the replay engine polls for them): what was being
-    written is removed (store/results.py `all_or_nothing`), one line says so, and the exit
-    status is 130 or 143."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, _interrupt)
-    try:
-        app()
-    except TailcastError as err:
-        if _state["debug"]:
-            traceback.print_exc()
-        sys.stderr.write(f"tailcast: error: {err}\n")
-        sys.exit(err.exit_code)
-    except Interrupted as stop:
-        if _state["debug"]:
-            traceback.print_exc()
-        detail = stop.detail or "nothing partial was stored"
-        sys.stderr.write(f"tailcast: interrupted by {signal.Signals(stop.signum).name}: {detail}\n")
-        # Unwinding has run every cleanup (partial files removed, temporary directories
-        # gone); skip the interpreter's teardown of the scientific stack (~0.4 s CPU) so the
-        # command ends promptly.
-        with contextlib.suppress(OSError):  # a closed pipe: nothing more to say
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(stop.exit_code)
-    except Exception as err:  # an unexpected failure is still one line unless --debug
-        if _state["debug"]:
-            traceback.print_exc()
-        sys.stderr.write(f"tailcast: internal error: {type(err).__name__}: {err}\n")
-        sys.exit(EXIT_FAILURE)
-
-
-if __name__ == "__main__":
-    main()

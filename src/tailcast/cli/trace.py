@@ -85,14 +85,9 @@ def convert(
     ] = None,
 ) -> None:
     """Convert between trace formats."""
-    from tailcast.cli.progress import progress
-    from tailcast.traces.convert import convert as do_convert
+    from tailcast.cli.trace_convert import run_convert
 
-    with progress("convert (rows)") as advance:
-        meta = do_convert(src, dst, to=to, fmt=fmt, progress=advance)
-    for name, count in sorted(meta.unsupported.items()):
-        note(f"warning: {count} unsupported call(s) {name} not converted")
-    note(f"wrote {dst} ({meta.ranks} ranks, from {meta.source_format})")
+    run_convert(src, dst, to=to, fmt=fmt)
 
 
 @app.command("synth")

@@ -127,7 +127,7 @@ def replay_check(timeout: float) -> Check:
     argv = [
         sys.executable,
         "-m",
-        "tailcast.cli.main",
+        "tailcast",
         "replay",
         "run",
         str(trace),

@@ -89,7 +89,7 @@ def _calls_between(samples: list[tuple[float, int]], start: float, stop: float) 
 
 def _agent_argv(camp: LabCampaign) -> list[str]:
     return [
-        sys.executable, "-m", "tailcast.cli.main", "agent", "run",
+        sys.executable, "-m", "tailcast", "agent", "run",
         "--benchmarks", ",".join(camp.benchmarks),
         "--sizes", ",".join(str(s) for s in camp.sizes),
         "--iterations", str(camp.iterations), "--warmup", str(camp.warmup),

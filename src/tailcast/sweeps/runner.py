@@ -172,4 +172,4 @@ def default_jobs() -> int:
 
 def python_command() -> list[str]:
     """How array tasks start this tailcast (the same interpreter and package)."""
-    return [sys.executable, "-m", "tailcast.cli.main"]
+    return [sys.executable, "-m", "tailcast"]
