@@ -51,7 +51,7 @@ pub(crate) fn unpack(buf: &[u8], base: usize, width: u32, i: usize) -> u64 {
 
 /// Values `first..first + k` of a bit-packed run (see `unpack`), each through `map`,
 /// appended to `out`. Whole groups of 8 values (`width` bytes, aligned to a byte) are
-/// unpacked together: for widths up to 8 (levels, most dictionary indices) from one load.
+/// unpacked together, for widths up to 8 (levels, most dictionary indices) from one load.
 /// Gives exactly what `unpack` gives value by value.
 #[inline]
 pub(crate) fn unpack_run<T: Copy>(
@@ -74,36 +74,32 @@ pub(crate) fn unpack_run<T: Copy>(
             out.push(map(unpack(buf, base, width, i)));
             i += 1;
         }
+        let w = width as usize;
+        let mask = (1u64 << width) - 1;
         while end - i >= 8 {
-            let Some(group) = unpack8(buf, base + i / 8 * width as usize, width) else {
-                break; // near the end of the buffer: value by value below
+            let start = base + i / 8 * w;
+            let values: [T; 8] = if w <= 8 {
+                let Some(bytes) = buf.get(start..start + 8) else {
+                    break; // near the end of the buffer: value by value below
+                };
+                let word = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+                std::array::from_fn(|j| map((word >> (j * w)) & mask))
+            } else {
+                // Value j is in the 8 bytes from bit j * w (the last ends before byte w + 7).
+                let Some(bytes) = buf.get(start..start + w + 7) else {
+                    break;
+                };
+                std::array::from_fn(|j| {
+                    let (at, shift) = (j * w / 8, j * w % 8);
+                    let word = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+                    map((word >> shift) & mask)
+                })
             };
-            let values: [T; 8] = std::array::from_fn(|j| map(group[j]));
             out.extend_from_slice(&values);
             i += 8;
         }
     }
     out.extend((i..end).map(|i| map(unpack(buf, base, width, i))));
-}
-
-/// The 8 values of a group of `width` (1..=56) bits starting at byte `start`; None when
-/// the loads would run past `buf`.
-#[inline]
-fn unpack8(buf: &[u8], start: usize, width: u32) -> Option<[u64; 8]> {
-    let w = width as usize;
-    let mask = (1u64 << width) - 1;
-    if width <= 8 {
-        let word = u64::from_le_bytes(buf.get(start..start + 8)?.try_into().ok()?);
-        return Some(std::array::from_fn(|j| (word >> (j * w)) & mask));
-    }
-    // Value j is in the 8 bytes from bit j * w (the last one ends before byte w + 7).
-    let bytes = buf.get(start..start + w + 7)?;
-    Some(std::array::from_fn(|j| {
-        let bit = j * w;
-        let at = bit / 8;
-        let word = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-        (word >> (bit % 8)) & mask
-    }))
 }
 
 #[derive(Clone, Debug)]

@@ -63,23 +63,28 @@ impl OpStats {
     /// Adds rows of the given op codes; `duration(i)` is row i's (ns).
     fn add_durations(&mut self, op: &[u8], duration: impl Fn(usize) -> i64) {
         // Replays repeat the same (op, duration) for long stretches: count runs first.
-        let mut i = 0;
-        while i < op.len() {
-            let (code, d) = (op[i], duration(i));
-            let mut j = i + 1;
-            while j < op.len() && op[j] == code && duration(j) == d {
-                j += 1;
+        let Some(&first) = op.first() else { return };
+        let mut run = (first, duration(0), 0u64);
+        for (i, &code) in op.iter().enumerate() {
+            let d = duration(i);
+            if (code, d) != (run.0, run.1) {
+                self.add_run(run);
+                run = (code, d, 0);
             }
-            let run = (j - i) as u64;
-            if self.ops.len() <= code as usize {
-                self.ops.resize_with(code as usize + 1, Durations::default);
-            }
-            let entry = &mut self.ops[code as usize];
-            *entry.counts.entry(d).or_default() += run;
-            entry.rows += run;
-            entry.total_ns += i128::from(d) * i128::from(run);
-            i = j;
+            run.2 += 1;
         }
+        self.add_run(run);
+    }
+
+    /// Adds `rows` rows of op `code` that took `d` ns each.
+    fn add_run(&mut self, (code, d, rows): (u8, i64, u64)) {
+        if self.ops.len() <= code as usize {
+            self.ops.resize_with(code as usize + 1, Durations::default);
+        }
+        let entry = &mut self.ops[code as usize];
+        *entry.counts.entry(d).or_default() += rows;
+        entry.rows += rows;
+        entry.total_ns += i128::from(d) * i128::from(rows);
     }
 
     /// `add` on the engine's rows: `ReplayStream.summarise_ops` feeds them straight in,
