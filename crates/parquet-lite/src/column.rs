@@ -20,16 +20,19 @@ pub struct Column {
 }
 
 impl Column {
-    pub(crate) fn empty(list: bool, strings: bool) -> Self {
+    /// No rows yet, with room for `rows` rows (and as many list elements).
+    pub(crate) fn with_capacity(list: bool, strings: bool, rows: usize) -> Self {
         let values = if list {
+            let mut offsets = Vec::with_capacity(rows + 1);
+            offsets.push(0);
             Values::Lists {
-                offsets: vec![0],
-                values: Vec::new(),
+                offsets,
+                values: Vec::with_capacity(rows),
             }
         } else if strings {
-            Values::Strings(Vec::new())
+            Values::Strings(Vec::with_capacity(rows))
         } else {
-            Values::Ints(Vec::new())
+            Values::Ints(Vec::with_capacity(rows))
         };
         Self {
             rows: 0,

@@ -388,7 +388,8 @@ impl ColumnCursor {
 
     /// The next `rows` rows (fewer at the end of the column).
     pub fn read(&mut self, rows: usize) -> Result<Column> {
-        let mut out = Column::empty(self.list_def.is_some(), self.strings);
+        // Sized once: growing the columns chunk by chunk costs reallocations and copies.
+        let mut out = Column::with_capacity(self.list_def.is_some(), self.strings, rows);
         let max_def = self.leaf.max_def;
         let mut got = 0;
         loop {
@@ -420,7 +421,7 @@ impl ColumnCursor {
                 self.def[start..end].iter().filter(|&&d| d == full).count()
             };
             self.take_values(present)?;
-            self.scatter(start, end, present, &mut out);
+            self.scatter(start, end, present, rows, &mut out);
             if self.list_def.is_none() {
                 got += end - start;
             }
@@ -437,8 +438,9 @@ impl ColumnCursor {
         Ok(out)
     }
 
-    /// Appends levels `start..end` (and the `present` values just decoded for them) to `out`.
-    fn scatter(&self, start: usize, end: usize, present: usize, out: &mut Column) {
+    /// Appends levels `start..end` (and the `present` values just decoded for them) to `out`
+    /// (which will hold `rows` rows).
+    fn scatter(&self, start: usize, end: usize, present: usize, rows: usize, out: &mut Column) {
         let full = self.leaf.max_def as u16;
         match self.list_def {
             None if present == end - start => {
@@ -454,7 +456,11 @@ impl ColumnCursor {
                 out.rows += present;
             }
             None => {
-                let valid = out.valid.get_or_insert_with(|| vec![true; out.rows]);
+                let valid = out.valid.get_or_insert_with(|| {
+                    let mut valid = Vec::with_capacity(rows);
+                    valid.resize(out.rows, true);
+                    valid
+                });
                 let defs = &self.def[start..end];
                 valid.extend(defs.iter().map(|&d| d == full));
                 match &mut out.values {

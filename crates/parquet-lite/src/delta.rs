@@ -3,7 +3,7 @@
 //! decoder, and wraps in the physical width (INT32 arithmetic wraps at 32 bits).
 
 use crate::error::{corrupt, Result};
-use crate::rle::{uleb, unpack};
+use crate::rle::{uleb, unpack_run};
 
 #[derive(Clone, Debug)]
 pub(crate) struct DeltaDecoder {
@@ -114,18 +114,13 @@ impl DeltaDecoder {
             if self.mini_base + bytes > buf.len().min(self.end) {
                 return corrupt("delta miniblock runs past the page");
             }
-            for i in self.mini_next..self.mini_next + k {
-                let delta = self
-                    .min_delta
-                    .wrapping_add(unpack(buf, self.mini_base, width, i) as i64);
-                let next = self.last.wrapping_add(delta);
-                self.last = if self.bits32 {
-                    i64::from(next as i32)
-                } else {
-                    next
-                };
-                out.push(self.last);
-            }
+            let (min_delta, bits32, mut last) = (self.min_delta, self.bits32, self.last);
+            unpack_run(buf, self.mini_base, width, self.mini_next, k, out, |d| {
+                let next = last.wrapping_add(min_delta.wrapping_add(d as i64));
+                last = if bits32 { i64::from(next as i32) } else { next };
+                last
+            });
+            self.last = last;
             self.mini_next += k;
             need -= k;
             self.remaining -= k;

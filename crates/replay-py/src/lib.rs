@@ -211,7 +211,7 @@ pub(crate) fn to_ns(v: Vec<f64>) -> Vec<i64> {
 }
 
 #[inline]
-fn round_ns(t: f64) -> i64 {
+pub(crate) fn round_ns(t: f64) -> i64 {
     if t.abs() >= 4_503_599_627_370_496.0 || t.is_nan() {
         return t as i64; // 2^52 and beyond every value is an integer (NaN → 0, saturating)
     }

@@ -9,10 +9,13 @@ use std::collections::HashMap;
 use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use replay_engine::hash::FastMap;
+
+use crate::round_ns;
 
 #[derive(Default)]
 struct Durations {
-    counts: HashMap<i64, u64>,
+    counts: FastMap<i64, u64>,
     rows: u64,
     total_ns: i128,
 }
@@ -52,33 +55,43 @@ impl Durations {
 #[pyclass(module = "tailcast._core")]
 #[derive(Default)]
 pub struct OpStats {
-    ops: HashMap<u8, Durations>,
+    /// By op code; an op with no rows has not been seen.
+    ops: Vec<Durations>,
 }
 
 impl OpStats {
-    /// `add` on slices: `ReplayStream.summarise_ops` feeds the engine's rows straight in.
-    pub(crate) fn add_rows(&mut self, op: &[u8], start: &[i64], end: &[i64]) -> PyResult<()> {
-        if op.len() != start.len() || op.len() != end.len() {
-            return Err(PyValueError::new_err(
-                "op, sim_start_ns, sim_end_ns differ in length",
-            ));
-        }
+    /// Adds rows of the given op codes; `duration(i)` is row i's (ns).
+    fn add_durations(&mut self, op: &[u8], duration: impl Fn(usize) -> i64) {
         // Replays repeat the same (op, duration) for long stretches: count runs first.
-        let mut i = 0;
-        while i < op.len() {
-            let (code, d) = (op[i], end[i] - start[i]);
-            let mut j = i + 1;
-            while j < op.len() && op[j] == code && end[j] - start[j] == d {
-                j += 1;
+        let Some(&first) = op.first() else { return };
+        let mut run = (first, duration(0), 0u64);
+        for (i, &code) in op.iter().enumerate() {
+            let d = duration(i);
+            if (code, d) != (run.0, run.1) {
+                self.add_run(run);
+                run = (code, d, 0);
             }
-            let run = (j - i) as u64;
-            let entry = self.ops.entry(code).or_default();
-            *entry.counts.entry(d).or_default() += run;
-            entry.rows += run;
-            entry.total_ns += i128::from(d) * i128::from(run);
-            i = j;
+            run.2 += 1;
         }
-        Ok(())
+        self.add_run(run);
+    }
+
+    /// Adds `rows` rows of op `code` that took `d` ns each.
+    fn add_run(&mut self, (code, d, rows): (u8, i64, u64)) {
+        if self.ops.len() <= code as usize {
+            self.ops.resize_with(code as usize + 1, Durations::default);
+        }
+        let entry = &mut self.ops[code as usize];
+        *entry.counts.entry(d).or_default() += rows;
+        entry.rows += rows;
+        entry.total_ns += i128::from(d) * i128::from(rows);
+    }
+
+    /// `add` on the engine's rows: `ReplayStream.summarise_ops` feeds them straight in,
+    /// their simulated times (ns, f64) rounded as `take_ops` rounds them.
+    pub(crate) fn add_times(&mut self, op: &[u8], start: &[f64], end: &[f64]) {
+        assert!(op.len() == start.len() && op.len() == end.len());
+        self.add_durations(op, |i| round_ns(end[i]) - round_ns(start[i]));
     }
 }
 
@@ -96,23 +109,32 @@ impl OpStats {
         sim_start_ns: PyReadonlyArray1<'_, i64>,
         sim_end_ns: PyReadonlyArray1<'_, i64>,
     ) -> PyResult<()> {
-        self.add_rows(
+        let (op, start, end) = (
             op.as_slice()?,
             sim_start_ns.as_slice()?,
             sim_end_ns.as_slice()?,
-        )
+        );
+        if op.len() != start.len() || op.len() != end.len() {
+            return Err(PyValueError::new_err(
+                "op, sim_start_ns, sim_end_ns differ in length",
+            ));
+        }
+        self.add_durations(op, |i| end[i] - start[i]);
+        Ok(())
     }
 
     /// op code → (rows, p50 µs, p99 µs, total µs) of sim_end_ns - sim_start_ns.
     fn summary(&self) -> HashMap<u8, (u64, f64, f64, f64)> {
         self.ops
             .iter()
-            .map(|(&code, d)| {
+            .enumerate()
+            .filter(|(_, d)| d.rows > 0)
+            .map(|(code, d)| {
                 let mut sorted: Vec<(i64, u64)> = d.counts.iter().map(|(&v, &c)| (v, c)).collect();
                 sorted.sort_unstable();
                 let p50 = Durations::percentile(&sorted, d.rows, 50.0) / 1000.0;
                 let p99 = Durations::percentile(&sorted, d.rows, 99.0) / 1000.0;
-                (code, (d.rows, p50, p99, d.total_ns as f64 / 1000.0))
+                (code as u8, (d.rows, p50, p99, d.total_ns as f64 / 1000.0))
             })
             .collect()
     }

@@ -13,7 +13,7 @@ use numpy::IntoPyArray;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use replay_engine::{Progress, ReplayOptions, StreamJob};
+use replay_engine::{OpsOut, Progress, ReplayOptions, StreamJob};
 
 use crate::arrow::Exported;
 use crate::errors::replay_error as value_error;
@@ -33,6 +33,8 @@ pub struct ReplayStream {
     /// Rows per piece fed to the engine.
     piece_rows: usize,
     ops: OpTable,
+    /// The rows `summarise_ops` took last, kept so their vectors' capacity is reused.
+    summarised: OpsOut,
 }
 
 /// Converted rows of one rank and how far the engine has been fed.
@@ -171,6 +173,7 @@ impl ReplayStream {
             spare: Vec::new(),
             piece_rows,
             ops: OpTable::new(),
+            summarised: OpsOut::default(),
         })
     }
 
@@ -241,8 +244,11 @@ impl ReplayStream {
     /// Rows executed since the last call, added to `stats` only: the summary of a replay
     /// that keeps no per-op rows, with no numpy arrays built (nor numpy imported).
     fn summarise_ops(&mut self, mut stats: PyRefMut<'_, OpStats>) -> PyResult<()> {
-        let ops = self.engine()?.take_ops(0);
-        stats.add_rows(&ops.op, &to_ns(ops.sim_start_ns), &to_ns(ops.sim_end_ns))
+        let mut ops = std::mem::take(&mut self.summarised);
+        self.engine()?.swap_ops(0, &mut ops);
+        stats.add_times(&ops.op, &ops.sim_start_ns, &ops.sim_end_ns);
+        self.summarised = ops;
+        Ok(())
     }
 
     /// Ends the stream: the trace's results (no per-row arrays), counters, fabric

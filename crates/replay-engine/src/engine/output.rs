@@ -37,6 +37,17 @@ pub struct OpsOut {
     pub sim_end_ns: Vec<f64>,
 }
 
+impl OpsOut {
+    /// No rows, the capacity kept.
+    pub fn clear(&mut self) {
+        self.rank.clear();
+        self.seq.clear();
+        self.op.clear();
+        self.sim_start_ns.clear();
+        self.sim_end_ns.clear();
+    }
+}
+
 /// One delivered message.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MessageRow {

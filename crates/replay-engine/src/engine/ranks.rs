@@ -101,48 +101,76 @@ pub enum CollPath {
     Program(std::rc::Rc<crate::collectives::Program>),
 }
 
-/// Trace request id → (request slot, generation). Ids are small integers in most traces:
-/// those index a vector; others go to a hash map.
+/// Trace request id → (request slot, generation). Ids in a window of `WINDOW` ids index a
+/// vector: small ids (most traces reuse a few), and ids numbered in increasing order (a
+/// SimGrid TiT trace gives every request a new id), for which the window slides forward,
+/// moving its live entries that fall behind to a hash map. Other ids (negative, behind the
+/// window) go to the map.
 #[derive(Debug, Default)]
 pub struct ReqMap {
-    small: Vec<(u32, u32)>,
+    /// The window's first id: `window[i]` is id `base + i`.
+    base: i64,
+    window: Vec<(u32, u32)>,
+    /// Ids outside the window (all below `base`).
     big: FastMap<i64, (u32, u32)>,
 }
 
-const SMALL_IDS: i64 = 4096;
+const WINDOW: usize = 4096;
 
 impl ReqMap {
+    /// `id`'s index in the window, unless it is behind the window.
+    #[inline]
+    fn index(&self, id: i64) -> Option<usize> {
+        // No overflow: base >= 0.
+        (id >= self.base).then(|| (id - self.base) as usize)
+    }
+
     #[inline]
     pub fn insert(&mut self, id: i64, v: (u32, u32)) {
-        // An id seen before (the usual case: traces reuse a few ids) inlines into the
-        // caller; growing the vector or the map is a call.
-        match usize::try_from(id).ok().and_then(|i| self.small.get_mut(i)) {
-            Some(slot) => *slot = v,
-            None => self.insert_uncovered(id, v),
+        // An id the window holds or the next one after it (the usual cases) inlines into
+        // the caller; sliding the window, or the map, is a call.
+        match self.index(id) {
+            Some(i) if i < self.window.len() => self.window[i] = v,
+            Some(i) if i == self.window.len() && i < WINDOW => self.window.push(v),
+            _ => self.insert_uncovered(id, v),
         }
     }
 
-    /// An id the vector does not cover yet: it grows, or the id goes to the map.
+    /// An id the window does not hold yet: the window grows or slides to it, or the id
+    /// (behind the window) goes to the map.
     #[inline(never)]
     fn insert_uncovered(&mut self, id: i64, v: (u32, u32)) {
-        if (0..SMALL_IDS).contains(&id) {
-            let i = id as usize;
-            if self.small.len() <= i {
-                self.small.resize(i + 1, (NONE, 0));
-            }
-            self.small[i] = v;
-        } else {
+        let Some(mut i) = self.index(id) else {
             self.big.insert(id, v);
+            return;
+        };
+        if i >= WINDOW {
+            // By half a window at least, so that each entry moves at most twice.
+            let shift = (i + 1 - WINDOW).max(WINDOW / 2);
+            let gone = shift.min(self.window.len());
+            for (k, &e) in self.window[..gone].iter().enumerate() {
+                if e.0 != NONE {
+                    self.big.insert(self.base + k as i64, e);
+                }
+            }
+            self.window.drain(..gone);
+            self.base += shift as i64;
+            i -= shift;
         }
+        if self.window.len() <= i {
+            self.window.resize(i + 1, (NONE, 0));
+        }
+        self.window[i] = v;
     }
 
     pub fn remove(&mut self, id: &i64) -> Option<(u32, u32)> {
-        if (0..SMALL_IDS).contains(id) {
-            let slot = self.small.get_mut(*id as usize)?;
-            let v = std::mem::replace(slot, (NONE, 0));
-            (v.0 != NONE).then_some(v)
-        } else {
-            self.big.remove(id)
+        match self.index(*id) {
+            Some(i) => {
+                let slot = self.window.get_mut(i)?;
+                let v = std::mem::replace(slot, (NONE, 0));
+                (v.0 != NONE).then_some(v)
+            }
+            None => self.big.remove(id),
         }
     }
 }
@@ -175,5 +203,42 @@ impl RankRt {
         }
         self.coll_count.push((comm, 0));
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prng::SplitMix64;
+    use std::collections::HashMap;
+
+    /// Random inserts and removals of rising, small, far and negative ids against a map.
+    #[test]
+    fn req_map_behaves_as_a_map_while_its_window_slides() {
+        let mut rng = SplitMix64::new(11);
+        let mut m = ReqMap::default();
+        let mut model: HashMap<i64, (u32, u32)> = HashMap::new();
+        let mut next = 0i64;
+        for step in 0..200_000u32 {
+            let id = match rng.below(8) {
+                0 => rng.below(64) as i64,
+                1 => -(rng.below(16) as i64) - 1,
+                2 => next - rng.below(20_000) as i64,
+                3 => next + rng.below(3 * WINDOW as u64) as i64,
+                _ => {
+                    next += 1;
+                    next
+                }
+            };
+            if rng.below(2) == 0 {
+                m.insert(id, (step, step / 2));
+                model.insert(id, (step, step / 2));
+            } else {
+                assert_eq!(m.remove(&id), model.remove(&id), "id {id}");
+            }
+        }
+        for (id, v) in model {
+            assert_eq!(m.remove(&id), Some(v), "id {id}");
+        }
     }
 }

@@ -126,6 +126,15 @@ impl ReplayStream {
         }
     }
 
+    /// Like `take_ops`, into `out` (cleared first) by swapping buffers: a caller that keeps
+    /// `out` between calls lets the engine fill vectors that already have their capacity.
+    pub fn swap_ops(&mut self, job: u32, out: &mut OpsOut) {
+        out.clear();
+        if let Output::Ops(o) = &mut self.engine.jobs[job as usize].output {
+            std::mem::swap(o, out);
+        }
+    }
+
     /// Per-trace results (iterations, total time, endpoints; no per-row arrays), counters,
     /// fabric statistics and message rows.
     pub fn finish(self) -> ReplayOutput {

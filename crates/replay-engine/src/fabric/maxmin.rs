@@ -46,7 +46,7 @@ use finish_queue::FinishQueue;
 /// Flow handle (slot in the solver's slab).
 pub type FlowSlot = u32;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct Flow {
     links: Vec<u32>,
     rate: f64,
@@ -82,8 +82,6 @@ pub struct MaxMin {
     dirty: Vec<u32>,
     /// Scratch state of the local re-solve, reused to avoid allocation.
     scratch: resolve::Scratch,
-    /// Route vectors of removed flows, reused by `add` (no allocation per flow).
-    spare_links: Vec<Vec<u32>>,
     /// Links given at construction; ids from here on are private links of capped flows.
     physical: u32,
     /// Private links no flow uses any more.
@@ -105,7 +103,6 @@ impl MaxMin {
             finish: FinishQueue::default(),
             dirty: Vec::new(),
             scratch: resolve::Scratch::new(n),
-            spare_links: Vec::new(),
             physical: n as u32,
             free_private: Vec::new(),
             route_buf: Vec::new(),
@@ -115,13 +112,24 @@ impl MaxMin {
     }
 
     /// Adds a flow of `bytes` over `links` at time `now`; `tag` is returned when it drains.
-    #[inline]
+    /// (Inlined: a flow fabric's `submit` runs it for every transfer.)
+    #[inline(always)]
     pub fn add(&mut self, now: f64, links: &[u32], bytes: f64, tag: u32) -> FlowSlot {
-        let mut route = self.spare_links.pop().unwrap_or_default();
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.flows.push(Flow::default());
+                self.scratch.add_flow();
+                (self.flows.len() - 1) as FlowSlot
+            }
+        };
+        self.live += 1;
+        let flow = &mut self.flows[slot as usize];
+        // A free slot keeps its last route's vector: no allocation per flow.
+        let mut route = std::mem::take(&mut flow.links);
         route.clear();
         route.extend_from_slice(links);
-        self.live += 1;
-        let flow = Flow {
+        *flow = Flow {
             links: route,
             rate: 0.0,
             remaining: bytes,
@@ -131,17 +139,6 @@ impl MaxMin {
             finish_at: f64::NAN,
             bottleneck: links.first().copied().unwrap_or(0),
         };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.flows[s as usize] = flow;
-                s
-            }
-            None => {
-                self.flows.push(flow);
-                self.scratch.add_flow();
-                (self.flows.len() - 1) as FlowSlot
-            }
-        };
         for &l in links {
             self.link_flows[l as usize].push(slot);
             self.dirty.push(l);
@@ -150,7 +147,7 @@ impl MaxMin {
     }
 
     /// (Inlined: its one hot caller, `pop_finished`, runs it for every drained flow.)
-    #[inline]
+    #[inline(always)]
     fn remove(&mut self, slot: FlowSlot) {
         let links = std::mem::take(&mut self.flows[slot as usize].links);
         if let Some(&last) = links.last() {
@@ -165,7 +162,7 @@ impl MaxMin {
             }
             self.dirty.push(l);
         }
-        self.spare_links.push(links);
+        self.flows[slot as usize].links = links;
         self.live -= 1;
         self.flows[slot as usize].live = false;
         self.finish.remove(slot);

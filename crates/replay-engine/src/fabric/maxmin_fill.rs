@@ -154,6 +154,8 @@ impl MaxMin {
 
     /// Gives share `s` to every unfixed S flow on link `l` (their candidate bottleneck), and
     /// flags the F flows on `l` faster than `s` (check (a): `l` would not be a bottleneck).
+    /// (Inlined into both selection loops: it runs once per step, often for one flow.)
+    #[inline(always)]
     fn fix_link(&mut self, l: u32, s: f64) {
         let sc = &mut self.scratch;
         let (settle, round) = (sc.settle, sc.round);
