@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +26,9 @@ def atomic_path(final: Path) -> Iterator[Path]:
     """Yields a hidden temporary path next to `final`; on success fsyncs and renames it to
     `final`, on any error removes it. Readers never see a partial file."""
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.parent / f"{TMP_PREFIX}{final.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+    # pid + 4 random bytes: unique among concurrent writers (uuid would import platform, a
+    # few ms of every command's start-up).
+    tmp = final.parent / f"{TMP_PREFIX}{final.name}.{os.getpid()}.{os.urandom(4).hex()}"
     try:
         yield tmp
         with open(tmp, "rb+") as fh:
