@@ -134,7 +134,7 @@ def run(actions: int = 1_600_000, halo_bytes: int = 16384) -> dict[str, Any]:
     }
 
 
-AB_CONFIGS = [(r, f) for r in (16, 64, 256) for f in ("ideal", "loggp", "crossbar")]
+AB_CONFIGS = [(r, f) for r in (16, 64, 256) for f in ("ideal", "crossbar")]
 
 
 def _worker(ranks: int, fabric: str, actions: int, halo_bytes: int) -> dict[str, Any]:
