@@ -1,4 +1,4 @@
-"""The OTF2 decoding tailcast used before its own reader (tailcast.traces.otf2_decode),
+"""The OTF2 decoding tailcast used before its own reader (tailcast.traces.otf2_import),
 through the `otf2` Python bindings: the reference the native reader is compared with
 (tests/traces/test_otf2_parity.py) where the `otf2` wheel is installed.
 

@@ -1,4 +1,4 @@
-"""tailcast's own OTF2 reader (tailcast._core.read_otf2, via otf2_decode) gives the same
+"""tailcast's own OTF2 reader (tailcast._core.read_otf2, via otf2_import) gives the same
 trace rows, in the same order, and the same metadata (`unsupported` counts included) as
 the `otf2` wheel's decoding it replaced (tests/traces/otf2_wheel_reference.py), on the
 public Score-P archive and on archives the wheel's writer makes (bench/trace_fuzz.py's
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tailcast.traces.otf2_decode import decode_otf2
+from tailcast.traces.otf2_import import import_otf2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
@@ -19,7 +19,7 @@ from tests.traces.otf2_wheel_reference import decode_otf2 as decode_with_wheel
 
 
 def assert_same(anchor: Path) -> None:
-    table, meta = decode_otf2(anchor)
+    table, meta = import_otf2(anchor)
     expected_table, expected_meta = decode_with_wheel(anchor)
     assert table.num_rows == expected_table.num_rows
     assert table.equals(expected_table, check_metadata=True)

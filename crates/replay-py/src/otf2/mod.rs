@@ -1,6 +1,6 @@
 //! A memory-safe reader of OTF2 (Score-P) archives for the records tailcast converts:
 //! `read_otf2` gives Python the definitions and the events, which
-//! tailcast.traces.otf2_decode turns into trace rows. Every length and count read from a
+//! tailcast.traces.otf2_import turns into trace rows. Every length and count read from a
 //! file is checked against the bytes that remain, nothing is allocated by a size a file
 //! states, and every loop consumes bytes: a damaged archive ends in an error naming the
 //! file, the byte offset and what was expected there.
