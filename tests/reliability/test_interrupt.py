@@ -29,8 +29,13 @@ def _stored_files(home: Path) -> list[Path]:
     ("mode", "signum", "engine_frames"),
     [
         ("--in-memory", signal.SIGINT, ("result = _core.replay(",)),
-        # streamed, the engine alternates between decoding a rank's next rows and replaying
-        ("--stream", signal.SIGTERM, ("stream.run()", "feeder.feed(stream, rank)")),
+        # streamed, the replay loop alternates between decoding a rank's next rows, replaying
+        # them and writing the ops executed so far (the loop's three lines)
+        (
+            "--stream",
+            signal.SIGTERM,
+            ("stream.run()", "feeder.feed(stream, rank)", "_take_ops(stream, op_stats, writer)"),
+        ),
     ],
 )
 def test_signal_stops_replay_in_the_engine(
