@@ -7,8 +7,8 @@ do not pay pyarrow's start-up (~0.2 CPU-s, ~50 MB).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from tailcast import _core
 from tailcast.errors import InputError
@@ -49,8 +49,9 @@ def file_metadata(table_name: str, extra: dict[str, str] | None = None) -> dict[
     return meta
 
 
-@dataclass(frozen=True)
-class Footer:
+class Footer(NamedTuple):
+    # (a NamedTuple, not a dataclass: dataclasses imports inspect, a quarter of the
+    # start-up of `trace convert`, which reads no footer but imports this module)
     num_rows: int
     metadata: dict[bytes, bytes]
     names: list[str]

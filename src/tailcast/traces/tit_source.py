@@ -6,8 +6,8 @@ Parquet (tit_convert) runs without it."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from tailcast import _core
 from tailcast.errors import InputError
@@ -23,9 +23,9 @@ TIT_COLUMNS = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class TitSource:
-    """A TiT trace: its files and ranks (per_rank: file i holds rank i)."""
+class TitSource(NamedTuple):
+    """A TiT trace: its files and ranks (per_rank: file i holds rank i). A NamedTuple, as
+    store.footer.Footer is: no dataclasses (and inspect) in `trace convert`'s start-up."""
 
     path: Path
     files: list[Path]
