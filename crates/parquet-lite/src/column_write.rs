@@ -431,11 +431,15 @@ impl Writer {
         // A direct-mapped cache of (value, index) before the map: columns cycle through a
         // few values (peers, sizes), whose lookups then cost a multiply and a compare.
         let mut cache = [(0i64, u64::MAX); 1 << CACHE_BITS];
-        for &v in f.ints.iter() {
+        // (an index per value through `extend` of the slice's map: one capacity check, not
+        // one per value; a dictionary grown too large stops growing and is dropped after)
+        let mut too_large = false;
+        indices.extend(f.ints.iter().map(|&v| {
             let slot =
                 ((v as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHE_BITS)) as usize;
-            let i = match cache[slot] {
+            match cache[slot] {
                 (cv, ci) if cv == v && ci != u64::MAX => ci,
+                _ if too_large => 0,
                 _ => {
                     let next = map.len() as u64;
                     let i = *map.entry(v).or_insert_with(|| {
@@ -443,14 +447,14 @@ impl Writer {
                         bounds = Some(bounds.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
                         next
                     });
-                    if map.len() > DICT_LIMIT {
-                        return Ok(Values::Plain);
-                    }
+                    too_large = map.len() > DICT_LIMIT;
                     cache[slot] = (v, i);
                     i
                 }
-            };
-            indices.push(i);
+            }
+        }));
+        if too_large {
+            return Ok(Values::Plain);
         }
         let entries = map.len();
         Ok(Values::Dictionary {
