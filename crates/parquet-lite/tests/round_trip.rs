@@ -278,3 +278,43 @@ fn cursors_started_anywhere_read_the_same_rows() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_dictionary_too_large_falls_back_to_plain() {
+    let dir = std::env::temp_dir().join(format!("parquet-lite-plain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("plain.parquet");
+    // More distinct values than a dictionary takes (1 << 16), then repeats of them.
+    let rows = 100_000;
+    let ints: Vec<i64> = (0..rows).map(|i| (i % 70_000) as i64 * 3 - 5).collect();
+    let spec = ColumnSpec {
+        name: "v".into(),
+        kind: ValueKind::Int { bits: 64 },
+        nullable: false,
+        encoding: Encoding::Dictionary,
+    };
+    let options = WriteOptions {
+        page_rows: 8192,
+        zstd: true,
+    };
+    let mut w = Writer::create(&path, vec![spec], options).unwrap();
+    let column = ColumnData::Ints {
+        values: &ints,
+        valid: None,
+    };
+    w.write_row_group(rows, &[column]).unwrap();
+    w.finish().unwrap();
+    let file = Arc::new(ParquetFile::open(&path).unwrap());
+    let Values::Ints(got) = file
+        .cursor("v", 0, 1)
+        .unwrap()
+        .unwrap()
+        .read(rows)
+        .unwrap()
+        .values
+    else {
+        panic!()
+    };
+    assert_eq!(got, ints);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -239,6 +239,9 @@ struct Call<'a> {
 struct RankState {
     type_size: i64,
     clock_ns: f64,
+    /// `clock_ns` rounded as Python's round() does (half to even), the time of the rank's
+    /// calls: rounded when the clock moves, not per call (a libm call per row).
+    now_ns: i64,
     next_request: i64,
     seq: i64,
     /// Pending requests and their (src, dst, tag), in creation order: a rank has a few,
@@ -524,14 +527,12 @@ impl TitParser {
 
     fn push(&mut self, rank: usize, op: u8, call: &Call<'_>) {
         let st = &mut self.states[rank];
-        // Python's round(): half to even.
-        let now = st.clock_ns.round_ties_even() as i64;
         let r = &mut self.rows;
         r.rank.push(rank as i64);
         r.seq.push(st.seq);
         st.seq += 1;
         r.op.push(u32::from(op));
-        r.time_ns.push(now);
+        r.time_ns.push(st.now_ns);
         r.peer.push(call.peer);
         r.root.push(call.root);
         r.tag.push(call.tag);
@@ -569,7 +570,9 @@ impl TitParser {
                 } else {
                     1e9
                 };
-                self.states[rank].clock_ns += amount * per;
+                let st = &mut self.states[rank];
+                st.clock_ns += amount * per;
+                st.now_ns = st.clock_ns.round_ties_even() as i64;
             }
             "send" | "isend" | "recv" | "irecv" => {
                 let peer = int(arg(a, 0)?)?;

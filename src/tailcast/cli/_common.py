@@ -8,9 +8,11 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, which type checkers read as True)
 if TYPE_CHECKING:  # typer loads with the sub-apps, not with these helpers (tailcast.__main__)
+    from typing import Any
+
     import typer
 
 

@@ -6,9 +6,11 @@ pay for DuckDB, nor listing the store for the SQL engine."""
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, which type checkers read as True)
 if TYPE_CHECKING:
+    from typing import Any
+
     from tailcast.store.catalog import Catalog
     from tailcast.store.footer import check_file
     from tailcast.store.inventory import TableInfo

@@ -7,7 +7,6 @@ do not pay pyarrow's start-up (~0.2 CPU-s, ~50 MB).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from tailcast import _core
@@ -49,11 +48,17 @@ def file_metadata(table_name: str, extra: dict[str, str] | None = None) -> dict[
     return meta
 
 
-@dataclass(frozen=True)
 class Footer:
-    num_rows: int
-    metadata: dict[bytes, bytes]
-    names: list[str]
+    """A file's rows, key-value metadata and column names. (A plain class: a dataclass or
+    NamedTuple would import dataclasses or typing, over 20 M instructions each of the
+    start-up of `trace convert`, which reads no footer but imports this module.)"""
+
+    __slots__ = ("metadata", "names", "num_rows")
+
+    def __init__(self, num_rows: int, metadata: dict[bytes, bytes], names: list[str]) -> None:
+        self.num_rows = num_rows
+        self.metadata = metadata
+        self.names = names
 
 
 def read_footer(path: Path) -> Footer:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tailcast.errors import InputError, UsageError
 from tailcast.traces.meta import TraceMeta
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, which type checkers read as True)
 if TYPE_CHECKING:  # pyarrow loads only for the formats that go through Arrow tables
     import pyarrow as pa
 

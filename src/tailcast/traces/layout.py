@@ -18,9 +18,11 @@ import functools
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # (typing.TYPE_CHECKING, which type checkers read as True)
 if TYPE_CHECKING:  # the constants serve writers without pyarrow (tit_convert) too
+    from typing import Any
+
     import numpy as np
     import pyarrow as pa
 

@@ -5,7 +5,6 @@ calls an importer could not map). Read from the footer alone, without pyarrow.""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tailcast.errors import InputError
@@ -13,18 +12,42 @@ from tailcast.store.footer import check_file
 
 TABLE = "traces"
 _PREFIX = "tailcast."
+# TraceMeta's fields, in the order of its constructor (compared and shown in that order).
+_FIELDS = ("ranks", "application", "source_format", "clock", "unsupported", "extra")
 
 
-@dataclass
 class TraceMeta:
-    """What a trace file says about itself."""
+    """What a trace file says about itself. A plain class, not a dataclass: dataclasses
+    (and inspect, which it imports) cost over 20 M instructions of the start-up of
+    `trace convert`, which builds one."""
 
-    ranks: int
-    application: str = ""
-    source_format: str = "tailcast"
-    clock: str = "unknown"  # e.g. CLOCK_MONOTONIC ns, synthetic, otf2 ticks→ns
-    unsupported: dict[str, int] = field(default_factory=dict)
-    extra: dict[str, str] = field(default_factory=dict)
+    def __init__(
+        self,
+        ranks: int,
+        application: str = "",
+        source_format: str = "tailcast",
+        clock: str = "unknown",  # e.g. CLOCK_MONOTONIC ns, synthetic, otf2 ticks→ns
+        unsupported: dict[str, int] | None = None,
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        self.ranks = ranks
+        self.application = application
+        self.source_format = source_format
+        self.clock = clock
+        self.unsupported: dict[str, int] = {} if unsupported is None else unsupported
+        self.extra: dict[str, str] = {} if extra is None else extra
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in _FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not TraceMeta:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in _FIELDS)
+        return f"TraceMeta({fields})"
 
     def to_kv(self) -> dict[str, str]:
         kv = dict(self.extra)

@@ -6,7 +6,6 @@ Parquet (tit_convert) runs without it."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from tailcast import _core
@@ -23,14 +22,17 @@ TIT_COLUMNS = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
 class TitSource:
-    """A TiT trace: its files and ranks (per_rank: file i holds rank i)."""
+    """A TiT trace: its files and ranks (per_rank: file i holds rank i). A plain class, as
+    store.footer.Footer is: no dataclasses or typing in `trace convert`'s start-up."""
 
-    path: Path
-    files: list[Path]
-    per_rank: bool
-    ranks: int
+    __slots__ = ("files", "path", "per_rank", "ranks")
+
+    def __init__(self, path: Path, files: list[Path], per_rank: bool, ranks: int) -> None:
+        self.path = path
+        self.files = files
+        self.per_rank = per_rank
+        self.ranks = ranks
 
     def meta(self, unsupported: dict[str, int], flops_per_s: float) -> TraceMeta:
         """The trace metadata of its conversion."""
