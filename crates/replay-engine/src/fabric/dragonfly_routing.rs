@@ -68,6 +68,9 @@ pub struct Chooser<'a> {
     pub routing: Routing,
     /// Minimal whenever its score is at most this (CODES `adaptive_threshold`).
     pub threshold: usize,
+    /// Scratch for a spine's global ports towards a group, kept by the caller across
+    /// routes: no allocation per route.
+    pub ports: &'a mut Vec<u32>,
 }
 
 impl Chooser<'_> {
@@ -90,8 +93,9 @@ impl Chooser<'_> {
         if self.routing == Routing::Minimal {
             let s = self.spine_towards(gs, ls, gd).0;
             links.push(w.leaf_up(gs, ls, s));
-            let mut ports = Vec::new();
-            w.ports_to(gs, s, gd, &mut ports);
+            let ports = &mut *self.ports;
+            ports.clear();
+            w.ports_to(gs, s, gd, ports);
             let port = ports[self.rng.below(ports.len() as u64) as usize];
             self.land(gs, s, port, ld, links);
             return false;
@@ -172,8 +176,9 @@ impl Chooser<'_> {
     /// The better of two random global ports of `spine` towards `to` (None: it has none).
     fn global_port(&mut self, group: u32, spine: u32, to: u32) -> Option<(u32, usize)> {
         let w = self.wiring;
-        let mut ports = Vec::new();
-        w.ports_to(group, spine, to, &mut ports);
+        let ports = &mut *self.ports;
+        ports.clear();
+        w.ports_to(group, spine, to, ports);
         match ports.len() {
             0 => None,
             1 => Some((ports[0], (self.flows)(w.global(group, spine, ports[0])))),
@@ -255,6 +260,7 @@ mod tests {
     ) -> BTreeSet<(Vec<u32>, bool)> {
         let mut rng = SplitMix64::new(1);
         let mut out = BTreeSet::new();
+        let mut ports = Vec::new();
         for _ in 0..2000 {
             let mut links = Vec::new();
             let mut c = Chooser {
@@ -263,6 +269,7 @@ mod tests {
                 rng: &mut rng,
                 routing,
                 threshold: 0,
+                ports: &mut ports,
             };
             let detour = c.route(src, dst, &mut links);
             out.insert((links, detour));

@@ -69,6 +69,7 @@ impl MaxMin {
         sc.round = round;
         let settle = sc.settle;
         sc.s_links.clear();
+        sc.unfixed_flows = sc.s_flows.len();
         for &f in &sc.s_flows {
             for &m in &self.flows[f as usize].links {
                 let lm = &mut sc.link[m as usize];
@@ -101,7 +102,7 @@ impl MaxMin {
 
     /// Selection by scanning every link of S at every step (quadratic, no queues).
     fn fill_by_scan(&mut self) {
-        loop {
+        while self.scratch.unfixed_flows > 0 {
             let sc = &self.scratch;
             let mut best: Option<(f64, u32)> = None;
             for &l in &sc.s_links {
@@ -121,7 +122,9 @@ impl MaxMin {
     /// Selection by candidate queues: the initial shares sorted once, shares that fall
     /// below a link's latest candidate pushed on a heap, stale candidates refreshed when
     /// popped. The least candidate is never above its link's current share, so a popped
-    /// candidate equal to its link's share is the least (share, id) of all links.
+    /// candidate equal to its link's share is the least (share, id) of all links. Once
+    /// every S flow has its rate, the candidates left are of links with none to fix: they
+    /// stay unpopped.
     fn fill_by_queue(&mut self) {
         let sc = &mut self.scratch;
         sc.initial.clear();
@@ -136,7 +139,10 @@ impl MaxMin {
         sc.initial.sort_unstable();
         sc.next_initial = 0;
         sc.shares.clear();
-        while let Some(Share(s, l)) = self.scratch.next_candidate() {
+        while self.scratch.unfixed_flows > 0 {
+            let Some(Share(s, l)) = self.scratch.next_candidate() else {
+                break;
+            };
             let sc = &mut self.scratch;
             let lm = &mut sc.link[l as usize];
             if lm.unfixed == 0 {
@@ -172,6 +178,7 @@ impl MaxMin {
             }
             fm.fixed = round;
             fm.new_rate = s;
+            sc.unfixed_flows -= 1;
             for &m in &self.flows[f as usize].links {
                 let lm = &mut sc.link[m as usize];
                 lm.rem -= s;

@@ -57,6 +57,8 @@ pub(super) struct Scratch {
     s_flows: Vec<FlowSlot>,
     /// The links S uses (this round).
     s_links: Vec<u32>,
+    /// S flows without a rate yet (this round): filling stops when none is left.
+    unfixed_flows: usize,
     /// Flows that failed verification this round (may repeat).
     grow: Vec<FlowSlot>,
     /// Candidates pushed while filling.
@@ -82,6 +84,7 @@ impl Scratch {
             link: vec![LinkMark::default(); links],
             s_flows: Vec::new(),
             s_links: Vec::new(),
+            unfixed_flows: 0,
             grow: Vec::new(),
             shares: BinaryHeap::new(),
             initial: Vec::new(),

@@ -192,6 +192,7 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
         packet_bytes: c.i64("packet_bytes") as u64,
         shared_memory_rate: c.f64("shared_memory_bandwidth_gbps") / 8.0,
         routes: [0; 2],
+        ports: Vec::new(),
     };
     Ok(Built {
         fabric: Box::new(FlowNetwork::new(dfp, SplitMix64::new(seed))),
@@ -214,6 +215,8 @@ pub struct DragonflyPlus {
     shared_memory_rate: f64,
     /// Routes picked per path class (data transfers; control messages take no route).
     routes: [u64; 2],
+    /// The route choice's scratch (see `Chooser::ports`).
+    ports: Vec<u32>,
 }
 
 impl DragonflyPlus {
@@ -254,6 +257,7 @@ impl Topology for DragonflyPlus {
             rng,
             routing: self.routing,
             threshold: self.threshold,
+            ports: &mut self.ports,
         }
         .route(src, dst, &mut out.links);
         out.links.push(w.terminal_down(dst));
