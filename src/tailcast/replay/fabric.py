@@ -8,11 +8,9 @@ Bundled fabrics are the TOML files of `tailcast/replay/fabrics/` (see `bundled_f
 
 from __future__ import annotations
 
-import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +36,8 @@ class Fabric:
 
     @property
     def sha256(self) -> str:
+        import hashlib  # loads OpenSSL (~7 ms): only stored replays need the digest
+
         return hashlib.sha256(self.toml_text.encode()).hexdigest()
 
     @property
@@ -71,14 +71,14 @@ class Fabric:
         return list(hostlist.expand_hostlist(str(text)))
 
 
+# The package is a directory (it holds a compiled extension, so it is never imported from a
+# zip): a path next to this module finds the bundled files without importlib.resources.
+BUNDLED_DIR = Path(__file__).resolve().parent / "fabrics"
+
+
 def bundled_fabrics() -> dict[str, str]:
     """Name → TOML text of the fabrics shipped with tailcast."""
-    folder = resources.files("tailcast.replay") / "fabrics"
-    return {
-        entry.name.removesuffix(".toml"): entry.read_text()
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
-        if entry.name.endswith(".toml")
-    }
+    return {path.stem: path.read_text() for path in sorted(BUNDLED_DIR.glob("*.toml"))}
 
 
 def load_fabric(spec: str | Path) -> Fabric:
@@ -88,12 +88,12 @@ def load_fabric(spec: str | Path) -> Fabric:
         if not path.is_file():
             raise UsageError(f"fabric file {path} does not exist")
         return parse_fabric(path.read_text(), str(path))
-    bundled = bundled_fabrics()
-    if str(spec) not in bundled:
+    bundled = BUNDLED_DIR / f"{spec}.toml"
+    if "/" in str(spec) or not bundled.is_file():
         raise UsageError(
-            f"unknown fabric {spec!r}: give a .toml file or one of {', '.join(bundled)}"
+            f"unknown fabric {spec!r}: give a .toml file or one of {', '.join(bundled_fabrics())}"
         )
-    return parse_fabric(bundled[str(spec)], f"<bundled>/{spec}.toml", name=str(spec))
+    return parse_fabric(bundled.read_text(), f"<bundled>/{spec}.toml", name=str(spec))
 
 
 def _toml_line(err: tomllib.TOMLDecodeError) -> int | None:

@@ -11,7 +11,6 @@ the fabric's counters (`fabric_stats`) and, when recorded, every delivered messa
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import uuid
@@ -282,6 +281,8 @@ def _meta_comms(trace: Path, text: str) -> dict[int, list[int]]:
 
 def trace_id(trace: Path) -> str:
     """A stable id of a trace file: sha256 of its bytes (first 16 hex digits)."""
+    import hashlib  # loads OpenSSL (~7 ms): only stored replays need the id
+
     digest = hashlib.sha256()
     with trace.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
