@@ -274,25 +274,11 @@ impl<G: HopGraph> SegmentNet<G> {
         // only the channels of the segment it keeps. The hops are recomputed each walk:
         // cheaper than reading a stored route (a cache miss) for walks that stop early.
         self.walk.clear();
-        let mut blocked_on = None;
-        let mut cur = at;
-        loop {
-            self.graph.hop_options(cur, dst, &mut self.opts);
-            let Some(&(first, _)) = self.opts.first() else {
-                break;
-            };
-            let channels = &self.channels;
-            match self.opts.iter().find(|o| channels.free(o.0) > 0) {
-                Some(&hop) => {
-                    self.walk.push(hop);
-                    cur = hop.1;
-                }
-                None => {
-                    blocked_on = Some(first);
-                    break;
-                }
-            }
-        }
+        let channels = &self.channels;
+        let free = |l: u32| channels.free(l) > 0;
+        let blocked_on = self
+            .graph
+            .walk_free(at, dst, free, &mut self.opts, &mut self.walk);
         let walked = self.walk.len();
         let hop = |i: usize| self.walk[i];
         let node = |i: usize| if i == 0 { at } else { hop(i - 1).1 };
