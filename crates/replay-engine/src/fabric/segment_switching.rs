@@ -21,6 +21,7 @@
 //! link's channels; each packet is then an independent unit (§IV-B).
 
 use super::circuit_net::{quantiles, At, ChannelNet, HopGraph};
+use super::held_links::HeldLinks;
 use super::timers::Timers;
 use super::{Delivery, Time, TransferId, TransferInfo};
 
@@ -68,8 +69,7 @@ struct Unit {
     blocked: u32,
     bytes: u64,
     at: Option<At>,
-    /// Links of the segment being sent, and where it ends.
-    held: Vec<u32>,
+    /// Where the segment being sent ends (its links are in `SegmentNet::held`).
     end: Option<At>,
     /// Holds a buffer entry at `at` (it came there as a segment's end).
     in_buffer: bool,
@@ -133,6 +133,8 @@ pub struct SegmentNet<G: HopGraph> {
     buffer_busy_ns: Vec<f64>,
     messages: Vec<Option<Message>>,
     units: Vec<Unit>,
+    /// The links of each unit's segment being sent.
+    held: HeldLinks,
     free_units: Vec<u32>,
     timers: Timers<Event>,
     woken: Vec<(u32, Waiter)>,
@@ -156,6 +158,7 @@ impl<G: HopGraph> SegmentNet<G> {
             p,
             messages: Vec::new(),
             units: Vec::new(),
+            held: HeldLinks::default(),
             free_units: Vec::new(),
             timers: Timers::default(),
             woken: Vec::new(),
@@ -226,7 +229,6 @@ impl<G: HopGraph> SegmentNet<G> {
         unit.blocked = 0;
         unit.bytes = bytes;
         unit.at = Some(At::Endpoint(src));
-        unit.held.clear();
         unit.end = None;
         unit.in_buffer = false;
         unit.arrived = now;
@@ -314,10 +316,8 @@ impl<G: HopGraph> SegmentNet<G> {
         match keep {
             Some(_) => {
                 let u = w.unit;
-                let mut held = std::mem::take(&mut self.units[u as usize].held);
-                held.clear();
-                held.extend((0..kept).map(|i| hop(i).0));
-                for &l in &held {
+                let held = &self.walk[..kept];
+                for &(l, _) in held {
                     self.channels.take(l, now);
                 }
                 if blocked_on.is_some() {
@@ -328,14 +328,14 @@ impl<G: HopGraph> SegmentNet<G> {
                 let unit = &mut self.units[u as usize];
                 unit.blocked += w.blocked;
                 let send = unit.bytes as f64 / self.p.channel_rate;
-                for &l in &held {
+                for &(l, _) in held {
                     self.channels.add_data(l, send);
                 }
+                self.held.set(u, held.iter().map(|h| h.0));
                 if unit.in_buffer {
                     unit.buffer_ns += now - unit.arrived;
                 }
                 unit.end = Some(end);
-                unit.held = held;
                 let msg = unit.msg;
                 let info = &mut self.messages[msg as usize].as_mut().expect("m").info;
                 info.setup_ns += setup;
@@ -374,12 +374,10 @@ impl<G: HopGraph> SegmentNet<G> {
     }
 
     fn segment_done(&mut self, now: Time, u: u32) {
-        let held = std::mem::take(&mut self.units[u as usize].held);
-        for &l in &held {
+        for &l in self.held.get(u) {
             self.channels.give(l, now, &mut self.woken);
         }
         let unit = &mut self.units[u as usize];
-        unit.held = held;
         let from = unit.at.expect("placed");
         if unit.in_buffer {
             let At::Switch(s) = from else { unreachable!() };
