@@ -82,14 +82,43 @@ struct Unit {
 /// What a reservation walk reads of its unit, carried by the unit's events and its place in
 /// a link's queue: a failed walk (most walks) then touches no `Unit` (a cache miss each, with
 /// many units in flight).
+/// 16 bytes, so that timer entries and queued waiters stay small.
 #[derive(Debug, Clone, Copy)]
 struct Walker {
     unit: u32,
-    /// Where the unit stands (fixed while it waits) and its destination.
-    at: At,
+    /// Where the unit stands (fixed while it waits): an `At` packed as its index with
+    /// `ENDPOINT` set for an endpoint (indices stay below 2^24).
+    at: u32,
     dst: u32,
     /// Failed walks since the unit's last segment (added to `Unit::blocked` with the next).
     blocked: u32,
+}
+
+const ENDPOINT: u32 = 1 << 31;
+
+impl Walker {
+    fn new(unit: u32, at: At, dst: u32) -> Self {
+        let (At::Endpoint(i) | At::Switch(i)) = at;
+        debug_assert!(i < ENDPOINT, "node index {i} too large to pack");
+        let at = match at {
+            At::Endpoint(e) => e | ENDPOINT,
+            At::Switch(s) => s,
+        };
+        Self {
+            unit,
+            at,
+            dst,
+            blocked: 0,
+        }
+    }
+
+    fn at(&self) -> At {
+        if self.at & ENDPOINT != 0 {
+            At::Endpoint(self.at & !ENDPOINT)
+        } else {
+            At::Switch(self.at)
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -236,12 +265,7 @@ impl<G: HopGraph> SegmentNet<G> {
         unit.buffer_ns = 0.0;
         unit.born = now;
         self.c.packets += 1;
-        let walker = Walker {
-            unit: u,
-            at: At::Endpoint(src),
-            dst: m.dst,
-            blocked: 0,
-        };
+        let walker = Walker::new(u, At::Endpoint(src), m.dst);
         self.timers.push(now, Event::Try(walker));
     }
 
@@ -269,7 +293,7 @@ impl<G: HopGraph> SegmentNet<G> {
         if let Some(l) = woken_from {
             self.channels.woke(l);
         }
-        let (at, dst) = (w.at, w.dst);
+        let (at, dst) = (w.at(), w.dst);
         // Forward (Algorithm 1 lines 3-6): hop by hop up to the first link with no free
         // channel; at an adaptive hop, over the alternatives offered. The walk is resolved
         // at one instant and crosses a link once, so it reads the channel counts and takes
@@ -392,12 +416,7 @@ impl<G: HopGraph> SegmentNet<G> {
                 unit.in_buffer = true;
                 unit.arrived = now;
                 unit.times_buffered += 1;
-                let walker = Walker {
-                    unit: u,
-                    at: end,
-                    dst: unit.dst,
-                    blocked: 0,
-                };
+                let walker = Walker::new(u, end, unit.dst);
                 self.timers.push(now, Event::Try(walker));
             }
             At::Endpoint(_) => {
