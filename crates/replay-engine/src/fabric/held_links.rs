@@ -60,7 +60,7 @@ mod tests {
         assert!(h.get(3).is_empty());
         h.set(1, [7, 8].into_iter());
         h.set(0, [].into_iter());
-        h.set(4, (10..15).into_iter());
+        h.set(4, 10..15);
         assert_eq!(h.get(1), &[7, 8]);
         assert!(h.get(0).is_empty());
         assert_eq!(h.get(4), &[10, 11, 12, 13, 14]);
