@@ -81,13 +81,12 @@ struct Unit {
 
 /// What a reservation walk reads of its unit, carried by the unit's events and its place in
 /// a link's queue: a failed walk (most walks) then touches no `Unit` (a cache miss each, with
-/// many units in flight).
-/// 16 bytes, so that timer entries and queued waiters stay small.
+/// many units in flight). 16 bytes, so that timer entries and queued waiters stay small.
 #[derive(Debug, Clone, Copy)]
 struct Walker {
     unit: u32,
     /// Where the unit stands (fixed while it waits): an `At` packed as its index with
-    /// `ENDPOINT` set for an endpoint (indices stay below 2^24).
+    /// `ENDPOINT` set for an endpoint (graphs' node indices stay far below 2^31).
     at: u32,
     dst: u32,
     /// Failed walks since the unit's last segment (added to `Unit::blocked` with the next).
