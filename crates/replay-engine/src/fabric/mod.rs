@@ -38,7 +38,6 @@ pub mod ports;
 pub mod psf_cells;
 pub mod psf_paths;
 pub mod psf_switch;
-pub mod quad_heap;
 pub mod registry;
 pub mod schema;
 pub mod segment_switching;

@@ -6,16 +6,38 @@
 //! cut now) go to a FIFO lane instead of the heap: they are already in (time, insertion)
 //! order, and a busy instant costs O(1) per item instead of a heap sift.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
-use super::quad_heap::QuadHeap;
 use super::Time;
+
+#[derive(Debug, Clone)]
+struct Entry<T> {
+    key: Reverse<(u64, u64)>,
+    item: T,
+}
+
+impl<T> PartialEq for Entry<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl<T> Eq for Entry<T> {}
+impl<T> PartialOrd for Entry<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Entry<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
 
 /// Timers carrying an item each.
 #[derive(Debug, Clone)]
 pub struct Timers<T> {
-    /// Keyed by (time bits, sequence number).
-    heap: QuadHeap<(u64, u64), T>,
+    heap: BinaryHeap<Entry<T>>,
     /// Items at time `lane_time` (bits) in insertion order, with their sequence numbers.
     lane: VecDeque<(u64, T)>,
     /// The instant last served while the lane was empty; `u64::MAX` (a NaN) before any.
@@ -26,7 +48,7 @@ pub struct Timers<T> {
 impl<T> Default for Timers<T> {
     fn default() -> Self {
         Self {
-            heap: QuadHeap::default(),
+            heap: BinaryHeap::new(),
             lane: VecDeque::new(),
             lane_time: u64::MAX,
             seq: 0,
@@ -43,13 +65,16 @@ impl<T> Timers<T> {
         if bits == self.lane_time {
             self.lane.push_back((self.seq, item));
         } else {
-            self.heap.push((bits, self.seq), item);
+            self.heap.push(Entry {
+                key: Reverse((bits, self.seq)),
+                item,
+            });
         }
     }
 
     /// Key of the earliest item and whether it is the lane's.
     fn first(&self) -> Option<((u64, u64), bool)> {
-        let heap = self.heap.peek_key();
+        let heap = self.heap.peek().map(|e| e.key.0);
         let lane = self.lane.front().map(|&(seq, _)| (self.lane_time, seq));
         match (heap, lane) {
             (Some(h), Some(l)) => Some(if l < h { (l, true) } else { (h, false) }),
@@ -74,7 +99,7 @@ impl<T> Timers<T> {
         let item = if in_lane {
             self.lane.pop_front().expect("first").1
         } else {
-            self.heap.pop().expect("first").1
+            self.heap.pop().expect("first").item
         };
         if self.lane.is_empty() {
             self.lane_time = bits;
