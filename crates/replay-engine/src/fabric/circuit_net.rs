@@ -34,6 +34,46 @@ pub trait HopGraph {
     }
     /// Whether the link joins an endpoint to its switch (injection or ejection).
     fn is_endpoint_link(&self, link: u32) -> bool;
+    /// A reservation walk from `at` towards `dst`: appends to `walk` the hops it takes while
+    /// a link is `free`, at an adaptive hop the first free option; returns the link that
+    /// stopped it (the deterministic choice there), or None once it reached `dst`. `opts` is
+    /// scratch. A topology may override it with a faster walk taking the same hops.
+    fn walk_free(
+        &self,
+        at: At,
+        dst: u32,
+        free: impl Fn(u32) -> bool,
+        opts: &mut Vec<(u32, At)>,
+        walk: &mut Vec<(u32, At)>,
+    ) -> Option<u32>
+    where
+        Self: Sized,
+    {
+        walk_by_options(self, at, dst, free, opts, walk)
+    }
+}
+
+/// [`HopGraph::walk_free`] one `hop_options` call per hop.
+pub fn walk_by_options<G: HopGraph + ?Sized>(
+    graph: &G,
+    at: At,
+    dst: u32,
+    free: impl Fn(u32) -> bool,
+    opts: &mut Vec<(u32, At)>,
+    walk: &mut Vec<(u32, At)>,
+) -> Option<u32> {
+    let mut cur = at;
+    loop {
+        graph.hop_options(cur, dst, opts);
+        let &(first, _) = opts.first()?;
+        match opts.iter().find(|o| free(o.0)) {
+            Some(&hop) => {
+                walk.push(hop);
+                cur = hop.1;
+            }
+            None => return Some(first),
+        }
+    }
 }
 
 /// Channel state of every link, FIFO waiters of type `T`, and channel-time counters.

@@ -3,7 +3,7 @@
 //! a transfer crosses. Half duplex maps both directions of a cable to one id, so they share
 //! its bandwidth. All links are of one class (one capacity, one per-hop latency).
 
-use super::circuit_net::{At, HopGraph};
+use super::circuit_net::{walk_by_options, At, HopGraph};
 use super::flow_network::{LinkClasses, LinkLoad, Route, Topology};
 use crate::prng::SplitMix64;
 
@@ -210,24 +210,37 @@ impl Graph {
     fn torus_route(&self, dims: [u32; 3], src: u32, dst: u32, out: &mut Vec<u32>) {
         out.push(src);
         let mut cur = torus_coords(dims, src);
-        while let Some((link, next)) = self.torus_step(dims, cur, dst) {
+        let target = torus_coords(dims, dst);
+        while let Some((link, next)) = self.torus_step(dims, cur, target) {
             out.push(link);
             cur = next;
         }
         out.push(self.ejection(dst));
     }
 
-    /// The next dimension-order hop from router `cur` towards `dst` (None when there).
-    fn torus_step(&self, dims: [u32; 3], cur: [u32; 3], dst: u32) -> Option<(u32, [u32; 3])> {
-        let target = torus_coords(dims, dst);
+    /// The next dimension-order hop from router `cur` towards router `target` (None when
+    /// there).
+    fn torus_step(
+        &self,
+        dims: [u32; 3],
+        cur: [u32; 3],
+        target: [u32; 3],
+    ) -> Option<(u32, [u32; 3])> {
         let d = (0..3).find(|&d| cur[d] != target[d])?;
         let size = dims[d];
-        let fwd = (target[d] + size - cur[d]) % size;
-        let plus = fwd <= size - fwd;
-        let next = if plus {
-            (cur[d] + 1) % size
+        // Modular steps by comparison (no division: this runs for every hop of every
+        // reservation walk of segment switching).
+        let fwd = if target[d] >= cur[d] {
+            target[d] - cur[d]
         } else {
-            (cur[d] + size - 1) % size
+            target[d] + size - cur[d]
+        };
+        let plus = fwd <= size - fwd;
+        let next = match (plus, cur[d]) {
+            (true, c) if c + 1 == size => 0,
+            (true, c) => c + 1,
+            (false, 0) => size - 1,
+            (false, c) => c - 1,
         };
         let node = torus_index(dims, cur);
         let link = if self.half {
@@ -318,7 +331,8 @@ impl HopGraph for Graph {
             Shape::Crossbar { .. } => out.push((self.ejection(dst), At::Endpoint(dst))),
             Shape::Torus3d { x, y, z } => {
                 let dims = [x, y, z];
-                match self.torus_step(dims, torus_coords(dims, s), dst) {
+                let target = torus_coords(dims, dst);
+                match self.torus_step(dims, torus_coords(dims, s), target) {
                     Some((link, next)) => out.push((link, At::Switch(torus_index(dims, next)))),
                     None => out.push((self.ejection(dst), At::Endpoint(dst))),
                 }
@@ -350,6 +364,50 @@ impl HopGraph for Graph {
         }
     }
 
+    /// The torus walk steps through router coordinates (no division per hop): it is the
+    /// inner loop of segment switching's reservation walks.
+    fn walk_free(
+        &self,
+        at: At,
+        dst: u32,
+        free: impl Fn(u32) -> bool,
+        opts: &mut Vec<(u32, At)>,
+        walk: &mut Vec<(u32, At)>,
+    ) -> Option<u32> {
+        let Shape::Torus3d { x, y, z } = self.topology else {
+            return walk_by_options(self, at, dst, free, opts, walk);
+        };
+        let dims = [x, y, z];
+        let mut step = |link: u32, next: At| {
+            let ok = free(link);
+            if ok {
+                walk.push((link, next));
+            }
+            ok
+        };
+        let router = match at {
+            At::Endpoint(e) if e == dst => return None,
+            // An endpoint's injection link (its id) leads to its router (the same index).
+            At::Endpoint(e) => {
+                if !step(e, At::Switch(e)) {
+                    return Some(e);
+                }
+                e
+            }
+            At::Switch(s) => s,
+        };
+        let target = torus_coords(dims, dst);
+        let mut cur = torus_coords(dims, router);
+        while let Some((link, next)) = self.torus_step(dims, cur, target) {
+            if !step(link, At::Switch(torus_index(dims, next))) {
+                return Some(link);
+            }
+            cur = next;
+        }
+        let link = self.ejection(dst);
+        (!step(link, At::Endpoint(dst))).then_some(link)
+    }
+
     fn home_switch(&self, endpoint: u32) -> Option<u32> {
         matches!(self.topology, Shape::Torus3d { .. }).then_some(endpoint)
     }
@@ -367,11 +425,10 @@ impl HopGraph for Graph {
 }
 
 fn torus_coords(dims: [u32; 3], v: u32) -> [u32; 3] {
-    [
-        v % dims[0],
-        (v / dims[0]) % dims[1],
-        v / (dims[0] * dims[1]),
-    ]
+    // Two divisions (a remainder from its quotient), not three.
+    let row = v / dims[0];
+    let z = row / dims[1];
+    [v - row * dims[0], row - z * dims[1], z]
 }
 
 fn torus_index(dims: [u32; 3], c: [u32; 3]) -> u32 {

@@ -32,6 +32,7 @@ pub mod dragonfly_wiring;
 pub mod flow_network;
 pub mod gemini;
 pub mod graphs;
+pub mod held_links;
 pub mod maxmin;
 pub mod ports;
 pub mod psf_cells;

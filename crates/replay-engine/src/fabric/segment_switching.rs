@@ -21,6 +21,7 @@
 //! link's channels; each packet is then an independent unit (§IV-B).
 
 use super::circuit_net::{quantiles, At, ChannelNet, HopGraph};
+use super::held_links::HeldLinks;
 use super::timers::Timers;
 use super::{Delivery, Time, TransferId, TransferInfo};
 
@@ -62,35 +63,69 @@ struct Message {
 #[derive(Debug, Clone, Default)]
 struct Unit {
     msg: u32,
-    /// The message's destination (read by every retry).
     dst: u32,
-    /// Failed walks, added to the message's count when the unit is delivered.
+    /// Failed walks before its segments so far, added to the message's count when the unit
+    /// is delivered.
     blocked: u32,
     bytes: u64,
     at: Option<At>,
-    /// Links of the segment being sent, and where it ends.
-    held: Vec<u32>,
+    /// Where the segment being sent ends (its links are in `SegmentNet::held`).
     end: Option<At>,
     /// Holds a buffer entry at `at` (it came there as a segment's end).
     in_buffer: bool,
     arrived: Time,
-    /// Route cache (`plan_route`): hops `route[route_at..]` lead on from `at`, to the
-    /// destination if `route_ends`, else up to an adaptive hop.
-    route: Vec<(u32, At)>,
-    route_at: usize,
-    route_ends: bool,
-    route_known: bool,
     times_buffered: u32,
     buffer_ns: f64,
     born: Time,
 }
 
+/// What a reservation walk reads of its unit, carried by the unit's events and its place in
+/// a link's queue: a failed walk (most walks) then touches no `Unit` (a cache miss each, with
+/// many units in flight). 16 bytes, so that timer entries and queued waiters stay small.
+#[derive(Debug, Clone, Copy)]
+struct Walker {
+    unit: u32,
+    /// Where the unit stands (fixed while it waits): an `At` packed as its index with
+    /// `ENDPOINT` set for an endpoint (graphs' node indices stay far below 2^31).
+    at: u32,
+    dst: u32,
+    /// Failed walks since the unit's last segment (added to `Unit::blocked` with the next).
+    blocked: u32,
+}
+
+const ENDPOINT: u32 = 1 << 31;
+
+impl Walker {
+    fn new(unit: u32, at: At, dst: u32) -> Self {
+        let (At::Endpoint(i) | At::Switch(i)) = at;
+        debug_assert!(i < ENDPOINT, "node index {i} too large to pack");
+        let at = match at {
+            At::Endpoint(e) => e | ENDPOINT,
+            At::Switch(s) => s,
+        };
+        Self {
+            unit,
+            at,
+            dst,
+            blocked: 0,
+        }
+    }
+
+    fn at(&self) -> At {
+        if self.at & ENDPOINT != 0 {
+            At::Endpoint(self.at & !ENDPOINT)
+        } else {
+            At::Switch(self.at)
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Event {
-    Try(u32),
+    Try(Walker),
     /// A waiting unit's retry after a channel of `link` freed.
     Retry {
-        unit: u32,
+        walker: Walker,
         link: u32,
     },
     SegmentDone(u32),
@@ -99,7 +134,7 @@ enum Event {
 /// A unit waiting for a channel of the link whose lack stopped its walk.
 #[derive(Debug, Clone, Copy)]
 struct Waiter {
-    unit: u32,
+    walker: Walker,
     /// Earliest retry: a failed walk's reply reaches the unit 2·hops cycles after it left.
     ready: Time,
 }
@@ -126,6 +161,8 @@ pub struct SegmentNet<G: HopGraph> {
     buffer_busy_ns: Vec<f64>,
     messages: Vec<Option<Message>>,
     units: Vec<Unit>,
+    /// The links of each unit's segment being sent.
+    held: HeldLinks,
     free_units: Vec<u32>,
     timers: Timers<Event>,
     woken: Vec<(u32, Waiter)>,
@@ -149,6 +186,7 @@ impl<G: HopGraph> SegmentNet<G> {
             p,
             messages: Vec::new(),
             units: Vec::new(),
+            held: HeldLinks::default(),
             free_units: Vec::new(),
             timers: Timers::default(),
             woken: Vec::new(),
@@ -219,16 +257,15 @@ impl<G: HopGraph> SegmentNet<G> {
         unit.blocked = 0;
         unit.bytes = bytes;
         unit.at = Some(At::Endpoint(src));
-        unit.held.clear();
         unit.end = None;
         unit.in_buffer = false;
         unit.arrived = now;
-        unit.route_known = false;
         unit.times_buffered = 0;
         unit.buffer_ns = 0.0;
         unit.born = now;
         self.c.packets += 1;
-        self.timers.push(now, Event::Try(u));
+        let walker = Walker::new(u, At::Endpoint(src), m.dst);
+        self.timers.push(now, Event::Try(walker));
     }
 
     pub fn next_time(&self) -> Option<Time> {
@@ -240,8 +277,8 @@ impl<G: HopGraph> SegmentNet<G> {
         while let Some((t, ev)) = self.timers.pop_due(now) {
             self.now = t;
             match ev {
-                Event::Try(u) => self.try_unit(t, u, None),
-                Event::Retry { unit, link } => self.try_unit(t, unit, Some(link)),
+                Event::Try(w) => self.try_unit(t, w, None),
+                Event::Retry { walker, link } => self.try_unit(t, walker, Some(link)),
                 Event::SegmentDone(u) => self.segment_done(t, u),
             }
         }
@@ -249,79 +286,26 @@ impl<G: HopGraph> SegmentNet<G> {
         out.append(&mut self.done);
     }
 
-    /// Fills unit `u`'s route cache: the hops from where it stands while there is one way
-    /// on (a torus route, a fat tree's way down); an adaptive hop ends it.
-    fn plan_route(&mut self, u: u32, dst: u32) {
-        let unit = &mut self.units[u as usize];
-        unit.route.clear();
-        unit.route_at = 0;
-        let mut cur = unit.at.expect("placed");
-        unit.route_ends = loop {
-            self.graph.hop_options(cur, dst, &mut self.opts);
-            match self.opts[..] {
-                [] => break true,
-                [hop] => {
-                    unit.route.push(hop);
-                    cur = hop.1;
-                }
-                _ => break false,
-            }
-        };
-        unit.route_known = true;
-    }
-
-    /// One run of Algorithm 1 for unit `u` from where it stands (woken by a channel of
-    /// link `woken_from` freeing, or not).
-    fn try_unit(&mut self, now: Time, u: u32, woken_from: Option<u32>) {
+    /// One run of Algorithm 1 for a unit from where it stands (woken by a channel of link
+    /// `woken_from` freeing, or not).
+    fn try_unit(&mut self, now: Time, w: Walker, woken_from: Option<u32>) {
         if let Some(l) = woken_from {
             self.channels.woke(l);
         }
-        let unit = &self.units[u as usize];
-        let dst = unit.dst;
-        let at = unit.at.expect("placed");
-        if !unit.route_known {
-            self.plan_route(u, dst);
-        }
+        let (at, dst) = (w.at(), w.dst);
         // Forward (Algorithm 1 lines 3-6): hop by hop up to the first link with no free
-        // channel, along the cached route, then (an adaptive hop) over the alternatives
-        // offered. The walk is resolved at one instant and crosses a link once, so it
-        // reads the channel counts and takes only the channels of the segment it keeps.
-        let mut held = std::mem::take(&mut self.units[u as usize].held);
-        held.clear();
-        let unit = &self.units[u as usize];
-        let route = &unit.route[unit.route_at..];
-        let channels = &self.channels;
-        let stop = route.iter().position(|h| channels.free(h.0) == 0);
-        let mut blocked_on = stop.map(|j| route[j].0);
-        let on_route = stop.unwrap_or(route.len());
+        // channel; at an adaptive hop, over the alternatives offered. The walk is resolved
+        // at one instant and crosses a link once, so it reads the channel counts and takes
+        // only the channels of the segment it keeps. The hops are recomputed each walk:
+        // cheaper than reading a stored route (a cache miss) for walks that stop early.
         self.walk.clear();
-        if blocked_on.is_none() && !unit.route_ends {
-            let mut cur = route.last().map_or(at, |h| h.1);
-            loop {
-                self.graph.hop_options(cur, dst, &mut self.opts);
-                let Some(&(first, _)) = self.opts.first() else {
-                    break;
-                };
-                match self.opts.iter().find(|o| channels.free(o.0) > 0) {
-                    Some(&hop) => {
-                        self.walk.push(hop);
-                        cur = hop.1;
-                    }
-                    None => {
-                        blocked_on = Some(first);
-                        break;
-                    }
-                }
-            }
-        }
-        let walked = on_route + self.walk.len();
-        let hop = |i: usize| {
-            if i < on_route {
-                route[i]
-            } else {
-                self.walk[i - on_route]
-            }
-        };
+        let channels = &self.channels;
+        let free = |l: u32| channels.free(l) > 0;
+        let blocked_on = self
+            .graph
+            .walk_free(at, dst, free, &mut self.opts, &mut self.walk);
+        let walked = self.walk.len();
+        let hop = |i: usize| self.walk[i];
         let node = |i: usize| if i == 0 { at } else { hop(i - 1).1 };
         let keep = match blocked_on {
             None => Some(walked),
@@ -349,53 +333,50 @@ impl<G: HopGraph> SegmentNet<G> {
         let setup = 2.0 * walked as f64 * self.p.cycle_ns;
         let kept = keep.unwrap_or(0);
         let end = node(kept);
-        held.extend((0..kept).map(|i| hop(i).0));
         for i in kept..walked {
             self.channels.take_and_give(hop(i).0, now);
         }
-        for &l in &held {
-            self.channels.take(l, now);
-        }
         match keep {
-            Some(k) => {
+            Some(_) => {
+                let u = w.unit;
+                let held = &self.walk[..kept];
+                for &(l, _) in held {
+                    self.channels.take(l, now);
+                }
                 if blocked_on.is_some() {
                     let At::Switch(s) = end else { unreachable!() };
                     self.buffer_free[s as usize] -= 1;
                     self.buffer_busy_ns[s as usize] -= now;
                 }
                 let unit = &mut self.units[u as usize];
-                // The route cache from the segment's end, where the unit will stand.
-                if unit.route_at + k <= unit.route.len() {
-                    unit.route_at += k;
-                } else {
-                    unit.route_known = false;
-                }
+                unit.blocked += w.blocked;
                 let send = unit.bytes as f64 / self.p.channel_rate;
-                for &l in &held {
+                for &(l, _) in held {
                     self.channels.add_data(l, send);
                 }
+                self.held.set(u, held.iter().map(|h| h.0));
                 if unit.in_buffer {
                     unit.buffer_ns += now - unit.arrived;
                 }
                 unit.end = Some(end);
-                unit.held = held;
-                let (msg, from) = (unit.msg, unit.at);
+                let msg = unit.msg;
                 let info = &mut self.messages[msg as usize].as_mut().expect("m").info;
                 info.setup_ns += setup;
                 self.c.segments += 1;
                 self.timers.push(now + setup + send, Event::SegmentDone(u));
-                if let Some(At::Endpoint(src)) = from {
+                if let At::Endpoint(src) = at {
                     self.next_packet(now, msg, src);
                 }
             }
             None => {
                 let link = blocked_on.expect("blocked");
-                let unit = &mut self.units[u as usize];
-                unit.held = held;
-                unit.blocked += 1;
                 self.c.blocked += 1;
+                let walker = Walker {
+                    blocked: w.blocked + 1,
+                    ..w
+                };
                 let ready = now + setup;
-                self.channels.wait(link, Waiter { unit: u, ready });
+                self.channels.wait(link, Waiter { walker, ready });
             }
         }
         if let Some(l) = woken_from {
@@ -407,18 +388,19 @@ impl<G: HopGraph> SegmentNet<G> {
     /// Schedules the retries of units whose link freed a channel.
     fn wake(&mut self, now: Time) {
         for (link, w) in self.woken.drain(..) {
-            let retry = Event::Retry { unit: w.unit, link };
+            let retry = Event::Retry {
+                walker: w.walker,
+                link,
+            };
             self.timers.push(now.max(w.ready), retry);
         }
     }
 
     fn segment_done(&mut self, now: Time, u: u32) {
-        let held = std::mem::take(&mut self.units[u as usize].held);
-        for &l in &held {
+        for &l in self.held.get(u) {
             self.channels.give(l, now, &mut self.woken);
         }
         let unit = &mut self.units[u as usize];
-        unit.held = held;
         let from = unit.at.expect("placed");
         if unit.in_buffer {
             let At::Switch(s) = from else { unreachable!() };
@@ -433,7 +415,8 @@ impl<G: HopGraph> SegmentNet<G> {
                 unit.in_buffer = true;
                 unit.arrived = now;
                 unit.times_buffered += 1;
-                self.timers.push(now, Event::Try(u));
+                let walker = Walker::new(u, end, unit.dst);
+                self.timers.push(now, Event::Try(walker));
             }
             At::Endpoint(_) => {
                 self.c.buffered_hist[(unit.times_buffered as usize).min(3)] += 1;
