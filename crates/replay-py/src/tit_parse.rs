@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use crate::tit_token_cache::{Span, TokenCache, MAX_TOKENS};
+
 /// SimGrid datatype ids → sizes in bytes (smpi_datatype.cpp, ids 0..24).
 const TYPE_SIZES: [i64; 25] = [
     8, 4, 1, 2, 8, 4, 1, 8, 1, 1, 2, 4, 8, 8, 16, 4, 1, 1, 2, 4, 8, 1, 2, 4, 8,
@@ -416,6 +418,7 @@ pub(crate) struct TitParser {
     pub(crate) unsupported: HashMap<String, u64>,
     scratch: Vec<i64>,
     scratch2: Vec<i64>,
+    tokens: TokenCache,
 }
 
 impl TitParser {
@@ -433,6 +436,7 @@ impl TitParser {
             unsupported: HashMap::new(),
             scratch: Vec::new(),
             scratch2: Vec::new(),
+            tokens: TokenCache::default(),
         }
     }
 
@@ -447,8 +451,41 @@ impl TitParser {
             line: number,
             message,
         };
-        let mut tokens = Tokens { text, at: 0 };
-        let Some(first) = tokens.next() else {
+        // A line's tokens, from the cache when its text was read before. Most lines have
+        // a few: no allocation for them.
+        let mut found: [&str; MAX_TOKENS] = [""; MAX_TOKENS];
+        let mut more: Vec<&str> = Vec::new();
+        let bytes = text.as_bytes();
+        let tokens: &[&str] = if let Some(spans) = self.tokens.get(bytes) {
+            for (token, &(start, end)) in found.iter_mut().zip(spans) {
+                *token = &text[usize::from(start)..usize::from(end)];
+            }
+            &found[..spans.len()]
+        } else {
+            let mut spans: [Span; MAX_TOKENS] = [(0, 0); MAX_TOKENS];
+            let mut n = 0;
+            let mut scan = Tokens { text, at: 0 };
+            while let Some(token) = scan.next() {
+                if n < MAX_TOKENS {
+                    found[n] = token;
+                    // (offsets of a line too long to keep wrap; `put` ignores such a line)
+                    spans[n] = ((scan.at - token.len()) as u8, scan.at as u8);
+                } else {
+                    if more.is_empty() {
+                        more.extend_from_slice(&found);
+                    }
+                    more.push(token);
+                }
+                n += 1;
+            }
+            if more.is_empty() {
+                self.tokens.put(bytes, &spans[..n]);
+                &found[..n]
+            } else {
+                &more
+            }
+        };
+        let Some((&first, rest)) = tokens.split_first() else {
             return Ok(());
         };
         if first.starts_with('#') {
@@ -458,7 +495,7 @@ impl TitParser {
             let line = text.trim();
             return Err(err(format!("expected '<rank> <action> …', got {line:?}")));
         };
-        let Some(action) = tokens.next() else {
+        let Some((&action, args)) = rest.split_first() else {
             return Err(err("missing action after rank".into()));
         };
         let belongs = rank >= 0
@@ -467,22 +504,6 @@ impl TitParser {
         if !belongs {
             return Err(err(format!("rank {rank} does not belong here")));
         }
-        // Most lines have a few arguments: no allocation for them.
-        let mut few: [&str; 8] = [""; 8];
-        let mut n = 0;
-        let mut more: Vec<&str> = Vec::new();
-        for t in tokens {
-            if n < few.len() {
-                few[n] = t;
-            } else {
-                if more.is_empty() {
-                    more.extend_from_slice(&few);
-                }
-                more.push(t);
-            }
-            n += 1;
-        }
-        let args: &[&str] = if more.is_empty() { &few[..n] } else { &more };
         self.action(rank as usize, action, args)
             .map_err(|why| err(format!("bad arguments for {action:?}: {why}")))
     }
