@@ -87,10 +87,15 @@ pub(crate) fn columns_of(action: &str) -> &'static [&'static str] {
 pub(crate) struct Nullable<T> {
     pub(crate) values: Vec<T>,
     pub(crate) valid: Vec<bool>,
+    /// A column the file being written leaves out (Rows::skip_absent): it stays empty.
+    skip: bool,
 }
 
 impl<T: Copy + Default> Nullable<T> {
     fn push(&mut self, v: Option<T>) {
+        if self.skip {
+            return;
+        }
         self.values.push(v.unwrap_or_default());
         self.valid.push(v.is_some());
     }
@@ -106,6 +111,8 @@ pub(crate) struct Lists {
     pub(crate) offsets: Vec<i64>,
     pub(crate) values: Vec<i64>,
     pub(crate) valid: Vec<bool>,
+    /// As Nullable's `skip`.
+    skip: bool,
 }
 
 impl Default for Lists {
@@ -114,22 +121,37 @@ impl Default for Lists {
             offsets: vec![0],
             values: Vec::new(),
             valid: Vec::new(),
+            skip: false,
         }
     }
 }
 
 impl<T: Copy> Nullable<T> {
     fn permuted(&self, order: &[usize]) -> Self {
+        if self.skip {
+            return Self {
+                values: Vec::new(),
+                valid: Vec::new(),
+                skip: true,
+            };
+        }
         Self {
             values: order.iter().map(|&i| self.values[i]).collect(),
             valid: order.iter().map(|&i| self.valid[i]).collect(),
+            skip: false,
         }
     }
 }
 
 impl Lists {
     fn permuted(&self, order: &[usize]) -> Self {
-        let mut out = Self::default();
+        let mut out = Self {
+            skip: self.skip,
+            ..Self::default()
+        };
+        if self.skip {
+            return out;
+        }
         for &i in order {
             let (lo, hi) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
             out.push(self.valid[i].then_some(&self.values[lo..hi]));
@@ -144,6 +166,9 @@ impl Lists {
     }
 
     fn push(&mut self, v: Option<&[i64]>) {
+        if self.skip {
+            return;
+        }
         if let Some(items) = v {
             self.values.extend_from_slice(items);
         }
@@ -192,6 +217,30 @@ impl Rows {
             requests: self.requests.permuted(order),
             send_counts: self.send_counts.permuted(order),
             recv_counts: self.recv_counts.permuted(order),
+        }
+    }
+
+    /// Pushes nothing more to the optional columns not in `names` (those a file being
+    /// written leaves out: their pushes were a third of a row's).
+    pub(crate) fn skip_absent(&mut self, names: &[String]) {
+        let absent = |name: &str| !names.iter().any(|n| n == name);
+        for (name, n) in [
+            ("peer", &mut self.peer),
+            ("root", &mut self.root),
+            ("tag", &mut self.tag),
+            ("send_bytes", &mut self.send_bytes),
+            ("recv_bytes", &mut self.recv_bytes),
+            ("request", &mut self.request),
+            ("dtype_bytes", &mut self.dtype_bytes),
+        ] {
+            n.skip = absent(name);
+        }
+        for (name, l) in [
+            ("requests", &mut self.requests),
+            ("send_counts", &mut self.send_counts),
+            ("recv_counts", &mut self.recv_counts),
+        ] {
+            l.skip = absent(name);
         }
     }
 
@@ -904,6 +953,23 @@ mod tests {
         assert_eq!(r.request.valid[3..7], [true, false, true, true]);
         assert_eq!(r.requests.values, [2, 3]);
         assert!(!r.request.valid[8]);
+    }
+
+    #[test]
+    fn absent_columns_stay_empty() {
+        let mut p = TitParser::new(2, 1e9);
+        p.rows.skip_absent(&["peer".to_string(), "requests".to_string()]);
+        for (i, line) in ["1 isend 0 1 8", "0 irecv 1 1 8", "1 waitall"].iter().enumerate() {
+            p.line(line, i as u64 + 1, None).unwrap();
+        }
+        let r = &p.rows;
+        assert_eq!((r.peer.values.as_slice(), r.peer.valid.len()), (&[0, 1, 0][..], 3));
+        assert_eq!(r.requests.offsets, [0, 0, 0, 1]);
+        assert!(r.tag.values.is_empty() && r.tag.valid.is_empty());
+        assert!(r.recv_counts.valid.is_empty() && r.recv_counts.offsets == [0]);
+        let sorted = r.permuted(&[1, 0, 2]);
+        assert_eq!(sorted.peer.values, [1, 0, 0]);
+        assert!(sorted.tag.values.is_empty() && sorted.send_counts.valid.is_empty());
     }
 
     #[test]
