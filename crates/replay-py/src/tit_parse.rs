@@ -958,12 +958,19 @@ mod tests {
     #[test]
     fn absent_columns_stay_empty() {
         let mut p = TitParser::new(2, 1e9);
-        p.rows.skip_absent(&["peer".to_string(), "requests".to_string()]);
-        for (i, line) in ["1 isend 0 1 8", "0 irecv 1 1 8", "1 waitall"].iter().enumerate() {
+        p.rows
+            .skip_absent(&["peer".to_string(), "requests".to_string()]);
+        for (i, line) in ["1 isend 0 1 8", "0 irecv 1 1 8", "1 waitall"]
+            .iter()
+            .enumerate()
+        {
             p.line(line, i as u64 + 1, None).unwrap();
         }
         let r = &p.rows;
-        assert_eq!((r.peer.values.as_slice(), r.peer.valid.len()), (&[0, 1, 0][..], 3));
+        assert_eq!(
+            (r.peer.values.as_slice(), r.peer.valid.len()),
+            (&[0, 1, 0][..], 3)
+        );
         assert_eq!(r.requests.offsets, [0, 0, 0, 1]);
         assert!(r.tag.values.is_empty() && r.tag.valid.is_empty());
         assert!(r.recv_counts.valid.is_empty() && r.recv_counts.offsets == [0]);
