@@ -618,14 +618,8 @@ impl TitParser {
     fn action(&mut self, rank: usize, name: &str, a: &[&str]) -> Parsed<()> {
         let n = self.ranks;
         let sum = |v: &[i64]| v.iter().try_fold(0i64, |s, &x| s.checked_add(x));
+        // (the arms are tried in order: the actions of most lines first)
         match name {
-            "init" => {
-                self.states[rank].type_size = if a.is_empty() { 1 } else { 8 };
-                self.push(rank, const { op_code("init") }, &Call::default());
-            }
-            "finalize" | "barrier" | "test" | "comm_split" | "comm_dup" => {
-                self.push(rank, op_code(name), &Call::default());
-            }
             "compute" | "sleep" => {
                 let amount =
                     number(arg(a, 0)?).ok_or_else(|| format!("{:?} is not a number", a[0]))?;
@@ -707,6 +701,13 @@ impl TitParser {
                     },
                 );
                 self.scratch = done;
+            }
+            "init" => {
+                self.states[rank].type_size = if a.is_empty() { 1 } else { 8 };
+                self.push(rank, const { op_code("init") }, &Call::default());
+            }
+            "finalize" | "barrier" | "test" | "comm_split" | "comm_dup" => {
+                self.push(rank, op_code(name), &Call::default());
             }
             "bcast" => {
                 let root = if a.len() > 1 {
