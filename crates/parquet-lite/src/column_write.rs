@@ -322,13 +322,9 @@ impl Writer {
         };
         let encoded = dict_bytes + pages.iter().map(|(_, _, b)| b.len()).sum::<usize>();
         let zstd = self.options.zstd && encoded >= SMALL_CHUNK;
-        if zstd {
-            self.compressor.next_chunk();
-        }
         let (mut uncompressed, mut compressed) = (0i64, 0i64);
         let mut dictionary_page_offset = None;
         let mut encodings = vec![RLE];
-        let mut index = 0;
         if let Values::Dictionary { page, entries, .. } = &values {
             dictionary_page_offset = Some(self.pos as i64);
             let n = *entries as i32;
@@ -340,9 +336,8 @@ impl Writer {
                     });
                 },
                 page,
-                zstd.then_some(index),
+                zstd,
             )?;
-            index += 1;
             uncompressed += u;
             compressed += c;
             encodings.extend([PLAIN, RLE_DICTIONARY]);
@@ -366,9 +361,8 @@ impl Writer {
                     });
                 },
                 body,
-                zstd.then_some(index),
+                zstd,
             )?;
-            index += 1;
             uncompressed += u;
             compressed += c;
         }
@@ -466,18 +460,18 @@ impl Writer {
     }
 
     /// Writes one page (`kind`: 0 data, 2 dictionary; `header` adds its typed header;
-    /// `zstd`: compressed, as page `index` of its chunk) and returns (uncompressed,
-    /// compressed) bytes with the header.
+    /// `zstd`: compressed) and returns (uncompressed, compressed) bytes with the header.
     fn page(
         &mut self,
         kind: i32,
         header: impl FnOnce(&mut Struct<'_>),
         body: &[u8],
-        zstd: Option<usize>,
+        zstd: bool,
     ) -> Result<(i64, i64)> {
-        let stored: &[u8] = match zstd {
-            Some(index) => self.compressor.compress(index, body),
-            None => body,
+        let stored: &[u8] = if zstd {
+            self.compressor.compress(body)
+        } else {
+            body
         };
         let mut head = Vec::new();
         let mut s = Struct::new(&mut head);

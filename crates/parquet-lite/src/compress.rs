@@ -2,9 +2,7 @@
 //! - one compressor for the whole file, with its own matcher (`PageMatcher`): ruzstd's
 //!   builds and zeroes a 128 KiB window and a hash table for every frame (~15 µs a page,
 //!   ~60 µs with a fresh compressor: a third of a TiT conversion's CPU went to zstd);
-//! - a page identical to the same page of the column written just before reuses its
-//!   compressed bytes (trace files hold equal columns, e.g. start and end times of calls
-//!   that take no time);
+//! - a page with the same bytes as one compressed recently reuses its frame (`Seen`);
 //! - a column chunk whose pages total fewer than `SMALL_CHUNK` bytes is not compressed
 //!   (the codec is per chunk): zstd saves a few bytes there, or adds some.
 
@@ -19,15 +17,40 @@ pub(crate) const SMALL_CHUNK: usize = 256;
 
 type Zstd = FrameCompressor<Cursor<Vec<u8>>, Vec<u8>, PageMatcher>;
 
+/// Slots of the table of compressed pages: 2^SEEN_BITS (64 slots kept a sixth of a TiT
+/// conversion's frames, 256 most of them).
+const SEEN_BITS: u32 = 8;
+/// Larger pages are not kept: the table stays under ~16 MB whatever the pages.
+const SEEN_MAX_PAGE: usize = 32 * 1024;
+
+/// Pages compressed before, (body, frame) in a slot chosen by a hash of the body; a new page
+/// replaces what its slot held. A frame depends on its page's bytes alone (the matcher stays
+/// within the page, ruzstd carries no table from frame to frame), and trace columns repeat
+/// pages: every rank's calls in the same pattern give the same dictionary indices, calls
+/// that take no time equal start and end times. An empty frame marks an empty slot.
+type Seen = Vec<(Vec<u8>, Vec<u8>)>;
+
 pub(crate) struct Compressor {
     zstd: Zstd,
     /// The size of the page being compressed, for the matcher's buffer.
     page_len: Rc<Cell<usize>>,
-    /// (body, compressed) of each page of the previous compressed chunk, and of the current
-    /// one's first `used` pages (the vectors are reused from chunk to chunk).
-    previous: Vec<(Vec<u8>, Vec<u8>)>,
-    current: Vec<(Vec<u8>, Vec<u8>)>,
-    used: usize,
+    seen: Seen,
+    /// The frame of the last page too large to keep.
+    frame: Vec<u8>,
+}
+
+/// Multiply-rotate hash of `bytes` (FxHash's mix, 8 bytes at a time): a slot of `Seen`.
+fn slot_of(bytes: &[u8]) -> usize {
+    let mix = |h: u64, v: u64| (h.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
+    let mut words = bytes.chunks_exact(8);
+    let mut h = bytes.len() as u64;
+    for w in &mut words {
+        h = mix(h, u64::from_le_bytes(w.try_into().unwrap_or_default()));
+    }
+    for &b in words.remainder() {
+        h = mix(h, u64::from(b));
+    }
+    (h >> (64 - SEEN_BITS)) as usize
 }
 
 impl Compressor {
@@ -43,47 +66,41 @@ impl Compressor {
         Self {
             zstd: FrameCompressor::new_with_matcher(matcher, CompressionLevel::Fastest),
             page_len,
-            previous: Vec::new(),
-            current: Vec::new(),
-            used: 0,
+            seen: vec![Default::default(); 1 << SEEN_BITS],
+            frame: Vec::new(),
         }
     }
 
-    /// Starts a new column chunk.
-    pub(crate) fn next_chunk(&mut self) {
-        if self.used > 0 {
-            std::mem::swap(&mut self.previous, &mut self.current);
-            self.previous.truncate(self.used);
-            self.used = 0;
+    /// `body` as one zstd frame.
+    pub(crate) fn compress(&mut self, body: &[u8]) -> &[u8] {
+        if body.len() > SEEN_MAX_PAGE {
+            let out = std::mem::take(&mut self.frame);
+            self.frame = self.frame_of(body, out);
+            return &self.frame;
         }
+        let slot = slot_of(body);
+        let (kept, frame) = &mut self.seen[slot];
+        if frame.is_empty() || kept.as_slice() != body {
+            kept.clear();
+            kept.extend_from_slice(body);
+            let out = std::mem::take(frame);
+            self.seen[slot].1 = self.frame_of(body, out);
+        }
+        &self.seen[slot].1
     }
 
-    /// `body` as one zstd frame (page `index` of the current chunk).
-    pub(crate) fn compress(&mut self, index: usize, body: &[u8]) -> &[u8] {
-        if self.used == self.current.len() {
-            self.current.push(Default::default());
-        }
-        let (mut kept, mut packed) = std::mem::take(&mut self.current[self.used]);
-        kept.clear();
-        kept.extend_from_slice(body);
-        packed.clear();
-        match self.previous.get(index) {
-            Some((b, p)) if b == body => packed.extend_from_slice(p),
-            _ => {
-                let zstd = &mut self.zstd;
-                let mut source = zstd.take_source().map_or_else(Vec::new, Cursor::into_inner);
-                source.clear();
-                source.extend_from_slice(body);
-                self.page_len.set(body.len());
-                zstd.set_source(Cursor::new(source));
-                zstd.set_drain(packed);
-                zstd.compress();
-                packed = zstd.take_drain().unwrap_or_default();
-            }
-        }
-        self.current[self.used] = (kept, packed);
-        self.used += 1;
-        &self.current[self.used - 1].1
+    /// `body` compressed into `out` (what it held is dropped).
+    fn frame_of(&mut self, body: &[u8], mut out: Vec<u8>) -> Vec<u8> {
+        let zstd = &mut self.zstd;
+        let mut source = zstd.take_source().map_or_else(Vec::new, Cursor::into_inner);
+        source.clear();
+        source.extend_from_slice(body);
+        self.page_len.set(body.len());
+        zstd.set_source(Cursor::new(source));
+        out.clear();
+        zstd.set_drain(out);
+        zstd.compress();
+        zstd.take_drain().unwrap_or_default()
     }
 }
 
@@ -199,9 +216,11 @@ mod tests {
                     }
                 })
                 .collect();
-            c.next_chunk();
-            let packed = c.compress(0, &body).to_vec();
+            let packed = c.compress(&body).to_vec();
             assert_eq!(unzstd(&packed), body, "case {case}");
+            // Again after another page: the same frame, from the table or compressed anew.
+            c.compress(&[case as u8; 300]);
+            assert_eq!(c.compress(&body), packed, "case {case}");
             if case % 3 == 0 && n >= 100 {
                 assert!(packed.len() * 4 < n, "case {case}: {} of {n}", packed.len());
             }

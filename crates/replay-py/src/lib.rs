@@ -18,6 +18,7 @@ mod tit;
 mod tit_convert;
 mod tit_lines;
 mod tit_parse;
+mod tit_token_cache;
 mod trace_file;
 mod trace_io;
 

@@ -197,8 +197,10 @@ impl TitConverter {
             zstd: true,
         };
         let writer = Writer::create(&dst, specs, options).map_err(write_error)?;
+        let mut parser = TitParser::new(ranks, flops_per_s);
+        parser.rows.skip_absent(&columns);
         Ok(Self {
-            parser: TitParser::new(ranks, flops_per_s),
+            parser,
             writer: Some(writer),
             files,
             per_rank,

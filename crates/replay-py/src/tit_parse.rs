@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use crate::tit_token_cache::{Span, TokenCache, MAX_TOKENS};
+
 /// SimGrid datatype ids → sizes in bytes (smpi_datatype.cpp, ids 0..24).
 const TYPE_SIZES: [i64; 25] = [
     8, 4, 1, 2, 8, 4, 1, 8, 1, 1, 2, 4, 8, 8, 16, 4, 1, 1, 2, 4, 8, 1, 2, 4, 8,
@@ -85,10 +87,15 @@ pub(crate) fn columns_of(action: &str) -> &'static [&'static str] {
 pub(crate) struct Nullable<T> {
     pub(crate) values: Vec<T>,
     pub(crate) valid: Vec<bool>,
+    /// A column the file being written leaves out (Rows::skip_absent): it stays empty.
+    skip: bool,
 }
 
 impl<T: Copy + Default> Nullable<T> {
     fn push(&mut self, v: Option<T>) {
+        if self.skip {
+            return;
+        }
         self.values.push(v.unwrap_or_default());
         self.valid.push(v.is_some());
     }
@@ -104,6 +111,8 @@ pub(crate) struct Lists {
     pub(crate) offsets: Vec<i64>,
     pub(crate) values: Vec<i64>,
     pub(crate) valid: Vec<bool>,
+    /// As Nullable's `skip`.
+    skip: bool,
 }
 
 impl Default for Lists {
@@ -112,22 +121,37 @@ impl Default for Lists {
             offsets: vec![0],
             values: Vec::new(),
             valid: Vec::new(),
+            skip: false,
         }
     }
 }
 
 impl<T: Copy> Nullable<T> {
     fn permuted(&self, order: &[usize]) -> Self {
+        if self.skip {
+            return Self {
+                values: Vec::new(),
+                valid: Vec::new(),
+                skip: true,
+            };
+        }
         Self {
             values: order.iter().map(|&i| self.values[i]).collect(),
             valid: order.iter().map(|&i| self.valid[i]).collect(),
+            skip: false,
         }
     }
 }
 
 impl Lists {
     fn permuted(&self, order: &[usize]) -> Self {
-        let mut out = Self::default();
+        let mut out = Self {
+            skip: self.skip,
+            ..Self::default()
+        };
+        if self.skip {
+            return out;
+        }
         for &i in order {
             let (lo, hi) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
             out.push(self.valid[i].then_some(&self.values[lo..hi]));
@@ -142,6 +166,9 @@ impl Lists {
     }
 
     fn push(&mut self, v: Option<&[i64]>) {
+        if self.skip {
+            return;
+        }
         if let Some(items) = v {
             self.values.extend_from_slice(items);
         }
@@ -190,6 +217,30 @@ impl Rows {
             requests: self.requests.permuted(order),
             send_counts: self.send_counts.permuted(order),
             recv_counts: self.recv_counts.permuted(order),
+        }
+    }
+
+    /// Pushes nothing more to the optional columns not in `names` (those a file being
+    /// written leaves out: their pushes were a third of a row's).
+    pub(crate) fn skip_absent(&mut self, names: &[String]) {
+        let absent = |name: &str| !names.iter().any(|n| n == name);
+        for (name, n) in [
+            ("peer", &mut self.peer),
+            ("root", &mut self.root),
+            ("tag", &mut self.tag),
+            ("send_bytes", &mut self.send_bytes),
+            ("recv_bytes", &mut self.recv_bytes),
+            ("request", &mut self.request),
+            ("dtype_bytes", &mut self.dtype_bytes),
+        ] {
+            n.skip = absent(name);
+        }
+        for (name, l) in [
+            ("requests", &mut self.requests),
+            ("send_counts", &mut self.send_counts),
+            ("recv_counts", &mut self.recv_counts),
+        ] {
+            l.skip = absent(name);
         }
     }
 
@@ -416,6 +467,7 @@ pub(crate) struct TitParser {
     pub(crate) unsupported: HashMap<String, u64>,
     scratch: Vec<i64>,
     scratch2: Vec<i64>,
+    tokens: TokenCache,
 }
 
 impl TitParser {
@@ -433,6 +485,7 @@ impl TitParser {
             unsupported: HashMap::new(),
             scratch: Vec::new(),
             scratch2: Vec::new(),
+            tokens: TokenCache::default(),
         }
     }
 
@@ -447,8 +500,41 @@ impl TitParser {
             line: number,
             message,
         };
-        let mut tokens = Tokens { text, at: 0 };
-        let Some(first) = tokens.next() else {
+        // A line's tokens, from the cache when its text was read before. Most lines have
+        // a few: no allocation for them.
+        let mut found: [&str; MAX_TOKENS] = [""; MAX_TOKENS];
+        let mut more: Vec<&str> = Vec::new();
+        let bytes = text.as_bytes();
+        let tokens: &[&str] = if let Some(spans) = self.tokens.get(bytes) {
+            for (token, &(start, end)) in found.iter_mut().zip(spans) {
+                *token = &text[usize::from(start)..usize::from(end)];
+            }
+            &found[..spans.len()]
+        } else {
+            let mut spans: [Span; MAX_TOKENS] = [(0, 0); MAX_TOKENS];
+            let mut n = 0;
+            let mut scan = Tokens { text, at: 0 };
+            while let Some(token) = scan.next() {
+                if n < MAX_TOKENS {
+                    found[n] = token;
+                    // (offsets of a line too long to keep wrap; `put` ignores such a line)
+                    spans[n] = ((scan.at - token.len()) as u8, scan.at as u8);
+                } else {
+                    if more.is_empty() {
+                        more.extend_from_slice(&found);
+                    }
+                    more.push(token);
+                }
+                n += 1;
+            }
+            if more.is_empty() {
+                self.tokens.put(bytes, &spans[..n]);
+                &found[..n]
+            } else {
+                &more
+            }
+        };
+        let Some((&first, rest)) = tokens.split_first() else {
             return Ok(());
         };
         if first.starts_with('#') {
@@ -458,7 +544,7 @@ impl TitParser {
             let line = text.trim();
             return Err(err(format!("expected '<rank> <action> …', got {line:?}")));
         };
-        let Some(action) = tokens.next() else {
+        let Some((&action, args)) = rest.split_first() else {
             return Err(err("missing action after rank".into()));
         };
         let belongs = rank >= 0
@@ -467,22 +553,6 @@ impl TitParser {
         if !belongs {
             return Err(err(format!("rank {rank} does not belong here")));
         }
-        // Most lines have a few arguments: no allocation for them.
-        let mut few: [&str; 8] = [""; 8];
-        let mut n = 0;
-        let mut more: Vec<&str> = Vec::new();
-        for t in tokens {
-            if n < few.len() {
-                few[n] = t;
-            } else {
-                if more.is_empty() {
-                    more.extend_from_slice(&few);
-                }
-                more.push(t);
-            }
-            n += 1;
-        }
-        let args: &[&str] = if more.is_empty() { &few[..n] } else { &more };
         self.action(rank as usize, action, args)
             .map_err(|why| err(format!("bad arguments for {action:?}: {why}")))
     }
@@ -548,14 +618,8 @@ impl TitParser {
     fn action(&mut self, rank: usize, name: &str, a: &[&str]) -> Parsed<()> {
         let n = self.ranks;
         let sum = |v: &[i64]| v.iter().try_fold(0i64, |s, &x| s.checked_add(x));
+        // (the arms are tried in order: the actions of most lines first)
         match name {
-            "init" => {
-                self.states[rank].type_size = if a.is_empty() { 1 } else { 8 };
-                self.push(rank, const { op_code("init") }, &Call::default());
-            }
-            "finalize" | "barrier" | "test" | "comm_split" | "comm_dup" => {
-                self.push(rank, op_code(name), &Call::default());
-            }
             "compute" | "sleep" => {
                 let amount =
                     number(arg(a, 0)?).ok_or_else(|| format!("{:?} is not a number", a[0]))?;
@@ -637,6 +701,13 @@ impl TitParser {
                     },
                 );
                 self.scratch = done;
+            }
+            "init" => {
+                self.states[rank].type_size = if a.is_empty() { 1 } else { 8 };
+                self.push(rank, const { op_code("init") }, &Call::default());
+            }
+            "finalize" | "barrier" | "test" | "comm_split" | "comm_dup" => {
+                self.push(rank, op_code(name), &Call::default());
             }
             "bcast" => {
                 let root = if a.len() > 1 {
@@ -883,6 +954,30 @@ mod tests {
         assert_eq!(r.request.valid[3..7], [true, false, true, true]);
         assert_eq!(r.requests.values, [2, 3]);
         assert!(!r.request.valid[8]);
+    }
+
+    #[test]
+    fn absent_columns_stay_empty() {
+        let mut p = TitParser::new(2, 1e9);
+        p.rows
+            .skip_absent(&["peer".to_string(), "requests".to_string()]);
+        for (i, line) in ["1 isend 0 1 8", "0 irecv 1 1 8", "1 waitall"]
+            .iter()
+            .enumerate()
+        {
+            p.line(line, i as u64 + 1, None).unwrap();
+        }
+        let r = &p.rows;
+        assert_eq!(
+            (r.peer.values.as_slice(), r.peer.valid.len()),
+            (&[0, 1, 0][..], 3)
+        );
+        assert_eq!(r.requests.offsets, [0, 0, 0, 1]);
+        assert!(r.tag.values.is_empty() && r.tag.valid.is_empty());
+        assert!(r.recv_counts.valid.is_empty() && r.recv_counts.offsets == [0]);
+        let sorted = r.permuted(&[1, 0, 2]);
+        assert_eq!(sorted.peer.values, [1, 0, 0]);
+        assert!(sorted.tag.values.is_empty() && sorted.send_counts.valid.is_empty());
     }
 
     #[test]
