@@ -11,7 +11,7 @@
 use std::collections::BinaryHeap;
 
 use super::{FlowSlot, MaxMin};
-use fill::Share;
+use fill::Candidate;
 pub(super) use fill::SCAN_LINKS;
 
 #[path = "maxmin_fill.rs"]
@@ -61,11 +61,8 @@ pub(super) struct Scratch {
     unfixed_flows: usize,
     /// Flows that failed verification this round (may repeat).
     grow: Vec<FlowSlot>,
-    /// Candidates pushed while filling.
-    shares: BinaryHeap<Share>,
-    /// Initial candidates as sorted keys (share bits << 32 | link), merged with `shares`.
-    initial: Vec<u128>,
-    next_initial: usize,
+    /// Candidates of `fill_by_queue`.
+    candidates: BinaryHeap<Candidate>,
     /// `fill` scans up to this many links (`SCAN_LINKS`; tests vary it).
     pub(super) scan_links: usize,
     /// Per link: (round, load, fastest rate) under the allocation being verified. Rates
@@ -86,9 +83,7 @@ impl Scratch {
             s_links: Vec::new(),
             unfixed_flows: 0,
             grow: Vec::new(),
-            shares: BinaryHeap::new(),
-            initial: Vec::new(),
-            next_initial: 0,
+            candidates: BinaryHeap::new(),
             scan_links: SCAN_LINKS,
             sums: vec![(0, 0.0, 0.0); links],
         }
@@ -195,6 +190,8 @@ impl MaxMin {
     }
 
     /// Whether link `m` is saturated and no flow on it is faster than `g` (within `EPS`).
+    /// (Inlined: verification runs it for most F flows next to S.)
+    #[inline(always)]
     fn is_bottleneck(&mut self, g: FlowSlot, m: u32) -> bool {
         let (load, max) = self.load_and_max(m);
         let r = self.scratch.rate_of(g, self.flows[g as usize].rate);
