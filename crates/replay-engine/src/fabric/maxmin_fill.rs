@@ -36,7 +36,8 @@ impl MaxMin {
         }
     }
 
-    /// Collects the links S uses, the capacity their F flows leave and their S flows.
+    /// Collects the links S uses, the capacity their F flows leave and their S flows, and
+    /// the F flows there that check (b) has to verify.
     fn measure_links(&mut self) {
         let sc = &mut self.scratch;
         let round = sc.next_stamp();
@@ -53,14 +54,24 @@ impl MaxMin {
                 }
             }
         }
+        sc.neighbours.clear();
         for &l in &sc.s_links {
             let mut rem = self.capacity[l as usize];
             let mut unfixed = 0u32;
             for &g in &self.link_flows[l as usize] {
-                if sc.flow[g as usize].member == settle {
+                let fm = &mut sc.flow[g as usize];
+                if fm.member == settle {
                     unfixed += 1;
-                } else {
-                    rem -= self.flows[g as usize].rate;
+                    continue;
+                }
+                let flow = &self.flows[g as usize];
+                rem -= flow.rate;
+                if fm.checked != round {
+                    fm.checked = round;
+                    // An F flow whose bottleneck S does not touch keeps it (check (b)).
+                    if sc.link[flow.bottleneck as usize].round == round {
+                        sc.neighbours.push(g);
+                    }
                 }
             }
             sc.link[l as usize] = LinkMark {
