@@ -2,47 +2,21 @@
 //! Gallager, "Data Networks", §6.5.2) over the flows of S, on the links they use, each link
 //! offering the capacity its other (F) flows leave.
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 
-use super::{share, LinkMark, Scratch, EPS};
+use super::{share, LinkMark, EPS};
 use crate::fabric::maxmin::MaxMin;
 
-/// Up to this many links, `fill` selects by scanning rather than with candidate queues.
+/// Up to this many links, `fill` selects by scanning rather than with a candidate queue.
 pub(in crate::fabric::maxmin) const SCAN_LINKS: usize = 16;
 
-/// Candidate (share, link) of progressive filling; `Ord` reversed for a min-heap.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Share(f64, u32);
-impl Eq for Share {}
-impl Ord for Share {
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.0.total_cmp(&self.0).then_with(|| o.1.cmp(&self.1))
-    }
-}
-impl PartialOrd for Share {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
+/// Candidate (share, link) of progressive filling as one min-heap key, share bits << 32 |
+/// link: shares are >= +0.0, whose bits order as the numbers do, so keys pop by share, then
+/// link.
+pub(super) type Candidate = Reverse<u128>;
 
-impl Scratch {
-    /// Pops the least candidate of the two sources. Taking the smaller head pops exactly
-    /// the sequence one heap holding all entries would (equal entries are identical), while
-    /// the bulk of the candidates (the initial ones) costs one sort instead of heap pushes.
-    fn next_candidate(&mut self) -> Option<Share> {
-        let head = self
-            .initial
-            .get(self.next_initial)
-            .map(|&k| Share(f64::from_bits((k >> 32) as u64), k as u32));
-        match (head, self.shares.peek()) {
-            (Some(a), Some(b)) if a < *b => self.shares.pop(),
-            (Some(a), _) => {
-                self.next_initial += 1;
-                Some(a)
-            }
-            (None, _) => self.shares.pop(),
-        }
-    }
+fn candidate(share: f64, link: u32) -> Candidate {
+    Reverse(u128::from(share.to_bits()) << 32 | u128::from(link))
 }
 
 impl MaxMin {
@@ -51,7 +25,7 @@ impl MaxMin {
     ///
     /// Each step fixes the link of least (current share, id). Both strategies below make
     /// exactly that sequence of choices, so they give bit-identical rates: a scan of the
-    /// links for the handful a departure or an arrival usually touches, candidate queues
+    /// links for the handful a departure or an arrival usually touches, a candidate queue
     /// for large sets (a collective step, the first settle of a halo ring).
     pub(in crate::fabric::maxmin) fn fill(&mut self) {
         self.measure_links();
@@ -62,7 +36,8 @@ impl MaxMin {
         }
     }
 
-    /// Collects the links S uses, the capacity their F flows leave and their S flows.
+    /// Collects the links S uses, the capacity their F flows leave and their S flows, and
+    /// the F flows there that check (b) has to verify.
     fn measure_links(&mut self) {
         let sc = &mut self.scratch;
         let round = sc.next_stamp();
@@ -79,14 +54,24 @@ impl MaxMin {
                 }
             }
         }
+        sc.neighbours.clear();
         for &l in &sc.s_links {
             let mut rem = self.capacity[l as usize];
             let mut unfixed = 0u32;
             for &g in &self.link_flows[l as usize] {
-                if sc.flow[g as usize].member == settle {
+                let fm = &mut sc.flow[g as usize];
+                if fm.member == settle {
                     unfixed += 1;
-                } else {
-                    rem -= self.flows[g as usize].rate;
+                    continue;
+                }
+                let flow = &self.flows[g as usize];
+                rem -= flow.rate;
+                if fm.checked != round {
+                    fm.checked = round;
+                    // An F flow whose bottleneck S does not touch keeps it (check (b)).
+                    if sc.link[flow.bottleneck as usize].round == round {
+                        sc.neighbours.push(g);
+                    }
                 }
             }
             sc.link[l as usize] = LinkMark {
@@ -119,30 +104,42 @@ impl MaxMin {
         }
     }
 
-    /// Selection by candidate queues: the initial shares sorted once, shares that fall
-    /// below a link's latest candidate pushed on a heap, stale candidates refreshed when
-    /// popped. The least candidate is never above its link's current share, so a popped
-    /// candidate equal to its link's share is the least (share, id) of all links. Once
-    /// every S flow has its rate, the candidates left are of links with none to fix: they
-    /// stay unpopped.
+    /// Selection by a candidate queue: the initial shares heapified at once, shares that
+    /// fall below a link's latest candidate pushed, stale candidates refreshed when popped.
+    /// The least candidate is never above its link's current share, so a popped candidate
+    /// equal to its link's share is the least (share, id) of all links. Once every S flow
+    /// has its rate, the candidates left are of links with none to fix: they stay unpopped.
+    ///
+    /// A link with one S flow keeps its share until that flow is fixed (nothing else
+    /// changes what it has left), then has nothing to fix: of a flow's such links only the
+    /// least can be popped with work to do, so it alone is a candidate. (A collective step's
+    /// flows cross many links no other S flow uses.)
     fn fill_by_queue(&mut self) {
         let sc = &mut self.scratch;
-        sc.initial.clear();
+        let mut initial = std::mem::take(&mut sc.candidates).into_vec();
+        initial.clear();
         for &l in &sc.s_links {
             let lm = &mut sc.link[l as usize];
             lm.pushed = share(lm.rem, lm.unfixed);
-            // Ascending keys = ascending (share, link), the order `Share`'s reversed `Ord`
-            // makes heaps pop: shares are >= +0.0, whose bits order as `total_cmp` does.
-            sc.initial
-                .push(u128::from(lm.pushed.to_bits()) << 32 | u128::from(l));
+            if lm.unfixed > 1 {
+                initial.push(candidate(lm.pushed, l));
+            }
         }
-        sc.initial.sort_unstable();
-        sc.next_initial = 0;
-        sc.shares.clear();
+        for &f in &sc.s_flows {
+            let least = self.flows[f as usize]
+                .links
+                .iter()
+                .filter(|&&m| sc.link[m as usize].unfixed == 1)
+                .map(|&m| candidate(sc.link[m as usize].pushed, m))
+                .max(); // the least key (`Candidate` orders reversed)
+            initial.extend(least);
+        }
+        sc.candidates = initial.into();
         while self.scratch.unfixed_flows > 0 {
-            let Some(Share(s, l)) = self.scratch.next_candidate() else {
+            let Some(Reverse(key)) = self.scratch.candidates.pop() else {
                 break;
             };
+            let (s, l) = (f64::from_bits((key >> 32) as u64), key as u32);
             let sc = &mut self.scratch;
             let lm = &mut sc.link[l as usize];
             if lm.unfixed == 0 {
@@ -151,7 +148,7 @@ impl MaxMin {
             let current = share(lm.rem, lm.unfixed);
             if current != s {
                 lm.pushed = current;
-                sc.shares.push(Share(current, l));
+                sc.candidates.push(candidate(current, l));
                 continue;
             }
             self.fix_link(l, s);
@@ -190,7 +187,7 @@ impl MaxMin {
                     let current = share(lm.rem, lm.unfixed);
                     if current < lm.pushed {
                         lm.pushed = current;
-                        sc.shares.push(Share(current, m));
+                        sc.candidates.push(candidate(current, m));
                     }
                 }
             }

@@ -11,7 +11,7 @@
 use std::collections::BinaryHeap;
 
 use super::{FlowSlot, MaxMin};
-use fill::Share;
+use fill::Candidate;
 pub(super) use fill::SCAN_LINKS;
 
 #[path = "maxmin_fill.rs"]
@@ -29,7 +29,7 @@ struct FlowMark {
     member: u64,
     /// == `Scratch::round`: the flow got its rate in this round.
     fixed: u64,
-    /// == `Scratch::round`: the flow (not in S) was verified in this round.
+    /// == `Scratch::round`: the flow (not in S) was met on a link of S in this round.
     checked: u64,
     /// The rate this round gave it (valid when `fixed` is current).
     new_rate: f64,
@@ -59,13 +59,13 @@ pub(super) struct Scratch {
     s_links: Vec<u32>,
     /// S flows without a rate yet (this round): filling stops when none is left.
     unfixed_flows: usize,
+    /// F flows on the links S uses whose remembered bottleneck is one of them (this
+    /// round), in the order check (b) verifies them.
+    neighbours: Vec<FlowSlot>,
     /// Flows that failed verification this round (may repeat).
     grow: Vec<FlowSlot>,
-    /// Candidates pushed while filling.
-    shares: BinaryHeap<Share>,
-    /// Initial candidates as sorted keys (share bits << 32 | link), merged with `shares`.
-    initial: Vec<u128>,
-    next_initial: usize,
+    /// Candidates of `fill_by_queue`.
+    candidates: BinaryHeap<Candidate>,
     /// `fill` scans up to this many links (`SCAN_LINKS`; tests vary it).
     pub(super) scan_links: usize,
     /// Per link: (round, load, fastest rate) under the allocation being verified. Rates
@@ -85,10 +85,9 @@ impl Scratch {
             s_flows: Vec::new(),
             s_links: Vec::new(),
             unfixed_flows: 0,
+            neighbours: Vec::new(),
             grow: Vec::new(),
-            shares: BinaryHeap::new(),
-            initial: Vec::new(),
-            next_initial: 0,
+            candidates: BinaryHeap::new(),
             scan_links: SCAN_LINKS,
             sums: vec![(0, 0.0, 0.0); links],
         }
@@ -156,31 +155,22 @@ impl MaxMin {
         self.dirty.clear();
     }
 
-    /// Step 2, check (b): every F flow on a link S uses must keep a bottleneck.
+    /// Step 2, check (b): every F flow on a link S uses must keep a bottleneck. Those whose
+    /// remembered bottleneck S left untouched keep it (the link is exactly as when it was
+    /// verified): `measure_links` listed only the others.
     pub(super) fn verify_neighbours(&mut self) {
-        let (settle, round) = (self.scratch.settle, self.scratch.round);
-        for i in 0..self.scratch.s_links.len() {
-            let l = self.scratch.s_links[i] as usize;
-            for j in 0..self.link_flows[l].len() {
-                let g = self.link_flows[l][j];
-                let fm = &mut self.scratch.flow[g as usize];
-                if fm.member == settle || fm.checked == round {
-                    continue;
-                }
-                fm.checked = round;
-                if !self.keeps_a_bottleneck(g) {
-                    self.scratch.grow.push(g);
-                }
+        for i in 0..self.scratch.neighbours.len() {
+            let g = self.scratch.neighbours[i];
+            if !self.keeps_a_bottleneck(g) {
+                self.scratch.grow.push(g);
             }
         }
     }
 
-    /// Whether F flow `g` has a bottleneck under the new rates; remembers the one found.
+    /// Whether F flow `g`, whose remembered bottleneck S touches, has a bottleneck under
+    /// the new rates; remembers the one found.
     fn keeps_a_bottleneck(&mut self, g: FlowSlot) -> bool {
         let b = self.flows[g as usize].bottleneck;
-        if self.scratch.link[b as usize].round != self.scratch.round {
-            return true; // no S flow on it: the link is exactly as when it was verified
-        }
         if self.is_bottleneck(g, b) {
             return true;
         }
@@ -195,6 +185,8 @@ impl MaxMin {
     }
 
     /// Whether link `m` is saturated and no flow on it is faster than `g` (within `EPS`).
+    /// (Inlined: verification runs it for most F flows next to S.)
+    #[inline(always)]
     fn is_bottleneck(&mut self, g: FlowSlot, m: u32) -> bool {
         let (load, max) = self.load_and_max(m);
         let r = self.scratch.rate_of(g, self.flows[g as usize].rate);
