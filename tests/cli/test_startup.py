@@ -80,6 +80,12 @@ def test_streamed_replay_without_store_imports_no_store_stack(tmp_path: Path) ->
     heavy = ("duckdb", "pyarrow", "pandas", "numpy")
     stack = sorted(m for m in names if m.split(".")[0] in heavy)
     assert not stack, f"a streamed --no-store replay imports {stack}"
+    # Nor OpenSSL (hashlib's _hashlib maps libcrypto: the digests are for stored replays)
+    # nor importlib.resources (a bundled fabric is a file next to its module).
+    assert not names & {"_hashlib", "importlib.resources"}, names & {
+        "_hashlib",
+        "importlib.resources",
+    }
 
 
 def cpu_seconds(*args: str) -> float:
