@@ -3,12 +3,13 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::io::Write;
 
 use crate::compress::SMALL_CHUNK;
 use crate::encode::{delta, rle_hybrid, width_of};
 use crate::error::{Error, Result};
+use crate::hash::FastHasher;
 use crate::thrift_write::{uleb, Struct};
 use crate::writer::{physical, ChunkMeta, ColumnData, ColumnSpec, Encoding, ValueKind, Writer};
 
@@ -418,7 +419,7 @@ impl Writer {
         if spec.encoding == Encoding::Delta {
             return Ok(Values::Delta);
         }
-        let mut map: HashMap<i64, u64, BuildHasherDefault<IntHasher>> = HashMap::default();
+        let mut map: HashMap<i64, u64, BuildHasherDefault<FastHasher>> = HashMap::default();
         let mut page = Vec::new();
         let mut indices = reuse(&mut self.buffers.indices);
         let mut bounds: Option<(i64, i64)> = None;
@@ -492,31 +493,6 @@ impl Writer {
             (head.len() + body.len()) as i64,
             (head.len() + stored.len()) as i64,
         ))
-    }
-}
-
-/// Multiply-rotate hashing of integer dictionary keys (FxHash's mix: the keys come from
-/// the data, not an adversary, and SipHash costs several times more per value).
-#[derive(Default)]
-struct IntHasher(u64);
-
-impl Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_i64(&mut self, v: i64) {
-        self.write_u64(v as u64);
-    }
-
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }
 

@@ -7,10 +7,13 @@
 //!   (the codec is per chunk): zstd saves a few bytes there, or adds some.
 
 use std::cell::Cell;
+use std::hash::Hasher;
 use std::io::Cursor;
 use std::rc::Rc;
 
 use ruzstd::encoding::{CompressionLevel, FrameCompressor, Matcher, Sequence};
+
+use crate::hash::FastHasher;
 
 /// Column chunks with fewer encoded bytes than this are stored uncompressed.
 pub(crate) const SMALL_CHUNK: usize = 256;
@@ -39,18 +42,12 @@ pub(crate) struct Compressor {
     frame: Vec<u8>,
 }
 
-/// Multiply-rotate hash of `bytes` (FxHash's mix, 8 bytes at a time): a slot of `Seen`.
+/// The slot of `Seen` for a page of `bytes`.
 fn slot_of(bytes: &[u8]) -> usize {
-    let mix = |h: u64, v: u64| (h.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
-    let mut words = bytes.chunks_exact(8);
-    let mut h = bytes.len() as u64;
-    for w in &mut words {
-        h = mix(h, u64::from_le_bytes(w.try_into().unwrap_or_default()));
-    }
-    for &b in words.remainder() {
-        h = mix(h, u64::from(b));
-    }
-    (h >> (64 - SEEN_BITS)) as usize
+    let mut h = FastHasher::default();
+    h.write_usize(bytes.len());
+    h.write(bytes);
+    (h.finish() >> (64 - SEEN_BITS)) as usize
 }
 
 impl Compressor {

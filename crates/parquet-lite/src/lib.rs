@@ -14,6 +14,7 @@ mod cursor;
 mod delta;
 mod encode;
 mod error;
+mod hash;
 mod metadata;
 mod page;
 mod rle;

@@ -3,6 +3,10 @@
 //! short line are kept by its bytes, and a line read again takes them instead of being
 //! scanned byte by byte (the scan was a fifth of a TiT line's parse).
 
+use std::hash::Hasher;
+
+use replay_engine::hash::FastHasher;
+
 /// Longest line kept, in bytes (its bytes are the key, four words).
 const KEY_BYTES: usize = 32;
 /// Most tokens of a kept line (rank, action and up to 8 arguments).
@@ -51,12 +55,13 @@ fn key_of(line: &[u8]) -> Option<([u64; KEY_BYTES / 8], usize)> {
     let mut bytes = [0u8; KEY_BYTES];
     bytes[..line.len()].copy_from_slice(line);
     let mut key = [0u64; KEY_BYTES / 8];
-    let mut hash = line.len() as u64;
+    let mut hash = FastHasher::default();
+    hash.write_usize(line.len());
     for (k, word) in key.iter_mut().zip(bytes.chunks_exact(8)) {
         *k = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        hash = (hash.rotate_left(5) ^ *k).wrapping_mul(0x517c_c1b7_2722_0a95);
+        hash.write_u64(*k);
     }
-    Some((key, (hash >> (64 - SLOT_BITS)) as usize))
+    Some((key, (hash.finish() >> (64 - SLOT_BITS)) as usize))
 }
 
 impl TokenCache {
