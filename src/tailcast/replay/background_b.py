@@ -33,9 +33,10 @@ from tailcast.replay.background import PATTERNS, BackgroundJob
 # 980-node machine), used when no snapshot of the real queue is given.
 DEFAULT_JOB_SIZES = (2, 4, 8, 16, 32, 64)
 # Offered load per background node, as a fraction of its injection bandwidth, and the size
-# of its messages (see the module doc; chosen so that b = 0.7 loads Marconi100's links
-# to about half their capacity, and to keep background events few enough for a
-# 1000-iteration replay to take seconds).
+# of its messages (see the module doc). At b = 0.7 on `marconi100` they load the inner links
+# to about a third of their capacity on average (local 0.31, global 0.28 in a 16-rank
+# alltoall replay; the busiest local link 0.55); 4 MiB messages keep background events few
+# enough for a 1000-iteration replay to take seconds.
 DEFAULT_LOAD = 0.3
 DEFAULT_BYTES = 4 << 20
 PLACEMENTS = ("scattered", "around")
