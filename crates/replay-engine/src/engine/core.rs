@@ -225,13 +225,19 @@ impl Engine {
         self.queue.push(t, ev);
     }
 
-    /// Earliest pending instant (engine queue or fabric).
-    pub(super) fn horizon(&mut self) -> Time {
+    /// Whether nothing pending (engine queue or fabric) comes before `t`. Neither is ever
+    /// earlier than the queue's current instant, so up to that instant the fabric is not
+    /// asked: asking settles a flow fabric's rates, and the transfers a rank starts at one
+    /// instant are then re-rated together rather than once each.
+    pub(super) fn nothing_before(&mut self, t: Time) -> bool {
+        if t <= self.queue.now() {
+            return true;
+        }
         let h = self.queue.peek_time().unwrap_or(f64::INFINITY);
         if !self.net.holds_transfers {
-            return h;
+            return t <= h;
         }
-        self.net.next_time().map_or(h, |f| f.min(h))
+        t <= self.net.next_time().map_or(h, |f| f.min(h))
     }
 
     /// With background traffic, whether the replay is over before an event at `next`:
@@ -264,12 +270,16 @@ impl Engine {
             if let Some(err) = self.fatal.take() {
                 return Err(err);
             }
-            let fabric_t = if self.net.holds_transfers {
+            let heap_t = self.queue.peek_time();
+            // An event at the queue's current instant goes first whatever the fabric holds
+            // (never earlier than that instant): not asking it lets a flow fabric re-rate
+            // all the transfers this instant starts at once (see `nothing_before`).
+            let due_now = heap_t == Some(self.queue.now());
+            let fabric_t = if self.net.holds_transfers && !due_now {
                 self.net.next_time()
             } else {
                 None
             };
-            let heap_t = self.queue.peek_time();
             if self.cut_off && self.foreground_left == 0 {
                 let next = match (fabric_t, heap_t) {
                     (Some(f), Some(h)) => f.min(h),

@@ -157,6 +157,12 @@ impl<E: Copy> EventQueue<E> {
         self.heap[i] = e;
     }
 
+    /// The current instant: no queued event is earlier.
+    #[inline]
+    pub fn now(&self) -> Time {
+        f64::from_bits(self.clock)
+    }
+
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {

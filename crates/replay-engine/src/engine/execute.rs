@@ -27,7 +27,7 @@ impl Engine {
                 Outcome::Blocked | Outcome::Failed => None,
             };
             let Some(next) = next else { return };
-            if next <= self.horizon() {
+            if self.nothing_before(next) {
                 t = next; // nothing else can happen before: keep going without the queue
             } else {
                 self.push(next, super::core::Ev::Resume(r));

@@ -9,9 +9,9 @@
 //! (Σ rates = capacity) on which no other flow has a higher rate. The max-min fair
 //! allocation is unique.
 //!
-//! **Local re-solve** (maxmin_fill.rs, maxmin_resolve.rs). Let S be the flows on dirty
-//! links; every other flow (F) keeps its rate, its finish-queue entry and its byte account
-//! untouched.
+//! **Local re-solve** (maxmin_fill.rs, maxmin_resolve.rs). Let S be the flows whose
+//! remembered bottleneck is a dirty link (new flows included); every other flow (F) keeps
+//! its rate, its finish-queue entry and its byte account untouched.
 //! 1. Progressive filling (B&G §6.5.2) over S alone, on the links S uses, each offering its
 //!    capacity minus the rates of its F flows. Every S flow is fixed at a saturated link
 //!    on which no earlier-fixed S flow is faster: its candidate bottleneck.
@@ -26,9 +26,10 @@
 //! F leaves; links S does not use are unchanged) and every flow has a bottleneck (S flows by
 //! 1 + 2a, F flows next to S by 2b, all others by the invariant that each flow's remembered
 //! bottleneck was valid after the previous settle and nothing on it changed), so by the
-//! characterisation it *is* the max-min allocation. S only grows and is bounded by the
-//! connected component of the dirty links, where no F flow is adjacent and the checks pass
-//! trivially: the worst case is the full component solve. Comparisons use a relative
+//! characterisation it *is* the max-min allocation. (A dirty link S does not use only lost
+//! flows: it stays feasible, and it was no remaining flow's bottleneck.) S only grows and
+//! is bounded by the connected component of the dirty links, where no F flow is adjacent
+//! and the checks pass trivially: the worst case is the full component solve. Comparisons use a relative
 //! tolerance (`EPS`) so that rounding noise of the float sums does not count as a violation;
 //! rates therefore equal a from-scratch solve up to rounding, not bit for bit.
 //!

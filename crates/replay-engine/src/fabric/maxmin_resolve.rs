@@ -131,7 +131,10 @@ fn share(rem: f64, n: u32) -> f64 {
 }
 
 impl MaxMin {
-    /// Starts a settle: S := the flows on the dirty links.
+    /// Starts a settle: S := the flows whose remembered bottleneck is a dirty link (a new
+    /// flow remembers its first link). The other flows on dirty links keep a bottleneck
+    /// nothing touched unless S changes it, which verification then finds; seeding them
+    /// too would re-rate every long flow sharing a link with each short one.
     pub(super) fn seed_from_dirty_links(&mut self) {
         let sc = &mut self.scratch;
         let settle = sc.next_stamp();
@@ -146,7 +149,7 @@ impl MaxMin {
             lm.round = settle;
             for &f in &self.link_flows[l as usize] {
                 let fm = &mut sc.flow[f as usize];
-                if fm.member != settle {
+                if fm.member != settle && self.flows[f as usize].bottleneck == l {
                     fm.member = settle;
                     sc.s_flows.push(f);
                 }

@@ -196,6 +196,31 @@ fn a_departure_ripples_down_a_chain() {
     assert!(m.stats.rounds - before.rounds > 2, "{:?}", m.stats);
 }
 
+/// A short flow that comes and goes on a link where a long flow is not bottlenecked (a
+/// halo message beside a background message limited elsewhere) re-rates only itself: the
+/// long flow keeps its rate and finish-queue entry.
+#[test]
+fn a_short_flow_leaves_a_long_flow_bottlenecked_elsewhere_alone() {
+    // Link 0 (capacity 1) limits the long flow; link 1 (10) is shared; link 2 (2) limits
+    // the short one.
+    let mut m = MaxMin::new(vec![1.0, 10.0, 2.0]);
+    let long = m.add(0.0, &[0, 1], 1e9, 0);
+    m.settle(0.0);
+    let before = m.stats.rerated;
+    m.add(0.0, &[1, 2], 4096.0, 1);
+    m.settle(0.0);
+    assert_eq!(m.stats.rerated - before, 1, "{:?}", m.stats);
+    m.assert_matches_reference("arrival");
+    let t = m.next_finish().expect("the short flow drains first");
+    let mut out = Vec::new();
+    m.pop_finished(t, &mut out);
+    assert_eq!(out, vec![(1, t)]);
+    m.settle(t);
+    assert_eq!(m.stats.rerated - before, 1, "{:?}", m.stats);
+    assert_eq!(m.rate(long), 1.0);
+    m.assert_max_min_fair("departure");
+}
+
 /// The halo-ring shape of the benchmarks: every link at one share (all ties).
 #[test]
 fn ring_of_equal_shares_matches_the_reference() {
