@@ -114,6 +114,28 @@ def test_native_columns_equal_pyarrow_reading(
     assert scan.rows == table.num_rows
 
 
+@pytest.mark.parametrize("delta", [True, False])
+def test_uint32_values_above_2_to_the_31_stay_unsigned(tmp_path: Path, delta: bool) -> None:
+    """A UINT_32 column is stored as INT32: the delta decoder works in 32-bit two's
+    complement, so 2^31 came back as -2^31 before the reader re-read it unsigned (found by
+    the property test above)."""
+    n = 70  # more than one 32-value miniblock
+    request = [2**31, 1, 2**32 - 1, 5, 2**31 + 7] * (n // 5)
+    table = pa.table(
+        {
+            "rank": pa.array([0] * n, pa.int32()),
+            "seq": pa.array(range(n), pa.int64()),
+            "op": pa.array(["isend"] * n),
+            "request": pa.array(request, pa.uint32()),
+            "t_start_ns": pa.array(range(n), pa.int64()),
+        }
+    )
+    path = _write(table, tmp_path / "u32.parquet", {"delta": delta})
+    got = _core.TraceFile(path).load().finish()
+    assert got["request"].tolist() == request
+    _same(got, reference(pq.read_table(path)))
+
+
 def test_messy_table_through_every_codec(tmp_path: Path) -> None:
     table = messy_table()
     want = reference(table)

@@ -279,6 +279,11 @@ impl ColumnCursor {
         }
     }
 
+    /// An INT32 column annotated unsigned (UINT_32 or INT(32, false)).
+    fn unsigned_int32(&self) -> bool {
+        self.leaf.physical == Physical::Int32 && self.leaf.int_type.is_some_and(|(_, s)| !s)
+    }
+
     fn plain_ints(&self, buf: &[u8], pos: &mut usize, n: usize, out: &mut Vec<i64>) -> Result<()> {
         let unsigned = self.leaf.int_type.is_some_and(|(_, signed)| !signed);
         let width = if self.leaf.physical == Physical::Int32 {
@@ -378,7 +383,17 @@ impl ColumnCursor {
                         return Err(self.error(&format!("dictionary index beyond {size}")));
                     }
                 }
-                ValueDecoder::Delta(d) => d.take(&page.body, n, &mut self.ints)?,
+                ValueDecoder::Delta(d) => {
+                    let from = self.ints.len();
+                    d.take(&page.body, n, &mut self.ints)?;
+                    // The decoder wraps in INT32 and sign-extends; a UINT_32 column's values
+                    // at or above 2^31 are the same 32 bits read unsigned.
+                    if self.unsigned_int32() {
+                        for v in &mut self.ints[from..] {
+                            *v = i64::from(*v as u32);
+                        }
+                    }
+                }
             }
             Ok(())
         })();
