@@ -144,6 +144,8 @@ struct Waiter {
 struct Counters {
     packets: u64,
     blocked: u64,
+    /// Wakes whose reservation could not succeed: moved to another link's FIFO, no walk.
+    deferred: u64,
     segments: u64,
     /// Packets by times buffered: 0, 1, 2, 3 or more.
     buffered_hist: [u64; 4],
@@ -286,13 +288,11 @@ impl<G: HopGraph> SegmentNet<G> {
         out.append(&mut self.done);
     }
 
-    /// One run of Algorithm 1 for a unit from where it stands (woken by a channel of link
-    /// `woken_from` freeing, or not).
-    fn try_unit(&mut self, now: Time, w: Walker, woken_from: Option<u32>) {
-        if let Some(l) = woken_from {
-            self.channels.woke(l);
-        }
-        let (at, dst) = (w.at(), w.dst);
+    /// Algorithm 1's decision for a unit at `at` bound for `dst`, from the channel and buffer
+    /// state of this instant: fills `walk` with the hops it could take and returns the link
+    /// that stopped it (None: it reached `dst`) and how many of those hops its segment keeps
+    /// (None: no segment).
+    fn plan(&mut self, at: At, dst: u32) -> (Option<u32>, Option<usize>) {
         // Forward (Algorithm 1 lines 3-6): hop by hop up to the first link with no free
         // channel; at an adaptive hop, over the alternatives offered. The walk is resolved
         // at one instant and crosses a link once, so it reads the channel counts and takes
@@ -305,8 +305,7 @@ impl<G: HopGraph> SegmentNet<G> {
             .graph
             .walk_free(at, dst, free, &mut self.opts, &mut self.walk);
         let walked = self.walk.len();
-        let hop = |i: usize| self.walk[i];
-        let node = |i: usize| if i == 0 { at } else { hop(i - 1).1 };
+        let node = |i: usize| if i == 0 { at } else { self.walk[i - 1].1 };
         let keep = match blocked_on {
             None => Some(walked),
             Some(_) if self.p.mode == Mode::Segment => {
@@ -330,6 +329,20 @@ impl<G: HopGraph> SegmentNet<G> {
             }
             Some(_) => None,
         };
+        (blocked_on, keep)
+    }
+
+    /// One run of Algorithm 1 for a unit from where it stands (woken by a channel of link
+    /// `woken_from` freeing, or not).
+    fn try_unit(&mut self, now: Time, w: Walker, woken_from: Option<u32>) {
+        if let Some(l) = woken_from {
+            self.channels.woke(l);
+        }
+        let at = w.at();
+        let (blocked_on, keep) = self.plan(at, w.dst);
+        let walked = self.walk.len();
+        let hop = |i: usize| self.walk[i];
+        let node = |i: usize| if i == 0 { at } else { hop(i - 1).1 };
         let setup = 2.0 * walked as f64 * self.p.cycle_ns;
         let kept = keep.unwrap_or(0);
         let end = node(kept);
@@ -385,15 +398,35 @@ impl<G: HopGraph> SegmentNet<G> {
         self.wake(now);
     }
 
-    /// Schedules the retries of units whose link freed a channel.
+    /// Schedules the retries of units whose link freed a channel, if their reservation could
+    /// succeed now (the lead's retry rule for Algorithm 1 line 26, which gives no timing): a
+    /// unit whose walk would still stop (typically its first link full while the link that
+    /// woke it, often its destination's ejection link, is free) moves to the back of the
+    /// stopping link's FIFO without a walk, and the wake passes to the next waiter. So a unit
+    /// needing several links free at one instant waits on each full one in turn and is only
+    /// retried when all have a free channel.
     fn wake(&mut self, now: Time) {
-        for (link, w) in self.woken.drain(..) {
-            let retry = Event::Retry {
-                walker: w.walker,
-                link,
-            };
-            self.timers.push(now.max(w.ready), retry);
+        let mut i = 0;
+        while i < self.woken.len() {
+            let (link, w) = self.woken[i];
+            i += 1;
+            match self.plan(w.walker.at(), w.walker.dst) {
+                (Some(stop), None) => {
+                    self.c.deferred += 1;
+                    self.channels.woke(link);
+                    self.channels.wait(stop, w);
+                    self.channels.pump(link, &mut self.woken);
+                }
+                _ => {
+                    let retry = Event::Retry {
+                        walker: w.walker,
+                        link,
+                    };
+                    self.timers.push(now.max(w.ready), retry);
+                }
+            }
         }
+        self.woken.clear();
     }
 
     fn segment_done(&mut self, now: Time, u: u32) {
@@ -465,6 +498,7 @@ impl<G: HopGraph> SegmentNet<G> {
         out.push(("segments".into(), c.segments as f64));
         // Failed Algorithm-1 walks (a unit's first try, or its retry once woken).
         out.push(("reservations_blocked".into(), c.blocked as f64));
+        out.push(("retries_deferred".into(), c.deferred as f64));
         for (i, n) in c.buffered_hist.iter().enumerate() {
             let name = if i == 3 {
                 "3plus".to_string()
