@@ -8,11 +8,13 @@
 //! the whole route; segment mode follows Algorithm 1: reserve forward until a link has no
 //! free channel, walk back to the nearest switch with a free buffer entry, keep the segment
 //! up to it and release the rest; the packet waits in that buffer and reserves the next
-//! segment from there. A unit that gets no segment frees what it took and retries when a
-//! channel of the link that stopped it frees (Algorithm 1 line 26, event-driven instead of
-//! polling). `reservations_blocked` counts those failed walks: each is one such wake whose
-//! retry then stopped again (often at another link of the route: a walk needs several
-//! links free at one instant), so it is the model's count, not a polling loop's.
+//! segment from there. A unit that gets no segment frees what it took and waits in the FIFO
+//! of the link that stopped it (Algorithm 1 line 26, event-driven instead of polling). When
+//! a channel of that link frees, the unit is retried only if its walk could now get a
+//! segment; if another link of the walk is full (a walk needs several links free at one
+//! instant) it moves to that link's FIFO without a walk (`retries_deferred`).
+//! `reservations_blocked` counts failed walks: first tries, and retries the state changed
+//! under between the wake and the unit's earliest retry.
 //!
 //! Flow-level, as phINRFlow: a reservation walk is resolved at the instant it starts and
 //! holds its channels from then on; its cycles delay the data, not the decision. A
@@ -399,10 +401,9 @@ impl<G: HopGraph> SegmentNet<G> {
     }
 
     /// Schedules the retries of units whose link freed a channel, if their reservation could
-    /// succeed now (the lead's retry rule for Algorithm 1 line 26, which gives no timing): a
-    /// unit whose walk would still stop (typically its first link full while the link that
-    /// woke it, often its destination's ejection link, is free) moves to the back of the
-    /// stopping link's FIFO without a walk, and the wake passes to the next waiter. So a unit
+    /// succeed now (Algorithm 1 line 26 gives no retry timing; a retry that cannot succeed is
+    /// wasted): a unit whose walk would still stop at another full link moves to the back of
+    /// that link's FIFO without a walk, and the wake passes to the next waiter. So a unit
     /// needing several links free at one instant waits on each full one in turn and is only
     /// retried when all have a free channel.
     fn wake(&mut self, now: Time) {
