@@ -8,13 +8,11 @@
 //! the whole route; segment mode follows Algorithm 1: reserve forward until a link has no
 //! free channel, walk back to the nearest switch with a free buffer entry, keep the segment
 //! up to it and release the rest; the packet waits in that buffer and reserves the next
-//! segment from there. A unit that gets no segment frees what it took and waits in the FIFO
-//! of the link that stopped it (Algorithm 1 line 26, event-driven instead of polling). When
-//! a channel of that link frees, the unit is retried only if its walk could now get a
-//! segment; if another link of the walk is full (a walk needs several links free at one
-//! instant) it moves to that link's FIFO without a walk (`retries_deferred`).
-//! `reservations_blocked` counts failed walks: first tries, and retries the state changed
-//! under between the wake and the unit's earliest retry.
+//! segment from there. A unit that gets no segment frees what it took and retries when a
+//! channel of the link that stopped it frees (Algorithm 1 line 26, event-driven instead of
+//! polling). `reservations_blocked` counts those failed walks: each is one such wake whose
+//! retry then stopped again (often at another link of the route: a walk needs several
+//! links free at one instant), so it is the model's count, not a polling loop's.
 //!
 //! Flow-level, as phINRFlow: a reservation walk is resolved at the instant it starts and
 //! holds its channels from then on; its cycles delay the data, not the decision. A
@@ -146,8 +144,6 @@ struct Waiter {
 struct Counters {
     packets: u64,
     blocked: u64,
-    /// Wakes whose reservation could not succeed: moved to another link's FIFO, no walk.
-    deferred: u64,
     segments: u64,
     /// Packets by times buffered: 0, 1, 2, 3 or more.
     buffered_hist: [u64; 4],
@@ -290,11 +286,13 @@ impl<G: HopGraph> SegmentNet<G> {
         out.append(&mut self.done);
     }
 
-    /// Algorithm 1's decision for a unit at `at` bound for `dst`, from the channel and buffer
-    /// state of this instant: fills `walk` with the hops it could take and returns the link
-    /// that stopped it (None: it reached `dst`) and how many of those hops its segment keeps
-    /// (None: no segment).
-    fn plan(&mut self, at: At, dst: u32) -> (Option<u32>, Option<usize>) {
+    /// One run of Algorithm 1 for a unit from where it stands (woken by a channel of link
+    /// `woken_from` freeing, or not).
+    fn try_unit(&mut self, now: Time, w: Walker, woken_from: Option<u32>) {
+        if let Some(l) = woken_from {
+            self.channels.woke(l);
+        }
+        let (at, dst) = (w.at(), w.dst);
         // Forward (Algorithm 1 lines 3-6): hop by hop up to the first link with no free
         // channel; at an adaptive hop, over the alternatives offered. The walk is resolved
         // at one instant and crosses a link once, so it reads the channel counts and takes
@@ -307,7 +305,8 @@ impl<G: HopGraph> SegmentNet<G> {
             .graph
             .walk_free(at, dst, free, &mut self.opts, &mut self.walk);
         let walked = self.walk.len();
-        let node = |i: usize| if i == 0 { at } else { self.walk[i - 1].1 };
+        let hop = |i: usize| self.walk[i];
+        let node = |i: usize| if i == 0 { at } else { hop(i - 1).1 };
         let keep = match blocked_on {
             None => Some(walked),
             Some(_) if self.p.mode == Mode::Segment => {
@@ -331,20 +330,6 @@ impl<G: HopGraph> SegmentNet<G> {
             }
             Some(_) => None,
         };
-        (blocked_on, keep)
-    }
-
-    /// One run of Algorithm 1 for a unit from where it stands (woken by a channel of link
-    /// `woken_from` freeing, or not).
-    fn try_unit(&mut self, now: Time, w: Walker, woken_from: Option<u32>) {
-        if let Some(l) = woken_from {
-            self.channels.woke(l);
-        }
-        let at = w.at();
-        let (blocked_on, keep) = self.plan(at, w.dst);
-        let walked = self.walk.len();
-        let hop = |i: usize| self.walk[i];
-        let node = |i: usize| if i == 0 { at } else { hop(i - 1).1 };
         let setup = 2.0 * walked as f64 * self.p.cycle_ns;
         let kept = keep.unwrap_or(0);
         let end = node(kept);
@@ -400,34 +385,15 @@ impl<G: HopGraph> SegmentNet<G> {
         self.wake(now);
     }
 
-    /// Schedules the retries of units whose link freed a channel, if their reservation could
-    /// succeed now (Algorithm 1 line 26 gives no retry timing; a retry that cannot succeed is
-    /// wasted): a unit whose walk would still stop at another full link moves to the back of
-    /// that link's FIFO without a walk, and the wake passes to the next waiter. So a unit
-    /// needing several links free at one instant waits on each full one in turn and is only
-    /// retried when all have a free channel.
+    /// Schedules the retries of units whose link freed a channel.
     fn wake(&mut self, now: Time) {
-        let mut i = 0;
-        while i < self.woken.len() {
-            let (link, w) = self.woken[i];
-            i += 1;
-            match self.plan(w.walker.at(), w.walker.dst) {
-                (Some(stop), None) => {
-                    self.c.deferred += 1;
-                    self.channels.woke(link);
-                    self.channels.wait(stop, w);
-                    self.channels.pump(link, &mut self.woken);
-                }
-                _ => {
-                    let retry = Event::Retry {
-                        walker: w.walker,
-                        link,
-                    };
-                    self.timers.push(now.max(w.ready), retry);
-                }
-            }
+        for (link, w) in self.woken.drain(..) {
+            let retry = Event::Retry {
+                walker: w.walker,
+                link,
+            };
+            self.timers.push(now.max(w.ready), retry);
         }
-        self.woken.clear();
     }
 
     fn segment_done(&mut self, now: Time, u: u32) {
@@ -499,7 +465,6 @@ impl<G: HopGraph> SegmentNet<G> {
         out.push(("segments".into(), c.segments as f64));
         // Failed Algorithm-1 walks (a unit's first try, or its retry once woken).
         out.push(("reservations_blocked".into(), c.blocked as f64));
-        out.push(("retries_deferred".into(), c.deferred as f64));
         for (i, n) in c.buffered_hist.iter().enumerate() {
             let name = if i == 3 {
                 "3plus".to_string()
