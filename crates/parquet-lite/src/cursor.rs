@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::column::{Column, Values};
-use crate::delta::DeltaDecoder;
+use crate::delta::{DeltaDecoder, Wrap};
 use crate::error::{corrupt, Error, Result};
 use crate::metadata::Physical;
 use crate::page::{PageKind, Pages, DELTA_BINARY_PACKED, PLAIN, PLAIN_DICTIONARY, RLE_DICTIONARY};
@@ -232,8 +232,13 @@ impl ColumnCursor {
                 ValueDecoder::Dict(RleDecoder::new(pos + 1, body.len(), u32::from(width))?)
             }
             DELTA_BINARY_PACKED if !self.strings => {
-                let bits32 = self.leaf.physical == Physical::Int32;
-                ValueDecoder::Delta(DeltaDecoder::new(&body, pos, body.len(), bits32)?)
+                let unsigned = self.leaf.int_type.is_some_and(|(_, signed)| !signed);
+                let wrap = match self.leaf.physical {
+                    Physical::Int32 if unsigned => Wrap::UInt32,
+                    Physical::Int32 => Wrap::Int32,
+                    _ => Wrap::Int64,
+                };
+                ValueDecoder::Delta(DeltaDecoder::new(&body, pos, body.len(), wrap)?)
             }
             other => {
                 return Err(Error::Unsupported(format!(
@@ -277,11 +282,6 @@ impl ColumnCursor {
                 return Ok(false);
             }
         }
-    }
-
-    /// An INT32 column annotated unsigned (UINT_32 or INT(32, false)).
-    fn unsigned_int32(&self) -> bool {
-        self.leaf.physical == Physical::Int32 && self.leaf.int_type.is_some_and(|(_, s)| !s)
     }
 
     fn plain_ints(&self, buf: &[u8], pos: &mut usize, n: usize, out: &mut Vec<i64>) -> Result<()> {
@@ -383,17 +383,7 @@ impl ColumnCursor {
                         return Err(self.error(&format!("dictionary index beyond {size}")));
                     }
                 }
-                ValueDecoder::Delta(d) => {
-                    let from = self.ints.len();
-                    d.take(&page.body, n, &mut self.ints)?;
-                    // The decoder wraps in INT32 and sign-extends; a UINT_32 column's values
-                    // at or above 2^31 are the same 32 bits read unsigned.
-                    if self.unsigned_int32() {
-                        for v in &mut self.ints[from..] {
-                            *v = i64::from(*v as u32);
-                        }
-                    }
-                }
+                ValueDecoder::Delta(d) => d.take(&page.body, n, &mut self.ints)?,
             }
             Ok(())
         })();

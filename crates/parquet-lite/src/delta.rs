@@ -1,9 +1,28 @@
 //! DELTA_BINARY_PACKED (Parquet Encodings.md): blocks of miniblocks of bit-packed deltas
 //! from a per-block minimum. The decoder keeps its place in the page buffer, like the RLE
-//! decoder, and wraps in the physical width (INT32 arithmetic wraps at 32 bits).
+//! decoder, and wraps in the physical width (INT32 arithmetic wraps at 32 bits, and a
+//! UINT_32 column's values are those 32 bits read unsigned).
 
 use crate::error::{corrupt, Result};
 use crate::rle::{uleb, unpack_run};
+
+/// The width and signedness decoded values wrap to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wrap {
+    Int64,
+    Int32,
+    UInt32,
+}
+
+impl Wrap {
+    fn apply(self, v: i64) -> i64 {
+        match self {
+            Self::Int64 => v,
+            Self::Int32 => i64::from(v as i32),
+            Self::UInt32 => i64::from(v as u32),
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub(crate) struct DeltaDecoder {
@@ -22,7 +41,7 @@ pub(crate) struct DeltaDecoder {
     miniblock: usize,
     mini_base: usize,
     mini_next: usize,
-    bits32: bool,
+    wrap: Wrap,
 }
 
 fn zigzag(v: u64) -> i64 {
@@ -30,14 +49,14 @@ fn zigzag(v: u64) -> i64 {
 }
 
 impl DeltaDecoder {
-    /// Reads the header at `buf[start..]`; `bits32` for INT32 columns.
-    pub(crate) fn new(buf: &[u8], start: usize, end: usize, bits32: bool) -> Result<Self> {
+    /// Reads the header at `buf[start..]`; values wrap as `wrap` says.
+    pub(crate) fn new(buf: &[u8], start: usize, end: usize, wrap: Wrap) -> Result<Self> {
         let buf = &buf[..end.min(buf.len())];
         let mut pos = start;
         let block_size = uleb(buf, &mut pos)? as usize;
         let miniblocks = uleb(buf, &mut pos)? as usize;
         let count = uleb(buf, &mut pos)? as usize;
-        let first = zigzag(uleb(buf, &mut pos)?);
+        let first = wrap.apply(zigzag(uleb(buf, &mut pos)?));
         if miniblocks == 0 || block_size == 0 || !block_size.is_multiple_of(miniblocks) {
             return corrupt(format!(
                 "delta block {block_size} / {miniblocks} miniblocks"
@@ -60,7 +79,7 @@ impl DeltaDecoder {
             miniblock: miniblocks, // forces a block header before the first delta
             mini_base: 0,
             mini_next: per_miniblock,
-            bits32,
+            wrap,
         })
     }
 
@@ -114,10 +133,10 @@ impl DeltaDecoder {
             if self.mini_base + bytes > buf.len().min(self.end) {
                 return corrupt("delta miniblock runs past the page");
             }
-            let (min_delta, bits32, mut last) = (self.min_delta, self.bits32, self.last);
+            let (min_delta, wrap, mut last) = (self.min_delta, self.wrap, self.last);
             unpack_run(buf, self.mini_base, width, self.mini_next, k, out, |d| {
                 let next = last.wrapping_add(min_delta.wrapping_add(d as i64));
-                last = if bits32 { i64::from(next as i32) } else { next };
+                last = wrap.apply(next);
                 last
             });
             self.last = last;
@@ -138,7 +157,7 @@ mod tests {
         // Encodings.md example 1: 1, 2, 3, 4, 5 → block 128, 4 miniblocks, count 5, first 1,
         // min delta 1, widths 0 0 0 0 (no miniblock bytes).
         let buf = [0x80, 0x01, 0x04, 0x05, 0x02, 0x02, 0, 0, 0, 0];
-        let mut d = DeltaDecoder::new(&buf, 0, buf.len(), false).unwrap();
+        let mut d = DeltaDecoder::new(&buf, 0, buf.len(), Wrap::Int64).unwrap();
         let mut out = Vec::new();
         d.take(&buf, 2, &mut out).unwrap();
         d.take(&buf, 3, &mut out).unwrap();
@@ -153,9 +172,25 @@ mod tests {
         let mut buf = vec![0x80, 0x01, 0x04, 0x08, 0x0e, 0x03, 2, 0, 0, 0];
         buf.extend_from_slice(&[0xc0, 0x3f]);
         buf.extend(std::iter::repeat_n(0, 6)); // the rest of the 32-value miniblock
-        let mut d = DeltaDecoder::new(&buf, 0, buf.len(), false).unwrap();
+        let mut d = DeltaDecoder::new(&buf, 0, buf.len(), Wrap::Int64).unwrap();
         let mut out = Vec::new();
         d.take(&buf, 8, &mut out).unwrap();
         assert_eq!(out, [7, 5, 3, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn uint32_values_read_back_unsigned() {
+        // A UINT_32 column is INT32 on disk: 2^31 and 2^32 - 1 are stored as -2^31 and -1.
+        let values: Vec<u32> = (0..70).map(|i| [1 << 31, 1, u32::MAX, 5][i % 4]).collect();
+        let stored: Vec<i64> = values.iter().map(|&v| i64::from(v as i32)).collect();
+        let mut buf = Vec::new();
+        crate::encode::delta(&mut buf, &stored, true);
+        let mut d = DeltaDecoder::new(&buf, 0, buf.len(), Wrap::UInt32).unwrap();
+        let mut out = Vec::new();
+        d.take(&buf, values.len(), &mut out).unwrap();
+        assert_eq!(
+            out,
+            values.iter().map(|&v| i64::from(v)).collect::<Vec<_>>()
+        );
     }
 }

@@ -156,7 +156,7 @@ pub(crate) fn delta(out: &mut Vec<u8>, values: &[i64], bits32: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delta::DeltaDecoder;
+    use crate::delta::{DeltaDecoder, Wrap};
     use crate::rle::RleDecoder;
 
     fn xorshift(seed: &mut u64) -> u64 {
@@ -214,7 +214,8 @@ mod tests {
                 .collect();
             let mut buf = Vec::new();
             delta(&mut buf, &values, bits32);
-            let mut d = DeltaDecoder::new(&buf, 0, buf.len(), bits32).unwrap();
+            let wrap = if bits32 { Wrap::Int32 } else { Wrap::Int64 };
+            let mut d = DeltaDecoder::new(&buf, 0, buf.len(), wrap).unwrap();
             let mut back = Vec::new();
             d.take(&buf, n, &mut back).unwrap();
             assert_eq!(back, values, "case {case}");
