@@ -2,16 +2,14 @@
 //! rows, the dictionary (or delta / plain) values, pages of at most `page_rows` rows.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::io::Write;
 
 use crate::compress::SMALL_CHUNK;
 use crate::encode::{delta, rle_hybrid, width_of};
 use crate::error::{Error, Result};
-use crate::hash::FastHasher;
 use crate::thrift_write::{uleb, Struct};
 use crate::writer::{physical, ChunkMeta, ColumnData, ColumnSpec, Encoding, ValueKind, Writer};
+use fast_hash::FastMap;
 
 /// Dictionaries larger than this fall back to PLAIN (a dictionary page must stay small).
 const DICT_LIMIT: usize = 1 << 16;
@@ -419,7 +417,7 @@ impl Writer {
         if spec.encoding == Encoding::Delta {
             return Ok(Values::Delta);
         }
-        let mut map: HashMap<i64, u64, BuildHasherDefault<FastHasher>> = HashMap::default();
+        let mut map: FastMap<i64, u64> = FastMap::default();
         let mut page = Vec::new();
         let mut indices = reuse(&mut self.buffers.indices);
         let mut bounds: Option<(i64, i64)> = None;

@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use ruzstd::encoding::{CompressionLevel, FrameCompressor, Matcher, Sequence};
 
-use crate::hash::FastHasher;
+use fast_hash::FastHasher;
 
 /// Column chunks with fewer encoded bytes than this are stored uncompressed.
 pub(crate) const SMALL_CHUNK: usize = 256;

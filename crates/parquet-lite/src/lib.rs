@@ -14,7 +14,6 @@ mod cursor;
 mod delta;
 mod encode;
 mod error;
-mod hash;
 mod metadata;
 mod page;
 mod rle;

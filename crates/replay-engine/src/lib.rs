@@ -9,7 +9,6 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod fabric;
-pub mod hash;
 pub mod ops;
 pub mod placement;
 pub mod prng;

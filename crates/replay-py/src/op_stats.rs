@@ -6,10 +6,10 @@
 
 use std::collections::HashMap;
 
+use fast_hash::FastMap;
 use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use replay_engine::hash::FastMap;
 
 use crate::round_ns;
 

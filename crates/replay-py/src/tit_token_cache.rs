@@ -5,7 +5,7 @@
 
 use std::hash::Hasher;
 
-use replay_engine::hash::FastHasher;
+use fast_hash::FastHasher;
 
 /// Longest line kept, in bytes (its bytes are the key, four words).
 const KEY_BYTES: usize = 32;

@@ -11,7 +11,7 @@ use super::ranks::RState;
 use crate::collectives::{self, Algo, AlgoParams, CollSpec, Program};
 use crate::error::ReplayError;
 use crate::fabric::Time;
-use crate::hash::FastMap;
+use fast_hash::FastMap;
 
 /// Bound on the one-off dependency analysis of a plan (nodes × bitset words).
 const MAX_PLAN_WORDS: usize = 1 << 22;

@@ -17,9 +17,9 @@ use super::plan::ShapeKey;
 use super::ranks::{CollMemo, CollPath, CollRun, RState};
 use crate::collectives::{self, CollKind, CollSpec, Instr, Program, Selector};
 use crate::error::ReplayError;
-use crate::hash::FastMap;
 use crate::ops::Op;
 use crate::trace::SAME;
+use fast_hash::FastMap;
 
 /// A collective shape and one member's communicator rank.
 type ProgramKey = (ShapeKey, u32);

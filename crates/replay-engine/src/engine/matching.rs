@@ -7,8 +7,8 @@
 use std::collections::VecDeque;
 
 use super::messages::{Messages, Msg};
-use crate::hash::FastMap;
 use crate::trace::{ANY_SOURCE, ANY_TAG};
+use fast_hash::FastMap;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Posted {

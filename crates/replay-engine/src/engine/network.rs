@@ -7,7 +7,7 @@ use crate::config::{HostParams, ReplayOptions};
 use crate::error::ReplayError;
 use crate::fabric::registry::Built;
 use crate::fabric::{Delivery, Fabric, Submitted, Time, Transfer, TransferId};
-use crate::hash::FastMap;
+use fast_hash::FastMap;
 
 /// Transfer id of message slot `m` (even ids; background transfers use odd ones, so the
 /// two slabs share the fabric's compact id space).

@@ -22,7 +22,7 @@ use std::rc::Rc;
 
 use crate::collectives::{Algo, AlgoParams, CollKind, CollSpec, Instr, Program};
 use crate::fabric::Time;
-use crate::hash::FastMap;
+use fast_hash::FastMap;
 
 #[path = "plan_order.rs"]
 mod order;

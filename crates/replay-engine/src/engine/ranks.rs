@@ -1,7 +1,7 @@
 //! Per-rank state of the event loop.
 
 use crate::fabric::Time;
-use crate::hash::FastMap;
+use fast_hash::FastMap;
 
 const NONE: u32 = u32::MAX;
 

@@ -1,8 +1,8 @@
-//! A fast, deterministic hasher for the engine's small integer keys (request ids, channel
-//! keys, schedule keys). std's SipHash is DoS-resistant but several times slower, and the
-//! keys here come from the trace, not from an adversary. Multiply-rotate mixing in the
-//! style of rustc's FxHash (one multiply by an odd 64-bit constant per word).
-
+//! A fast, deterministic hasher for keys that come from traces and data files, not from an
+//! adversary: the engine's small integer keys (request ids, channel keys, schedule keys),
+//! the Parquet writer's dictionary keys and page bytes, the TiT reader's line cache. std's
+//! SipHash is DoS-resistant but several times slower. Multiply-rotate mixing in the style
+//! of rustc's FxHash (one multiply by an odd 64-bit constant per word).
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
