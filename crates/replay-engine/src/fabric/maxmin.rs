@@ -29,9 +29,10 @@
 //! characterisation it *is* the max-min allocation. (A dirty link S does not use only lost
 //! flows: it stays feasible, and it was no remaining flow's bottleneck.) S only grows and
 //! is bounded by the connected component of the dirty links, where no F flow is adjacent
-//! and the checks pass trivially: the worst case is the full component solve. Comparisons use a relative
-//! tolerance (`EPS`) so that rounding noise of the float sums does not count as a violation;
-//! rates therefore equal a from-scratch solve up to rounding, not bit for bit.
+//! and the checks pass trivially: the worst case is the full component solve. Comparisons
+//! use a relative tolerance (`EPS`) so that rounding noise of the float sums does not count
+//! as a violation; rates therefore equal a from-scratch solve up to rounding, not bit for
+//! bit.
 //!
 //! Everything iterates vectors in insertion order (no hash maps): the same sequence of calls
 //! gives bit-identical rates. (Grouping the same arrivals into fewer or more settles at one
