@@ -18,7 +18,7 @@ MIB = 1 << 20
 
 
 def test_each_call_posts_a_receive_and_a_send_per_peer_then_waits_for_all(tmp_path: Path) -> None:
-    path = write_background_trace(tmp_path / "bg.parquet", 4, MIB, 3, 300e6, offset_ns=5e6)
+    path = write_background_trace(tmp_path / "bg.parquet", 4, MIB, [300e6, 100e6, 0.0], 5e6)
     rows = read_trace(path)[0].to_pylist()
     rank1 = [r for r in rows if r["rank"] == 1]
     ops = [r["op"] for r in rank1]
@@ -28,15 +28,15 @@ def test_each_call_posts_a_receive_and_a_send_per_peer_then_waits_for_all(tmp_pa
     assert [r["peer"] for r in rank1[1:7]] == [0, 0, 2, 2, 3, 3]
     assert rank1[7]["requests"] == list(range(6))
     assert rank1[14]["requests"] == list(range(6, 12))
-    # the offset delays the first call; the gap separates the next ones
+    # the offset delays the first call; each call's pause separates it from the next
     starts = [r["t_start_ns"] for r in rank1 if r["op"] == Op.WAITALL]
-    assert starts == [5_000_000, 305_000_000, 605_000_000]
+    assert starts == [5_000_000, 305_000_000, 405_000_000]
 
 
 def test_one_call_on_the_lab_fabric_takes_the_island_links_time(tmp_path: Path) -> None:
     fabric = load_fabric("lab")
     # two nodes in each island: each direction of the island link carries 2 x 2 MiB
-    path = write_background_trace(tmp_path / "bg.parquet", 4, MIB, 1, 0.0)
+    path = write_background_trace(tmp_path / "bg.parquet", 4, MIB, [0.0])
     nodes = "nodes:node05,node06,node13,node14"
     took = replay_trace(path, fabric, ReplayOptions(placement=nodes)).total_time_ns
     island_gbps = fabric.table["levels"][-1]["link_bandwidth_gbps"]

@@ -31,6 +31,7 @@ different_islands = "node[01-02,09-10]"
 [background]
 size = "64K"
 gap_ms = 50
+gaps = "exponential"
 [[phase]]
 name = "none"
 jobs = []
@@ -93,6 +94,7 @@ def test_campaign_phase_runs_beside_real_background_jobs(
     assert shares[("cross", "different_islands")] and not shares[("cross", "same_group")]
     cross = [r for r in rows if r["phase"] == "cross"]
     assert all(r["bg_nodes"] == [["node05", "node06", "node13", "node14"]] for r in cross)
+    assert all(r["bg_gaps"] == "exponential" and r["bg_gap_ms"] == 50 for r in cross)
     assert sum(r["bg_calls"][0] for r in cross) > 0  # the background job really ran
     runs = {
         r["run_id"]: r for r in pq.read_table(home / "runs").to_pylist()

@@ -78,6 +78,7 @@ def test_example_campaign_shares_links_only_where_it_says() -> None:
         ('same_group = "node[01-04]"', 'same_group = "node[01"', "[foreground] same_group"),
         ('jobs = ["node[05-08]"]', 'jobs = ["node[05-08]", "node08,node09"]', "overlap"),
         ("gap_ms = 300", "gap_ms = -1", "gap_ms"),
+        ('gaps = "exponential"', 'gaps = "poisson"', "[background] gaps"),
         ('name = "none"', 'name = "cross-4"', "unique"),
         ("settle_s = 5.0", "settle = 5.0", "unknown keys in [campaign]"),
     ],

@@ -1,8 +1,8 @@
-"""A lab background job as a trace the replay runs beside the measured one: `calls`
-alltoalls of `size` bytes per peer on `ranks` ranks, each followed by `gap_ns` of compute
-(no barriers). tailcast.lab.background does exactly that — call, then sleep a fixed gap —
-so the trace is the same closed loop: under contention both the real and the simulated job
-slow down by the time their calls take.
+"""A lab background job as a trace the replay runs beside the measured one: alltoalls of
+`size` bytes per peer on `ranks` ranks, each followed by its pause from `gaps_ns` as compute
+(no barriers). tailcast.lab.background does exactly that — call, then pause — so the trace is
+the same closed loop: under contention both the real and the simulated job slow down by the
+time their calls take.
 
 The real job calls MPI_Ialltoall, which Open MPI 4.1.4 serves from coll/libnbc, not from the
 tuned blocking algorithms: `ompi_coll_libnbc_ialltoall` picks NBC_A2A_LINEAR for every
@@ -15,6 +15,7 @@ timing the blocking MPI_Alltoall's default algorithm (pairwise at this size).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from tailcast.traces.io import TraceMeta, write_trace
@@ -28,22 +29,22 @@ def write_background_trace(
     path: Path,
     ranks: int,
     size: int,
-    calls: int,
-    gap_ns: float,
+    gaps_ns: Sequence[float],
     offset_ns: float = 0.0,
 ) -> Path:
-    """`offset_ns` of compute before the first call: where in its cycle the job is when the
-    measured run starts."""
+    """One call per pause in `gaps_ns`; `offset_ns` of compute before the first call: where
+    in its cycle the job is when the measured run starts."""
+    calls = len(gaps_ns)
     if ranks < 2 or calls < 1:
         raise ValueError("a background trace needs >= 2 ranks and >= 1 call")
     b = TraceBuilder()
-    step = round(gap_ns)
+    steps = [round(g) for g in gaps_ns]
     for r in range(ranks):
         t, request = 0, 0
         b.add(r, Op.INIT, t_start_ns=t, t_end_ns=t)
         t += round(offset_ns)
-        for _ in range(calls):
-            # zero-length calls in trace time: the replay times them; `step` between calls
+        for step in steps:
+            # zero-length calls in trace time: the replay times them; `step` after a call
             # is the compute it inserts
             first = request
             for peer in range(ranks):  # a2a_sched_linear's order: recv then send, per peer
@@ -79,7 +80,7 @@ def write_background_trace(
         ranks=ranks,
         application="lab_background_ialltoall",
         source_format="synthetic",
-        clock=f"synthetic: {gap_ns:.0f} ns compute after each call",
+        clock=f"synthetic: {sum(steps) / calls:.0f} ns mean compute after each call",
         extra={},
     )
     return write_trace(b.table(), path, meta)

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +88,12 @@ def _calls_between(samples: list[tuple[float, int]], start: float, stop: float) 
     return (upto[-1] if upto else 0) - (before[-1] if before else 0)
 
 
+def _job_seed(name: str) -> int:
+    """Seed of a background job's pauses: fixed by the job's name (campaign, phase, index),
+    so a re-recorded campaign draws the same pauses and two jobs of a phase differ."""
+    return zlib.crc32(name.encode())
+
+
 def _agent_argv(camp: LabCampaign) -> list[str]:
     return [
         sys.executable, "-m", "tailcast", "agent", "run",
@@ -113,15 +120,15 @@ class CampaignRunner:
         bg = self.camp.background
         started = []
         for i, nodes in enumerate(phase.jobs):
+            name = f"{self.camp.name}-bg-{phase.name}-{i}"
             status = self.workdir / f"bg-{phase.name}-{i}.jsonl"
             status.unlink(missing_ok=True)
             argv = [
                 "mpirun", "-np", str(len(nodes)), "--map-by", "node", sys.executable, "-m",
                 "tailcast.lab.background", "--size", str(bg.size_bytes),
-                "--gap-ms", f"{bg.gap_ms:g}", "--poll-ms", f"{bg.poll_ms:g}",
-                "--progress", str(status),
+                "--gap-ms", f"{bg.gap_ms:g}", "--gaps", bg.gaps, "--seed", str(_job_seed(name)),
+                "--poll-ms", f"{bg.poll_ms:g}", "--progress", str(status),
             ]  # fmt: skip
-            name = f"{self.camp.name}-bg-{phase.name}-{i}"
             started.append(
                 (submit(name, nodes, [argv], self.workdir, time_limit="12:00:00"), status)
             )
@@ -160,6 +167,7 @@ class CampaignRunner:
                 "bg_pattern": b.pattern,
                 "bg_msg_size_bytes": b.size_bytes,
                 "bg_gap_ms": b.gap_ms,
+                "bg_gaps": b.gaps,
                 "bg_calls": [_calls_between(p, start, stop) for p in progress],
                 "bg_seconds": [stop - start] * len(progress),
                 "host_load_1m_before": load_before,

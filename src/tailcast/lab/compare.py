@@ -11,7 +11,6 @@ Open MPI 4.1.4): the transport the lab's jobs use.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -24,6 +23,7 @@ import numpy as np
 from tailcast.analysis.compare import compare_samples
 from tailcast.errors import UsageError
 from tailcast.lab.bgtrace import write_background_trace
+from tailcast.lab.gaps import gap_draws
 from tailcast.replay.background import BackgroundTrace
 from tailcast.replay.fabric import Fabric
 from tailcast.replay.run import ReplayOptions, replay_trace
@@ -99,7 +99,7 @@ class LabReplayer:
         key = (tuple(nodes), size)
         if key not in self._alone:
             path = self.workdir / f"bg-one-{len(nodes)}-{size}.parquet"
-            write_background_trace(path, len(nodes), size, 1, 0.0)
+            write_background_trace(path, len(nodes), size, [0.0])
             outcome = replay_trace(path, self.fabric, self._options(nodes))
             self._alone[key] = outcome.total_time_ns
         return self._alone[key]
@@ -116,21 +116,29 @@ class LabReplayer:
     def replay_run(self, run: dict[str, Any]) -> tuple[str, np.ndarray]:
         """(replay id, simulated per-iteration latencies in µs) of one measured run."""
         size = int(run["bg_msg_size_bytes"] or 0)
-        seconds = max((run["ended_at"] - run["started_at"]).total_seconds(), 1.0)
+        horizon = 2e9 * max((run["ended_at"] - run["started_at"]).total_seconds(), 1.0)
         background = []
         rng = random.Random(f"{self.seed}:{run['run_id']}")
         gap = float(run["bg_gap_ms"] or 0.0) * 1e6
+        kind = run.get("bg_gaps") or "fixed"  # runs recorded before `gaps` existed: fixed
         for i, nodes in enumerate(run["bg_nodes"] or []):
             alone = self.alone_ns(nodes, size)
-            # enough calls to outlast the measured run twice over at the job's fastest pace
-            count = math.ceil(2 * seconds * 1e9 / max(alone + gap, 1e6)) + 10
-            path = self.workdir / f"bg-{run['run_id']}-{i}.parquet"
             # The jobs ran for a while before the measured run and were started one after
             # another: each is somewhere in its call/gap cycle when the run starts. Starting
             # them all at t = 0 would lock them in phase (their bursts on a shared link would
             # coincide, leaving it idle in between), which no real campaign does.
             offset = rng.uniform(0.0, alone + gap)
-            write_background_trace(path, len(nodes), size, count, gap, offset)
+            # The lab job's own pauses are not recorded, only how they were drawn: this job
+            # draws its own, from a seed of its own. Enough calls to outlast the measured run
+            # twice over at the job's fastest pace.
+            draws = gap_draws(kind, gap, f"{self.seed}:{run['run_id']}:{i}")
+            gaps, span = [], offset
+            while span < horizon:
+                gaps.append(next(draws))
+                span += max(alone + gaps[-1], 1e6)
+            gaps += [next(draws) for _ in range(10)]  # a margin past the horizon
+            path = self.workdir / f"bg-{run['run_id']}-{i}.parquet"
+            write_background_trace(path, len(nodes), size, gaps, offset)
             endpoints = ",".join(str(self.index[n]) for n in nodes)
             background.append(BackgroundTrace(path, endpoints))
         trace = self.foreground(

@@ -3,7 +3,8 @@ phases of placed background jobs.
 
     [campaign]    name, benchmarks, sizes, iterations, warmup, interval_ms, settle_s
     [foreground]  placement name = hostlist (one agent job per placement and phase)
-    [background]  pattern ("alltoall"), size, gap_ms, poll_ms: what every background job does
+    [background]  pattern ("alltoall"), size, gap_ms, gaps ("fixed" / "exponential"), poll_ms:
+                  what every background job does
     [[phase]]     name, jobs = [hostlist, ...] (one background job per hostlist; [] = none)
 
 A foreground placement that shares a node with a phase's background jobs is skipped in
@@ -22,6 +23,7 @@ import hostlist
 
 from tailcast.agent.builtin import BENCHMARKS
 from tailcast.errors import InputError, UsageError
+from tailcast.lab.gaps import GAP_KINDS
 from tailcast.units import parse_size
 
 BACKGROUND_PATTERNS = ("alltoall",)
@@ -31,7 +33,8 @@ BACKGROUND_PATTERNS = ("alltoall",)
 class Background:
     pattern: str = "alltoall"
     size_bytes: int = 1 << 20
-    gap_ms: float = 0.0  # sleep after each call
+    gap_ms: float = 0.0  # mean pause after each call
+    gaps: str = "fixed"  # how pauses are drawn (tailcast.lab.gaps)
     poll_ms: float = 1.0
 
 
@@ -137,9 +140,11 @@ def load_lab_campaign(path: Path) -> LabCampaign:
     if not foreground:
         raise InputError(path, "[foreground] needs at least one placement")
     bg = _table(doc, "background", path)
-    _known(bg, {"pattern", "size", "gap_ms", "poll_ms"}, "[background]", path)
+    _known(bg, {"pattern", "size", "gap_ms", "gaps", "poll_ms"}, "[background]", path)
     if bg.get("pattern", "alltoall") not in BACKGROUND_PATTERNS:
         raise InputError(path, f"[background] pattern must be one of {BACKGROUND_PATTERNS}")
+    if bg.get("gaps", "fixed") not in GAP_KINDS:
+        raise InputError(path, f"[background] gaps must be one of {GAP_KINDS}")
     try:
         bg_size = parse_size(str(bg.get("size", "1M")))
     except UsageError as exc:
@@ -148,6 +153,7 @@ def load_lab_campaign(path: Path) -> LabCampaign:
         pattern=str(bg.get("pattern", "alltoall")),
         size_bytes=bg_size,
         gap_ms=_number(bg, "gap_ms", 0.0, "[background]", path),
+        gaps=str(bg.get("gaps", "fixed")),
         poll_ms=_number(bg, "poll_ms", 1.0, "[background]", path),
     )
     phases_doc = doc.get("phase")

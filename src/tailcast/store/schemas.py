@@ -276,7 +276,8 @@ LAB_RUNS = pa.schema(
         pa.field("bg_nodes", pa.list_(pa.list_(pa.string()))),  # one node list per job
         pa.field("bg_pattern", pa.string()),
         pa.field("bg_msg_size_bytes", pa.int64()),
-        pa.field("bg_gap_ms", pa.float64()),  # each job sleeps this long after a call
+        pa.field("bg_gap_ms", pa.float64()),  # each job's mean pause after a call
+        pa.field("bg_gaps", pa.string()),  # how pauses were drawn (lab.gaps; null: fixed)
         pa.field("bg_calls", pa.list_(pa.int64())),  # calls each job completed in the run
         pa.field("bg_seconds", pa.list_(pa.float64())),  # the window they were counted over
         pa.field("host_load_1m_before", pa.float64()),
