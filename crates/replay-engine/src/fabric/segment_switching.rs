@@ -128,11 +128,6 @@ enum Event {
         walker: Walker,
         link: u32,
     },
-    /// A waiting unit's retry after an entry of switch `switch`'s buffer freed.
-    BufferRetry {
-        walker: Walker,
-        switch: u32,
-    },
     SegmentDone(u32),
 }
 
@@ -154,7 +149,6 @@ struct Counters {
     buffered_hist: [u64; 4],
     network_ns: f64,
     buffer_ns: f64,
-    dbg: [u64; 10],
 }
 
 /// The network state: channels, buffers, units in flight and their timers.
@@ -163,10 +157,6 @@ pub struct SegmentNet<G: HopGraph> {
     p: Params,
     channels: ChannelNet<Waiter>,
     buffer_free: Vec<u32>,
-    buffer_waiters: Vec<std::collections::VecDeque<Waiter>>,
-    buffer_waking: Vec<u32>,
-    buffer_waiting: u64,
-    woken_buffers: Vec<(u32, Waiter)>,
     /// Entry-ns occupied per buffer (minus take time plus release time).
     buffer_busy_ns: Vec<f64>,
     messages: Vec<Option<Message>>,
@@ -191,10 +181,6 @@ impl<G: HopGraph> SegmentNet<G> {
         Self {
             channels: ChannelNet::new(vec![channels_per_link; links]),
             buffer_free: p.buffer_entries.clone(),
-            buffer_waiters: vec![Default::default(); p.buffer_entries.len()],
-            buffer_waking: vec![0; p.buffer_entries.len()],
-            buffer_waiting: 0,
-            woken_buffers: Vec::new(),
             buffer_busy_ns: vec![0.0; p.buffer_entries.len()],
             graph,
             p,
@@ -283,31 +269,18 @@ impl<G: HopGraph> SegmentNet<G> {
     }
 
     pub fn next_time(&self) -> Option<Time> {
-        self.timers.peek_time().or(if self.buffer_waiting > 0 { Some(self.now) } else { None })
+        self.timers.peek_time()
     }
 
     /// Runs every event up to `now`, appending finished messages to `out`.
     pub fn advance(&mut self, now: Time, out: &mut Vec<Delivery>) {
-        loop {
         while let Some((t, ev)) = self.timers.pop_due(now) {
             self.now = t;
             match ev {
-                Event::Try(w) => self.try_unit(t, w, None, None),
-                Event::Retry { walker, link } => self.try_unit(t, walker, Some(link), None),
-                Event::BufferRetry { walker, switch } => self.try_unit(t, walker, None, Some(switch)),
+                Event::Try(w) => self.try_unit(t, w, None),
+                Event::Retry { walker, link } => self.try_unit(t, walker, Some(link)),
                 Event::SegmentDone(u) => self.segment_done(t, u),
             }
-        }
-        if !self.timers.is_empty() || self.buffer_waiting == 0 {
-            break;
-        }
-        self.c.dbg[9] += 1;
-        for q in &mut self.buffer_waiters {
-            for w in q.drain(..) {
-                self.timers.push(self.now.max(w.ready), Event::Try(w.walker));
-            }
-        }
-        self.buffer_waiting = 0;
         }
         self.now = self.now.max(now);
         out.append(&mut self.done);
@@ -315,12 +288,9 @@ impl<G: HopGraph> SegmentNet<G> {
 
     /// One run of Algorithm 1 for a unit from where it stands (woken by a channel of link
     /// `woken_from` freeing, or not).
-    fn try_unit(&mut self, now: Time, w: Walker, woken_from: Option<u32>, woken_buf: Option<u32>) {
+    fn try_unit(&mut self, now: Time, w: Walker, woken_from: Option<u32>) {
         if let Some(l) = woken_from {
             self.channels.woke(l);
-        }
-        if let Some(s) = woken_buf {
-            self.buffer_waking[s as usize] -= 1;
         }
         let (at, dst) = (w.at(), w.dst);
         // Forward (Algorithm 1 lines 3-6): hop by hop up to the first link with no free
@@ -368,7 +338,6 @@ impl<G: HopGraph> SegmentNet<G> {
         }
         match keep {
             Some(_) => {
-                if woken_from.is_some() || woken_buf.is_some() { self.c.dbg[6] += 1; } else { self.c.dbg[7] += 1; }
                 let u = w.unit;
                 let held = &self.walk[..kept];
                 for &(l, _) in held {
@@ -402,75 +371,22 @@ impl<G: HopGraph> SegmentNet<G> {
             None => {
                 let link = blocked_on.expect("blocked");
                 self.c.blocked += 1;
-                {
-                    let own = |e: At| match e {
-                        At::Endpoint(e) => self.graph.home_switch(e),
-                        At::Switch(_) => None,
-                    };
-                    let (src_sw, dst_sw) = (own(at), self.graph.home_switch(dst));
-                    let elig = (1..=walked).filter(|&i| match node(i) {
-                        At::Switch(s) => Some(s) != src_sw && Some(s) != dst_sw,
-                        At::Endpoint(_) => false,
-                    }).count();
-                    let k = if walked == 0 { 0 } else if elig == 0 { 1 } else if elig == 1 {2} else {3};
-                    self.c.dbg[k] += 1;
-                    if woken_from.is_some() || woken_buf.is_some() { self.c.dbg[4] += 1; }
-                    if woken_from == Some(link) { self.c.dbg[5] += 1; }
-                }
                 let walker = Walker {
                     blocked: w.blocked + 1,
                     ..w
                 };
                 let ready = now + setup;
-                let own = |e: At| match e {
-                    At::Endpoint(e) => self.graph.home_switch(e),
-                    At::Switch(_) => None,
-                };
-                let (src_sw, dst_sw) = (own(at), self.graph.home_switch(dst));
-                let nearest = (1..=walked).find_map(|i| match node(i) {
-                    At::Switch(s) if Some(s) != src_sw && Some(s) != dst_sw && self.p.buffer_entries[s as usize] > 0 => Some(s),
-                    _ => None,
-                });
-                match nearest {
-                    Some(s) => {
-                        self.c.dbg[8] += 1;
-                        self.buffer_waiting += 1;
-                        self.buffer_waiters[s as usize].push_back(Waiter { walker, ready });
-                    }
-                    None => self.channels.wait(link, Waiter { walker, ready }),
-                }
+                self.channels.wait(link, Waiter { walker, ready });
             }
         }
         if let Some(l) = woken_from {
             self.channels.pump(l, &mut self.woken);
         }
-        if let Some(s) = woken_buf {
-            self.pump_buffer(s);
-        }
         self.wake(now);
-    }
-
-    fn pump_buffer(&mut self, s: u32) {
-        let i = s as usize;
-        while self.buffer_free[i] > self.buffer_waking[i] {
-            let Some(w) = self.buffer_waiters[i].pop_front() else {
-                break;
-            };
-            self.buffer_waking[i] += 1;
-            self.buffer_waiting -= 1;
-            self.woken_buffers.push((s, w));
-        }
     }
 
     /// Schedules the retries of units whose link freed a channel.
     fn wake(&mut self, now: Time) {
-        for (switch, w) in self.woken_buffers.drain(..) {
-            let retry = Event::BufferRetry {
-                walker: w.walker,
-                switch,
-            };
-            self.timers.push(now.max(w.ready), retry);
-        }
         for (link, w) in self.woken.drain(..) {
             let retry = Event::Retry {
                 walker: w.walker,
@@ -486,12 +402,10 @@ impl<G: HopGraph> SegmentNet<G> {
         }
         let unit = &mut self.units[u as usize];
         let from = unit.at.expect("placed");
-        let mut freed = None;
         if unit.in_buffer {
             let At::Switch(s) = from else { unreachable!() };
             self.buffer_free[s as usize] += 1;
             self.buffer_busy_ns[s as usize] += now;
-            freed = Some(s);
         }
         let end = unit.end.take().expect("segment end");
         unit.at = Some(end);
@@ -526,16 +440,12 @@ impl<G: HopGraph> SegmentNet<G> {
                 self.free_units.push(u);
             }
         }
-        if let Some(s) = freed {
-            self.pump_buffer(s);
-        }
         self.wake(now);
     }
 
     /// Whether nothing is in flight and every channel and buffer entry is free again.
     pub fn is_drained(&self) -> bool {
         self.timers.is_empty()
-            && self.buffer_waiting == 0
             && self.channels.held() == 0
             && self.channels.waiting() == 0
             && self.buffer_free == self.p.buffer_entries
@@ -553,7 +463,6 @@ impl<G: HopGraph> SegmentNet<G> {
         let free: u32 = self.buffer_free.iter().sum();
         out.push(("buffer_entries_held".into(), f64::from(entries - free)));
         out.push(("segments".into(), c.segments as f64));
-        for (i, d) in c.dbg.iter().enumerate() { out.push((format!("dbg{i}"), *d as f64)); }
         // Failed Algorithm-1 walks (a unit's first try, or its retry once woken).
         out.push(("reservations_blocked".into(), c.blocked as f64));
         for (i, n) in c.buffered_hist.iter().enumerate() {
