@@ -90,6 +90,10 @@ pub struct Stats {
 
 pub struct MaxMin {
     links: Vec<Link>,
+    /// Flows per link (= `links[l].flows.len()`), densely: adaptive routing reads it for
+    /// every candidate link of a route (a Dragonfly+ route weighs 16-34 links), and
+    /// neighbouring candidates share cache lines here but not in `links`.
+    counts: Vec<u32>,
     flows: Vec<Flow>,
     free: Vec<FlowSlot>,
     finish: FinishQueue,
@@ -117,6 +121,7 @@ impl MaxMin {
                     ..Link::default()
                 })
                 .collect(),
+            counts: vec![0; n],
             flows: Vec::new(),
             free: Vec::new(),
             finish: FinishQueue::default(),
@@ -160,6 +165,7 @@ impl MaxMin {
         };
         for &l in links {
             self.links[l as usize].flows.push(slot);
+            self.counts[l as usize] += 1;
             self.dirty.push(l);
         }
         slot
@@ -175,6 +181,7 @@ impl MaxMin {
             }
         }
         for &l in &links {
+            self.counts[l as usize] -= 1;
             let v = &mut self.links[l as usize].flows;
             if let Some(i) = v.iter().position(|&s| s == slot) {
                 v.swap_remove(i);
@@ -209,6 +216,7 @@ impl MaxMin {
                     capacity: cap,
                     ..Link::default()
                 });
+                self.counts.push(0);
                 self.scratch.add_link();
                 (self.links.len() - 1) as u32
             }
@@ -239,7 +247,7 @@ impl MaxMin {
 
     /// Flows crossing a link now (arrivals and departures count at once, before `settle`).
     pub fn flows_on(&self, link: u32) -> usize {
-        self.links[link as usize].flows.len()
+        self.counts[link as usize] as usize
     }
 
     /// Flows live now.
