@@ -340,3 +340,9 @@ fn untouched_components_are_not_recomputed() {
         "only the new flow's component is re-rated"
     );
 }
+
+/// `Link` is one cache line (the reason it exists).
+#[test]
+fn a_link_fills_one_cache_line() {
+    assert_eq!(std::mem::size_of::<Link>(), 64);
+}
