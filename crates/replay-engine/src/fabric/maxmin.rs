@@ -62,6 +62,19 @@ struct Flow {
     bottleneck: u32,
 }
 
+/// What the solver keeps per link, in one cache line: a settle visits each dirty link, each
+/// link of S and the links of the flows it checks, on a fabric of ~10^5 links, and reading
+/// the capacity, the flow list and the re-solve's mark from three arrays cost three misses.
+#[derive(Debug, Clone, Default)]
+#[repr(align(64))]
+struct Link {
+    /// Flows crossing the link, in the order they arrived (swap-removed).
+    flows: Vec<FlowSlot>,
+    /// Bandwidth, bytes per ns.
+    capacity: f64,
+    mark: resolve::LinkMark,
+}
+
 /// Solver statistics (work done by `settle`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -76,8 +89,11 @@ pub struct Stats {
 }
 
 pub struct MaxMin {
-    capacity: Vec<f64>,
-    link_flows: Vec<Vec<FlowSlot>>,
+    links: Vec<Link>,
+    /// Flows per link (= `links[l].flows.len()`), densely: adaptive routing reads it for
+    /// every candidate link of a route (a Dragonfly+ route weighs 16-34 links), and
+    /// neighbouring candidates share cache lines here but not in `links`.
+    counts: Vec<u32>,
     flows: Vec<Flow>,
     free: Vec<FlowSlot>,
     finish: FinishQueue,
@@ -98,8 +114,14 @@ impl MaxMin {
     pub fn new(capacity: Vec<f64>) -> Self {
         let n = capacity.len();
         Self {
-            capacity,
-            link_flows: vec![Vec::new(); n],
+            links: capacity
+                .into_iter()
+                .map(|capacity| Link {
+                    capacity,
+                    ..Link::default()
+                })
+                .collect(),
+            counts: vec![0; n],
             flows: Vec::new(),
             free: Vec::new(),
             finish: FinishQueue::default(),
@@ -142,7 +164,8 @@ impl MaxMin {
             bottleneck: links.first().copied().unwrap_or(0),
         };
         for &l in links {
-            self.link_flows[l as usize].push(slot);
+            self.links[l as usize].flows.push(slot);
+            self.counts[l as usize] += 1;
             self.dirty.push(l);
         }
         slot
@@ -158,7 +181,8 @@ impl MaxMin {
             }
         }
         for &l in &links {
-            let v = &mut self.link_flows[l as usize];
+            self.counts[l as usize] -= 1;
+            let v = &mut self.links[l as usize].flows;
             if let Some(i) = v.iter().position(|&s| s == slot) {
                 v.swap_remove(i);
             }
@@ -184,14 +208,17 @@ impl MaxMin {
     ) -> FlowSlot {
         let private = match self.free_private.pop() {
             Some(l) => {
-                self.capacity[l as usize] = cap;
+                self.links[l as usize].capacity = cap;
                 l
             }
             None => {
-                self.capacity.push(cap);
-                self.link_flows.push(Vec::new());
+                self.links.push(Link {
+                    capacity: cap,
+                    ..Link::default()
+                });
+                self.counts.push(0);
                 self.scratch.add_link();
-                (self.capacity.len() - 1) as u32
+                (self.links.len() - 1) as u32
             }
         };
         let mut route = std::mem::take(&mut self.route_buf);
@@ -215,12 +242,12 @@ impl MaxMin {
 
     /// Capacity of a link in bytes per ns.
     pub fn capacity(&self, link: u32) -> f64 {
-        self.capacity[link as usize]
+        self.links[link as usize].capacity
     }
 
     /// Flows crossing a link now (arrivals and departures count at once, before `settle`).
     pub fn flows_on(&self, link: u32) -> usize {
-        self.link_flows[link as usize].len()
+        self.counts[link as usize] as usize
     }
 
     /// Flows live now.

@@ -47,7 +47,7 @@ impl MaxMin {
         sc.unfixed_flows = sc.s_flows.len();
         for &f in &sc.s_flows {
             for &m in &self.flows[f as usize].links {
-                let lm = &mut sc.link[m as usize];
+                let lm = &mut self.links[m as usize].mark;
                 if lm.round != round {
                     lm.round = round;
                     sc.s_links.push(m);
@@ -56,9 +56,10 @@ impl MaxMin {
         }
         sc.neighbours.clear();
         for &l in &sc.s_links {
-            let mut rem = self.capacity[l as usize];
+            let link = &self.links[l as usize];
+            let mut rem = link.capacity;
             let mut unfixed = 0u32;
-            for &g in &self.link_flows[l as usize] {
+            for &g in &link.flows {
                 let fm = &mut sc.flow[g as usize];
                 if fm.member == settle {
                     unfixed += 1;
@@ -69,12 +70,12 @@ impl MaxMin {
                 if fm.checked != round {
                     fm.checked = round;
                     // An F flow whose bottleneck S does not touch keeps it (check (b)).
-                    if sc.link[flow.bottleneck as usize].round == round {
+                    if self.links[flow.bottleneck as usize].mark.round == round {
                         sc.neighbours.push(g);
                     }
                 }
             }
-            sc.link[l as usize] = LinkMark {
+            self.links[l as usize].mark = LinkMark {
                 round,
                 rem,
                 unfixed,
@@ -91,7 +92,7 @@ impl MaxMin {
             let sc = &self.scratch;
             let mut best: Option<(f64, u32)> = None;
             for &l in &sc.s_links {
-                let lm = &sc.link[l as usize];
+                let lm = &self.links[l as usize].mark;
                 if lm.unfixed > 0 {
                     let s = share(lm.rem, lm.unfixed);
                     if best.is_none_or(|(bs, bl)| s < bs || (s == bs && l < bl)) {
@@ -119,7 +120,7 @@ impl MaxMin {
         let mut initial = std::mem::take(&mut sc.candidates).into_vec();
         initial.clear();
         for &l in &sc.s_links {
-            let lm = &mut sc.link[l as usize];
+            let lm = &mut self.links[l as usize].mark;
             lm.pushed = share(lm.rem, lm.unfixed);
             if lm.unfixed > 1 {
                 initial.push(candidate(lm.pushed, l));
@@ -129,8 +130,8 @@ impl MaxMin {
             let least = self.flows[f as usize]
                 .links
                 .iter()
-                .filter(|&&m| sc.link[m as usize].unfixed == 1)
-                .map(|&m| candidate(sc.link[m as usize].pushed, m))
+                .filter(|&&m| self.links[m as usize].mark.unfixed == 1)
+                .map(|&m| candidate(self.links[m as usize].mark.pushed, m))
                 .max(); // the least key (`Candidate` orders reversed)
             initial.extend(least);
         }
@@ -141,7 +142,7 @@ impl MaxMin {
             };
             let (s, l) = (f64::from_bits((key >> 32) as u64), key as u32);
             let sc = &mut self.scratch;
-            let lm = &mut sc.link[l as usize];
+            let lm = &mut self.links[l as usize].mark;
             if lm.unfixed == 0 {
                 continue;
             }
@@ -162,7 +163,9 @@ impl MaxMin {
     fn fix_link(&mut self, l: u32, s: f64) {
         let sc = &mut self.scratch;
         let (settle, round) = (sc.settle, sc.round);
-        for &f in &self.link_flows[l as usize] {
+        // By index: fixing a flow updates the marks of its links, `l`'s among them.
+        for i in 0..self.links[l as usize].flows.len() {
+            let f = self.links[l as usize].flows[i];
             let fm = &mut sc.flow[f as usize];
             if fm.member != settle {
                 if self.flows[f as usize].rate > s * (1.0 + EPS) {
@@ -177,7 +180,7 @@ impl MaxMin {
             fm.new_rate = s;
             sc.unfixed_flows -= 1;
             for &m in &self.flows[f as usize].links {
-                let lm = &mut sc.link[m as usize];
+                let lm = &mut self.links[m as usize].mark;
                 lm.rem -= s;
                 lm.unfixed -= 1;
                 if lm.unfixed > 0 && m != l {

@@ -35,8 +35,9 @@ struct FlowMark {
     new_rate: f64,
 }
 
+/// The re-solve's state of a link (kept in `Link`, beside its flows and capacity).
 #[derive(Debug, Clone, Copy, Default)]
-struct LinkMark {
+pub(super) struct LinkMark {
     /// == `Scratch::round`: the link carries a flow of S (its fields below are current).
     round: u64,
     /// Capacity not yet given out (to F flows or to fixed S flows).
@@ -52,7 +53,6 @@ pub(super) struct Scratch {
     settle: u64,
     round: u64,
     flow: Vec<FlowMark>,
-    link: Vec<LinkMark>,
     /// S, in the order its flows joined.
     s_flows: Vec<FlowSlot>,
     /// The links S uses (this round).
@@ -81,7 +81,6 @@ impl Scratch {
             settle: 0,
             round: 0,
             flow: Vec::new(),
-            link: vec![LinkMark::default(); links],
             s_flows: Vec::new(),
             s_links: Vec::new(),
             unfixed_flows: 0,
@@ -95,7 +94,6 @@ impl Scratch {
 
     /// Makes room for one more link (a capped flow's private link).
     pub(super) fn add_link(&mut self) {
-        self.link.push(LinkMark::default());
         self.sums.push((0, 0.0, 0.0));
     }
 
@@ -142,12 +140,12 @@ impl MaxMin {
         sc.s_flows.clear();
         for &l in &self.dirty {
             // Dedupes the dirty list; round stamps come later, so this mark never collides.
-            let lm = &mut sc.link[l as usize];
-            if lm.round == settle {
+            let link = &mut self.links[l as usize];
+            if link.mark.round == settle {
                 continue;
             }
-            lm.round = settle;
-            for &f in &self.link_flows[l as usize] {
+            link.mark.round = settle;
+            for &f in &link.flows {
                 let fm = &mut sc.flow[f as usize];
                 if fm.member != settle && self.flows[f as usize].bottleneck == l {
                     fm.member = settle;
@@ -193,7 +191,7 @@ impl MaxMin {
     fn is_bottleneck(&mut self, g: FlowSlot, m: u32) -> bool {
         let (load, max) = self.load_and_max(m);
         let r = self.scratch.rate_of(g, self.flows[g as usize].rate);
-        load >= self.capacity[m as usize] * (1.0 - EPS) && r >= max * (1.0 - EPS)
+        load >= self.links[m as usize].capacity * (1.0 - EPS) && r >= max * (1.0 - EPS)
     }
 
     /// Σ rates and the fastest rate on link `m` under the allocation being verified.
@@ -204,7 +202,7 @@ impl MaxMin {
             return (load, max);
         }
         let (mut load, mut max) = (0.0, 0.0f64);
-        for &h in &self.link_flows[m as usize] {
+        for &h in &self.links[m as usize].flows {
             let r = sc.rate_of(h, self.flows[h as usize].rate);
             load += r;
             max = max.max(r);

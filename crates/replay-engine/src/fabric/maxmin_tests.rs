@@ -19,8 +19,8 @@ impl MaxMin {
     /// Reference solver: progressive filling over every live flow from scratch, fixing at
     /// each step the link of least (current share, id) with all its unfixed flows.
     fn reference_rates(&self) -> Vec<(FlowSlot, f64)> {
-        let mut rem = self.capacity.clone();
-        let mut unfixed: Vec<u32> = self.link_flows.iter().map(|v| v.len() as u32).collect();
+        let mut rem: Vec<f64> = self.links.iter().map(|k| k.capacity).collect();
+        let mut unfixed: Vec<u32> = self.links.iter().map(|k| k.flows.len() as u32).collect();
         let mut rate = vec![f64::NAN; self.flows.len()];
         loop {
             let best = (0..rem.len())
@@ -28,7 +28,7 @@ impl MaxMin {
                 .map(|l| (rem[l].max(0.0) / f64::from(unfixed[l]), l))
                 .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             let Some((share, l)) = best else { break };
-            for &f in &self.link_flows[l] {
+            for &f in &self.links[l].flows {
                 if !rate[f as usize].is_nan() {
                     continue;
                 }
@@ -51,11 +51,11 @@ impl MaxMin {
     /// invariant the local re-solve relies on) must be one.
     fn assert_max_min_fair(&self, what: &str) {
         let load_max = |l: usize| {
-            let rates = self.link_flows[l].iter().map(|&h| self.rate(h));
+            let rates = self.links[l].flows.iter().map(|&h| self.rate(h));
             rates.fold((0.0, 0.0f64), |(s, m), r| (s + r, m.max(r)))
         };
-        for l in 0..self.capacity.len() {
-            let c = self.capacity[l];
+        for l in 0..self.links.len() {
+            let c = self.links[l].capacity;
             assert!(
                 load_max(l).0 <= c * (1.0 + TOL),
                 "{what}: link {l} overloaded"
@@ -65,13 +65,13 @@ impl MaxMin {
             let r = self.rate(f);
             let has = self.flows[f as usize].links.iter().any(|&l| {
                 let (load, max) = load_max(l as usize);
-                load >= self.capacity[l as usize] * (1.0 - TOL) && r >= max * (1.0 - TOL)
+                load >= self.links[l as usize].capacity * (1.0 - TOL) && r >= max * (1.0 - TOL)
             });
             assert!(has, "{what}: flow {f} (rate {r}) has no bottleneck");
             let b = self.flows[f as usize].bottleneck as usize;
             let (load, max) = load_max(b);
             assert!(
-                load >= self.capacity[b] * (1.0 - TOL) && r >= max * (1.0 - TOL),
+                load >= self.links[b].capacity * (1.0 - TOL) && r >= max * (1.0 - TOL),
                 "{what}: flow {f} (rate {r}) remembers link {b}, not a bottleneck"
             );
         }
@@ -339,4 +339,10 @@ fn untouched_components_are_not_recomputed() {
         1,
         "only the new flow's component is re-rated"
     );
+}
+
+/// `Link` is one cache line (the reason it exists).
+#[test]
+fn a_link_fills_one_cache_line() {
+    assert_eq!(std::mem::size_of::<Link>(), 64);
 }
