@@ -7,30 +7,19 @@ seed: see the lab entry of DESIGN.md for how the figures move with it)."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from tailcast.lab.compare import LabReplayer, RunComparison, compare_runs
 from tailcast.lab.compare_report import comparison_markdown
 from tailcast.lab.tails import phase_tails
-from tailcast.quickstart import BUNDLED_TABLES, bundled_dir
 from tailcast.replay.fabric import load_fabric
 from tailcast.store import Catalog, ResultsDir
 
 MIB = 1 << 20
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> ResultsDir:
-    root = tmp_path_factory.mktemp("bundled-lab")
-    for table in BUNDLED_TABLES:
-        shutil.copytree(bundled_dir() / table, root / table)
-    return ResultsDir(root)
-
-
-def test_alltoall_p99_grows_with_shared_background_only(store: ResultsDir) -> None:
-    with Catalog(store) as cat:
+def test_alltoall_p99_grows_with_shared_background_only(bundled_store: ResultsDir) -> None:
+    with Catalog(bundled_store) as cat:
         tails = phase_tails(cat)
     one = {
         t.phase: t
@@ -50,8 +39,10 @@ def test_alltoall_p99_grows_with_shared_background_only(store: ResultsDir) -> No
 
 
 @pytest.fixture(scope="module")
-def comparisons(store: ResultsDir, tmp_path_factory: pytest.TempPathFactory) -> list[RunComparison]:
-    replayer = LabReplayer(load_fabric("lab"), store, tmp_path_factory.mktemp("traces"))
+def comparisons(
+    bundled_store: ResultsDir, tmp_path_factory: pytest.TempPathFactory
+) -> list[RunComparison]:
+    replayer = LabReplayer(load_fabric("lab"), bundled_store, tmp_path_factory.mktemp("traces"))
     return compare_runs(replayer, sizes=[MIB])
 
 

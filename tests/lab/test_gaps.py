@@ -4,17 +4,14 @@ phases a fixed pause locks in."""
 
 from __future__ import annotations
 
-import shutil
 from itertools import islice
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
 from tailcast.lab.compare import LabReplayer, lab_runs
 from tailcast.lab.gaps import gap_draws
-from tailcast.quickstart import BUNDLED_TABLES, bundled_dir
 from tailcast.replay.fabric import load_fabric
 from tailcast.store import Catalog, ResultsDir
 
@@ -39,33 +36,23 @@ def test_an_unknown_kind_is_refused() -> None:
         next(gap_draws("poisson", 0.3, 1))
 
 
-@pytest.fixture(scope="module")
-def beside_two_jobs(tmp_path_factory: pytest.TempPathFactory) -> tuple[ResultsDir, dict[str, Any]]:
-    root = tmp_path_factory.mktemp("bundled")
-    for table in BUNDLED_TABLES:
-        shutil.copytree(bundled_dir() / table, root / table)
-    store = ResultsDir(root)
-    with Catalog(store) as cat:
-        runs = lab_runs(cat, None, [1 << 20])
-    wanted = ("cross-8", "different_islands", "reduce")
-    run = next(r for r in runs if (r["phase"], r["placement"], r["benchmark"]) == wanted)
-    return store, run
-
-
 @pytest.mark.slow
 def test_exponential_pauses_free_the_replay_of_its_start_phases(
-    beside_two_jobs: tuple[ResultsDir, dict[str, Any]], tmp_path: Path
+    bundled_store: ResultsDir, tmp_path: Path
 ) -> None:
     """The cross-island reduce beside two background jobs, replayed with 4 seeds (start
     offsets and pauses): with fixed pauses the median moves by tens of percent with the
     offsets; with exponential pauses the jobs' phases mix within the run."""
-    store, run = beside_two_jobs
+    with Catalog(bundled_store) as cat:
+        runs = lab_runs(cat, None, [1 << 20])
+    wanted = ("cross-8", "different_islands", "reduce")
+    run = next(r for r in runs if (r["phase"], r["placement"], r["benchmark"]) == wanted)
     fabric = load_fabric("lab")
 
     def medians(kind: str) -> np.ndarray:
         out = []
         for seed in range(4):
-            replayer = LabReplayer(fabric, store, tmp_path / f"{kind}{seed}", seed=seed)
+            replayer = LabReplayer(fabric, bundled_store, tmp_path / f"{kind}{seed}", seed=seed)
             out.append(np.median(replayer.replay_run(run | {"bg_gaps": kind})[1]))
         return np.asarray(out)
 

@@ -13,6 +13,7 @@ and it does not matter where in its sequence a job was when a measurement starte
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterator
 
@@ -23,9 +24,7 @@ def gap_draws(kind: str, mean: float, seed: int | str) -> Iterator[float]:
     """Endless pauses of `kind` with mean `mean` (any time unit; the draws are in it)."""
     if kind not in GAP_KINDS:
         raise ValueError(f"gap kind {kind!r}: expected one of {GAP_KINDS}")
+    if kind == "fixed" or mean <= 0:
+        return itertools.repeat(max(mean, 0.0))
     rng = random.Random(seed)
-    while True:
-        if kind == "fixed" or mean <= 0:
-            yield max(mean, 0.0)
-        else:
-            yield rng.expovariate(1.0 / mean)
+    return (rng.expovariate(1.0 / mean) for _ in itertools.count())

@@ -63,8 +63,9 @@ struct Flow {
 }
 
 /// What the solver keeps per link, in one cache line: a settle visits each dirty link, each
-/// link of S and the links of the flows it checks, on a fabric of ~10^5 links, and reading
-/// the capacity, the flow list and the re-solve's mark from three arrays cost three misses.
+/// link of S and the links of the flows it checks, on fabrics of ~4·10^4 links (dfp-8k), and
+/// reading the capacity, the flow list and the re-solve's mark from three arrays cost three
+/// misses.
 #[derive(Debug, Clone, Default)]
 #[repr(align(64))]
 struct Link {
