@@ -20,7 +20,7 @@ impl MaxMin {
     /// each step the link of least (current share, id) with all its unfixed flows.
     fn reference_rates(&self) -> Vec<(FlowSlot, f64)> {
         let mut rem: Vec<f64> = self.links.iter().map(|k| k.capacity).collect();
-        let mut unfixed: Vec<u32> = self.links.iter().map(|k| k.flows.len() as u32).collect();
+        let mut unfixed: Vec<u32> = self.links.iter().map(|k| k.len).collect();
         let mut rate = vec![f64::NAN; self.flows.len()];
         loop {
             let best = (0..rem.len())
@@ -28,7 +28,7 @@ impl MaxMin {
                 .map(|l| (rem[l].max(0.0) / f64::from(unfixed[l]), l))
                 .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             let Some((share, l)) = best else { break };
-            for &f in &self.links[l].flows {
+            for f in self.links[l].flows(l as u32, &self.spill) {
                 if !rate[f as usize].is_nan() {
                     continue;
                 }
@@ -51,7 +51,7 @@ impl MaxMin {
     /// invariant the local re-solve relies on) must be one.
     fn assert_max_min_fair(&self, what: &str) {
         let load_max = |l: usize| {
-            let rates = self.links[l].flows.iter().map(|&h| self.rate(h));
+            let rates = self.links[l].flows(l as u32, &self.spill).map(|h| self.rate(h));
             rates.fold((0.0, 0.0f64), |(s, m), r| (s + r, m.max(r)))
         };
         for l in 0..self.links.len() {
