@@ -346,3 +346,26 @@ fn untouched_components_are_not_recomputed() {
 fn a_link_fills_one_cache_line() {
     assert_eq!(std::mem::size_of::<Link>(), 64);
 }
+
+/// A link's flow list (`head` then `spill`) keeps the order a `Vec` with `swap_remove`
+/// would: the order of the re-solve's float sums, hence bit-identical rates, depends on it.
+#[test]
+fn a_link_lists_its_flows_like_a_swap_removed_vec() {
+    let mut rng = SplitMix64::new(7);
+    let mut m = MaxMin::new(vec![1.0, 1.0]);
+    let mut model: Vec<FlowSlot> = Vec::new();
+    for step in 0..400u32 {
+        if model.is_empty() || (model.len() < 12 && rng.below(2) == 0) {
+            model.push(m.add(0.0, &[0, 1], 1.0, step));
+        } else {
+            let slot = model[rng.below(model.len() as u64) as usize];
+            let i = model.iter().position(|&s| s == slot).unwrap();
+            model.swap_remove(i);
+            m.remove(slot);
+        }
+        for l in 0..2u32 {
+            let list: Vec<FlowSlot> = m.links[l as usize].flows(l, &m.spill).collect();
+            assert_eq!(list, model, "step {step} link {l}");
+        }
+    }
+}
