@@ -243,7 +243,9 @@ impl MaxMin {
             return;
         };
         let last = if n > INLINE {
-            self.spill[l as usize].pop().expect("spill holds the list's tail")
+            self.spill[l as usize]
+                .pop()
+                .expect("spill holds the list's tail")
         } else {
             link.head[n - 1]
         };

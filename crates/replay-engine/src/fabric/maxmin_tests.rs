@@ -51,7 +51,9 @@ impl MaxMin {
     /// invariant the local re-solve relies on) must be one.
     fn assert_max_min_fair(&self, what: &str) {
         let load_max = |l: usize| {
-            let rates = self.links[l].flows(l as u32, &self.spill).map(|h| self.rate(h));
+            let rates = self.links[l]
+                .flows(l as u32, &self.spill)
+                .map(|h| self.rate(h));
             rates.fold((0.0, 0.0f64), |(s, m), r| (s + r, m.max(r)))
         };
         for l in 0..self.links.len() {
