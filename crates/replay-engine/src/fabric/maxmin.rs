@@ -65,15 +65,46 @@ struct Flow {
 /// What the solver keeps per link, in one cache line: a settle visits each dirty link, each
 /// link of S and the links of the flows it checks, on fabrics of ~4·10^4 links (dfp-8k), and
 /// reading the capacity, the flow list and the re-solve's mark from three arrays cost three
-/// misses.
+/// misses. The first `INLINE` flows sit in the line too (most links carry fewer), so that
+/// reading or changing a short list costs no second miss on a heap buffer.
 #[derive(Debug, Clone, Default)]
 #[repr(align(64))]
 struct Link {
-    /// Flows crossing the link, in the order they arrived (swap-removed).
-    flows: Vec<FlowSlot>,
     /// Bandwidth, bytes per ns.
     capacity: f64,
     mark: resolve::LinkMark,
+    /// Flows crossing the link, in the order they arrived (swap-removed): the first
+    /// `INLINE` in `head`, the rest in `MaxMin::spill` at the link's index.
+    len: u32,
+    head: [FlowSlot; INLINE],
+}
+
+/// Flows a `Link` holds in its own cache line.
+const INLINE: usize = 5;
+
+impl Link {
+    /// The link's flows in list order; `spill` is `MaxMin::spill`, `l` this link's index
+    /// (the spill vector is only read when the list is longer than `INLINE`).
+    #[inline(always)]
+    fn flows<'a>(
+        &'a self,
+        l: u32,
+        spill: &'a [Vec<FlowSlot>],
+    ) -> impl Iterator<Item = FlowSlot> + 'a {
+        let n = self.len as usize;
+        let rest: &[FlowSlot] = if n > INLINE { &spill[l as usize] } else { &[] };
+        self.head[..n.min(INLINE)].iter().chain(rest).copied()
+    }
+
+    /// The `i`-th flow of the list (`i < len`).
+    #[inline(always)]
+    fn flow(&self, l: u32, spill: &[Vec<FlowSlot>], i: usize) -> FlowSlot {
+        if i < INLINE {
+            self.head[i]
+        } else {
+            spill[l as usize][i - INLINE]
+        }
+    }
 }
 
 /// Solver statistics (work done by `settle`).
@@ -91,7 +122,9 @@ pub struct Stats {
 
 pub struct MaxMin {
     links: Vec<Link>,
-    /// Flows per link (= `links[l].flows.len()`), densely: adaptive routing reads it for
+    /// Flow lists' tails past `INLINE`, by link (empty for most links).
+    spill: Vec<Vec<FlowSlot>>,
+    /// Flows per link (= `links[l].len`), densely: adaptive routing reads it for
     /// every candidate link of a route (a Dragonfly+ route weighs 16-34 links), and
     /// neighbouring candidates share cache lines here but not in `links`.
     counts: Vec<u32>,
@@ -122,6 +155,7 @@ impl MaxMin {
                     ..Link::default()
                 })
                 .collect(),
+            spill: vec![Vec::new(); n],
             counts: vec![0; n],
             flows: Vec::new(),
             free: Vec::new(),
@@ -165,7 +199,14 @@ impl MaxMin {
             bottleneck: links.first().copied().unwrap_or(0),
         };
         for &l in links {
-            self.links[l as usize].flows.push(slot);
+            let link = &mut self.links[l as usize];
+            let n = link.len as usize;
+            if n < INLINE {
+                link.head[n] = slot;
+            } else {
+                self.spill[l as usize].push(slot);
+            }
+            link.len += 1;
             self.counts[l as usize] += 1;
             self.dirty.push(l);
         }
@@ -183,10 +224,7 @@ impl MaxMin {
         }
         for &l in &links {
             self.counts[l as usize] -= 1;
-            let v = &mut self.links[l as usize].flows;
-            if let Some(i) = v.iter().position(|&s| s == slot) {
-                v.swap_remove(i);
-            }
+            self.unlink(l, slot);
             self.dirty.push(l);
         }
         self.flows[slot as usize].links = links;
@@ -194,6 +232,31 @@ impl MaxMin {
         self.flows[slot as usize].live = false;
         self.finish.remove(slot);
         self.free.push(slot);
+    }
+
+    /// Swap-removes `slot` from link `l`'s flow list (as `Vec::swap_remove` would).
+    #[inline(always)]
+    fn unlink(&mut self, l: u32, slot: FlowSlot) {
+        let link = &mut self.links[l as usize];
+        let n = link.len as usize;
+        let Some(i) = link.flows(l, &self.spill).position(|s| s == slot) else {
+            return;
+        };
+        let last = if n > INLINE {
+            self.spill[l as usize]
+                .pop()
+                .expect("spill holds the list's tail")
+        } else {
+            link.head[n - 1]
+        };
+        if i + 1 < n {
+            if i < INLINE {
+                link.head[i] = last;
+            } else {
+                self.spill[l as usize][i - INLINE] = last;
+            }
+        }
+        link.len -= 1;
     }
 
     /// Adds a flow whose rate never exceeds `cap` bytes/ns (a circuit, a NIC limit): it
@@ -218,6 +281,7 @@ impl MaxMin {
                     ..Link::default()
                 });
                 self.counts.push(0);
+                self.spill.push(Vec::new());
                 self.scratch.add_link();
                 (self.links.len() - 1) as u32
             }

@@ -59,7 +59,7 @@ impl MaxMin {
             let link = &self.links[l as usize];
             let mut rem = link.capacity;
             let mut unfixed = 0u32;
-            for &g in &link.flows {
+            for g in link.flows(l, &self.spill) {
                 let fm = &mut sc.flow[g as usize];
                 if fm.member == settle {
                     unfixed += 1;
@@ -164,8 +164,8 @@ impl MaxMin {
         let sc = &mut self.scratch;
         let (settle, round) = (sc.settle, sc.round);
         // By index: fixing a flow updates the marks of its links, `l`'s among them.
-        for i in 0..self.links[l as usize].flows.len() {
-            let f = self.links[l as usize].flows[i];
+        for i in 0..self.links[l as usize].len as usize {
+            let f = self.links[l as usize].flow(l, &self.spill, i);
             let fm = &mut sc.flow[f as usize];
             if fm.member != settle {
                 if self.flows[f as usize].rate > s * (1.0 + EPS) {

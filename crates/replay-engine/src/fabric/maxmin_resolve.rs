@@ -145,7 +145,7 @@ impl MaxMin {
                 continue;
             }
             link.mark.round = settle;
-            for &f in &link.flows {
+            for f in link.flows(l, &self.spill) {
                 let fm = &mut sc.flow[f as usize];
                 if fm.member != settle && self.flows[f as usize].bottleneck == l {
                     fm.member = settle;
@@ -202,7 +202,7 @@ impl MaxMin {
             return (load, max);
         }
         let (mut load, mut max) = (0.0, 0.0f64);
-        for &h in &self.links[m as usize].flows {
+        for h in self.links[m as usize].flows(m, &self.spill) {
             let r = sc.rate_of(h, self.flows[h as usize].rate);
             load += r;
             max = max.max(r);

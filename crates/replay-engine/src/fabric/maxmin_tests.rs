@@ -20,7 +20,7 @@ impl MaxMin {
     /// each step the link of least (current share, id) with all its unfixed flows.
     fn reference_rates(&self) -> Vec<(FlowSlot, f64)> {
         let mut rem: Vec<f64> = self.links.iter().map(|k| k.capacity).collect();
-        let mut unfixed: Vec<u32> = self.links.iter().map(|k| k.flows.len() as u32).collect();
+        let mut unfixed: Vec<u32> = self.links.iter().map(|k| k.len).collect();
         let mut rate = vec![f64::NAN; self.flows.len()];
         loop {
             let best = (0..rem.len())
@@ -28,7 +28,7 @@ impl MaxMin {
                 .map(|l| (rem[l].max(0.0) / f64::from(unfixed[l]), l))
                 .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             let Some((share, l)) = best else { break };
-            for &f in &self.links[l].flows {
+            for f in self.links[l].flows(l as u32, &self.spill) {
                 if !rate[f as usize].is_nan() {
                     continue;
                 }
@@ -51,7 +51,9 @@ impl MaxMin {
     /// invariant the local re-solve relies on) must be one.
     fn assert_max_min_fair(&self, what: &str) {
         let load_max = |l: usize| {
-            let rates = self.links[l].flows.iter().map(|&h| self.rate(h));
+            let rates = self.links[l]
+                .flows(l as u32, &self.spill)
+                .map(|h| self.rate(h));
             rates.fold((0.0, 0.0f64), |(s, m), r| (s + r, m.max(r)))
         };
         for l in 0..self.links.len() {
@@ -345,4 +347,27 @@ fn untouched_components_are_not_recomputed() {
 #[test]
 fn a_link_fills_one_cache_line() {
     assert_eq!(std::mem::size_of::<Link>(), 64);
+}
+
+/// A link's flow list (`head` then `spill`) keeps the order a `Vec` with `swap_remove`
+/// would: the order of the re-solve's float sums, hence bit-identical rates, depends on it.
+#[test]
+fn a_link_lists_its_flows_like_a_swap_removed_vec() {
+    let mut rng = SplitMix64::new(7);
+    let mut m = MaxMin::new(vec![1.0, 1.0]);
+    let mut model: Vec<FlowSlot> = Vec::new();
+    for step in 0..400u32 {
+        if model.is_empty() || (model.len() < 12 && rng.below(2) == 0) {
+            model.push(m.add(0.0, &[0, 1], 1.0, step));
+        } else {
+            let slot = model[rng.below(model.len() as u64) as usize];
+            let i = model.iter().position(|&s| s == slot).unwrap();
+            model.swap_remove(i);
+            m.remove(slot);
+        }
+        for l in 0..2u32 {
+            let list: Vec<FlowSlot> = m.links[l as usize].flows(l, &m.spill).collect();
+            assert_eq!(list, model, "step {step} link {l}");
+        }
+    }
 }
