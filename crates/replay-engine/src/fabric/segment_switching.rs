@@ -60,21 +60,26 @@ struct Message {
     info: TransferInfo,
 }
 
+/// One cache line (64 bytes, aligned): keeping a segment and ending one each read a unit
+/// once, and with many units in flight that read is a cache miss.
 #[derive(Debug, Clone, Default)]
+#[repr(align(64))]
 struct Unit {
     msg: u32,
     dst: u32,
     /// Failed walks before its segments so far, added to the message's count when the unit
     /// is delivered.
     blocked: u32,
-    bytes: u64,
-    at: Option<At>,
-    /// Where the segment being sent ends (its links are in `SegmentNet::held`).
-    end: Option<At>,
-    /// Holds a buffer entry at `at` (it came there as a segment's end).
-    in_buffer: bool,
-    arrived: Time,
     times_buffered: u32,
+    /// Hops walked by the reservations of its segments (their setup time, added to the
+    /// message's when the unit is delivered, so keeping a segment does not read the message).
+    setup_hops: u32,
+    /// Where the unit stands, packed (`pack`); at a switch it holds a buffer entry there.
+    at: u32,
+    /// Where the segment being sent ends, packed (its links are in `SegmentNet::held`).
+    end: u32,
+    bytes: u64,
+    arrived: Time,
     buffer_ns: f64,
     born: Time,
 }
@@ -85,8 +90,7 @@ struct Unit {
 #[derive(Debug, Clone, Copy)]
 struct Walker {
     unit: u32,
-    /// Where the unit stands (fixed while it waits): an `At` packed as its index with
-    /// `ENDPOINT` set for an endpoint (graphs' node indices stay far below 2^31).
+    /// Where the unit stands (fixed while it waits), packed.
     at: u32,
     dst: u32,
     /// Failed walks since the unit's last segment (added to `Unit::blocked` with the next).
@@ -95,28 +99,37 @@ struct Walker {
 
 const ENDPOINT: u32 = 1 << 31;
 
+/// An `At` as its index with `ENDPOINT` set for an endpoint (graphs' node indices stay far
+/// below 2^31).
+fn pack(at: At) -> u32 {
+    let (At::Endpoint(i) | At::Switch(i)) = at;
+    debug_assert!(i < ENDPOINT, "node index {i} too large to pack");
+    match at {
+        At::Endpoint(e) => e | ENDPOINT,
+        At::Switch(s) => s,
+    }
+}
+
+fn unpack(at: u32) -> At {
+    if at & ENDPOINT != 0 {
+        At::Endpoint(at & !ENDPOINT)
+    } else {
+        At::Switch(at)
+    }
+}
+
 impl Walker {
     fn new(unit: u32, at: At, dst: u32) -> Self {
-        let (At::Endpoint(i) | At::Switch(i)) = at;
-        debug_assert!(i < ENDPOINT, "node index {i} too large to pack");
-        let at = match at {
-            At::Endpoint(e) => e | ENDPOINT,
-            At::Switch(s) => s,
-        };
         Self {
             unit,
-            at,
+            at: pack(at),
             dst,
             blocked: 0,
         }
     }
 
     fn at(&self) -> At {
-        if self.at & ENDPOINT != 0 {
-            At::Endpoint(self.at & !ENDPOINT)
-        } else {
-            At::Switch(self.at)
-        }
+        unpack(self.at)
     }
 }
 
@@ -166,6 +179,8 @@ pub struct SegmentNet<G: HopGraph> {
     free_units: Vec<u32>,
     timers: Timers<Event>,
     woken: Vec<(u32, Waiter)>,
+    /// The wakes `wake` is serving (scratch).
+    batch: Vec<(u32, Waiter)>,
     opts: Vec<(u32, At)>,
     /// The hops a reservation walk could take (scratch).
     walk: Vec<(u32, At)>,
@@ -190,6 +205,7 @@ impl<G: HopGraph> SegmentNet<G> {
             free_units: Vec::new(),
             timers: Timers::default(),
             woken: Vec::new(),
+            batch: Vec::new(),
             opts: Vec::new(),
             walk: Vec::new(),
             done: Vec::new(),
@@ -255,12 +271,11 @@ impl<G: HopGraph> SegmentNet<G> {
         unit.msg = msg;
         unit.dst = m.dst;
         unit.blocked = 0;
-        unit.bytes = bytes;
-        unit.at = Some(At::Endpoint(src));
-        unit.end = None;
-        unit.in_buffer = false;
-        unit.arrived = now;
         unit.times_buffered = 0;
+        unit.setup_hops = 0;
+        unit.at = pack(At::Endpoint(src));
+        unit.bytes = bytes;
+        unit.arrived = now;
         unit.buffer_ns = 0.0;
         unit.born = now;
         self.c.packets += 1;
@@ -280,6 +295,11 @@ impl<G: HopGraph> SegmentNet<G> {
                 Event::Try(w) => self.try_unit(t, w, None),
                 Event::Retry { walker, link } => self.try_unit(t, walker, Some(link)),
                 Event::SegmentDone(u) => self.segment_done(t, u),
+            }
+            // Wakes are served once the instant's events have all run (as their timers used
+            // to be), so a retry sees every channel freed at its instant.
+            if self.timers.peek_time() != Some(t) {
+                self.wake(t);
             }
         }
         self.now = self.now.max(now);
@@ -355,13 +375,12 @@ impl<G: HopGraph> SegmentNet<G> {
                     self.channels.add_data(l, send);
                 }
                 self.held.set(u, held.iter().map(|h| h.0));
-                if unit.in_buffer {
+                if let At::Switch(_) = at {
                     unit.buffer_ns += now - unit.arrived;
                 }
-                unit.end = Some(end);
+                unit.end = pack(end);
+                unit.setup_hops += walked as u32;
                 let msg = unit.msg;
-                let info = &mut self.messages[msg as usize].as_mut().expect("m").info;
-                info.setup_ns += setup;
                 self.c.segments += 1;
                 self.timers.push(now + setup + send, Event::SegmentDone(u));
                 if let At::Endpoint(src) = at {
@@ -382,18 +401,32 @@ impl<G: HopGraph> SegmentNet<G> {
         if let Some(l) = woken_from {
             self.channels.pump(l, &mut self.woken);
         }
-        self.wake(now);
     }
 
-    /// Schedules the retries of units whose link freed a channel.
+    /// Retries the units whose link freed a channel: at once if they are ready, else at their
+    /// ready time. A retry run at once that fails passes its link's wake to the next waiter
+    /// (`pump` pushes it on `woken`), which is popped next: a freed channel walks its FIFO's
+    /// ready waiters in one loop, reading them in queue order, instead of one timer each.
     fn wake(&mut self, now: Time) {
-        for (link, w) in self.woken.drain(..) {
-            let retry = Event::Retry {
-                walker: w.walker,
-                link,
-            };
-            self.timers.push(now.max(w.ready), retry);
+        let mut batch = std::mem::take(&mut self.batch);
+        std::mem::swap(&mut batch, &mut self.woken);
+        for &first in &batch {
+            let mut next = Some(first);
+            while let Some((link, w)) = next {
+                if w.ready > now {
+                    let retry = Event::Retry {
+                        walker: w.walker,
+                        link,
+                    };
+                    self.timers.push(w.ready, retry);
+                    break;
+                }
+                self.try_unit(now, w.walker, Some(link));
+                next = self.woken.pop();
+            }
         }
+        batch.clear();
+        self.batch = batch;
     }
 
     fn segment_done(&mut self, now: Time, u: u32) {
@@ -401,18 +434,15 @@ impl<G: HopGraph> SegmentNet<G> {
             self.channels.give(l, now, &mut self.woken);
         }
         let unit = &mut self.units[u as usize];
-        let from = unit.at.expect("placed");
-        if unit.in_buffer {
-            let At::Switch(s) = from else { unreachable!() };
+        if let At::Switch(s) = unpack(unit.at) {
             self.buffer_free[s as usize] += 1;
             self.buffer_busy_ns[s as usize] += now;
         }
-        let end = unit.end.take().expect("segment end");
-        unit.at = Some(end);
+        unit.at = unit.end;
+        let end = unpack(unit.end);
         let msg = unit.msg;
         match end {
             At::Switch(_) => {
-                unit.in_buffer = true;
                 unit.arrived = now;
                 unit.times_buffered += 1;
                 let walker = Walker::new(u, end, unit.dst);
@@ -424,6 +454,7 @@ impl<G: HopGraph> SegmentNet<G> {
                 self.c.network_ns += now - unit.born - unit.buffer_ns;
                 let m = self.messages[msg as usize].as_mut().expect("message");
                 m.info.wait_ns += unit.buffer_ns;
+                m.info.setup_ns += 2.0 * f64::from(unit.setup_hops) * self.p.cycle_ns;
                 m.info.blocked += unit.blocked;
                 if unit.times_buffered > 0 {
                     m.info.path = 1;
@@ -440,7 +471,6 @@ impl<G: HopGraph> SegmentNet<G> {
                 self.free_units.push(u);
             }
         }
-        self.wake(now);
     }
 
     /// Whether nothing is in flight and every channel and buffer entry is free again.
