@@ -119,28 +119,21 @@ fn unpack(at: u32) -> At {
 }
 
 impl Walker {
-    fn new(unit: u32, at: At, dst: u32) -> Self {
-        Self {
-            unit,
-            at: pack(at),
-            dst,
-            blocked: 0,
-        }
-    }
-
     fn at(&self) -> At {
         unpack(self.at)
     }
 }
 
+/// A unit's pending instant. 8 bytes, so a timer entry is 24: the heap of `Timers` (one
+/// `SegmentDone` per segment being sent) is read at random by each pop.
 #[derive(Debug, Clone, Copy)]
 enum Event {
-    Try(Walker),
-    /// A waiting unit's retry after a channel of `link` freed.
-    Retry {
-        walker: Walker,
-        link: u32,
-    },
+    /// The unit tries to reserve from where it stands (its first try there: it just arrived,
+    /// so its `Unit` is read while still in cache).
+    Try(u32),
+    /// A woken unit's retry, due once its last failed walk's reply came back; its walker and
+    /// the link that woke it wait in `SegmentNet::parked`.
+    Retry(u32),
     SegmentDone(u32),
 }
 
@@ -179,6 +172,8 @@ pub struct SegmentNet<G: HopGraph> {
     free_units: Vec<u32>,
     timers: Timers<Event>,
     woken: Vec<(u32, Waiter)>,
+    /// Per unit, the link that woke it and its walker, while its `Retry` is pending.
+    parked: Vec<(u32, Walker)>,
     /// The wakes `wake` is serving (scratch).
     batch: Vec<(u32, Waiter)>,
     opts: Vec<(u32, At)>,
@@ -205,6 +200,7 @@ impl<G: HopGraph> SegmentNet<G> {
             free_units: Vec::new(),
             timers: Timers::default(),
             woken: Vec::new(),
+            parked: Vec::new(),
             batch: Vec::new(),
             opts: Vec::new(),
             walk: Vec::new(),
@@ -279,8 +275,7 @@ impl<G: HopGraph> SegmentNet<G> {
         unit.buffer_ns = 0.0;
         unit.born = now;
         self.c.packets += 1;
-        let walker = Walker::new(u, At::Endpoint(src), m.dst);
-        self.timers.push(now, Event::Try(walker));
+        self.timers.push(now, Event::Try(u));
     }
 
     pub fn next_time(&self) -> Option<Time> {
@@ -292,8 +287,20 @@ impl<G: HopGraph> SegmentNet<G> {
         while let Some((t, ev)) = self.timers.pop_due(now) {
             self.now = t;
             match ev {
-                Event::Try(w) => self.try_unit(t, w, None),
-                Event::Retry { walker, link } => self.try_unit(t, walker, Some(link)),
+                Event::Try(u) => {
+                    let unit = &self.units[u as usize];
+                    let walker = Walker {
+                        unit: u,
+                        at: unit.at,
+                        dst: unit.dst,
+                        blocked: 0,
+                    };
+                    self.try_unit(t, walker, None);
+                }
+                Event::Retry(u) => {
+                    let (link, walker) = self.parked[u as usize];
+                    self.try_unit(t, walker, Some(link));
+                }
                 Event::SegmentDone(u) => self.segment_done(t, u),
             }
             // Wakes are served once the instant's events have all run (as their timers used
@@ -414,11 +421,12 @@ impl<G: HopGraph> SegmentNet<G> {
             let mut next = Some(first);
             while let Some((link, w)) = next {
                 if w.ready > now {
-                    let retry = Event::Retry {
-                        walker: w.walker,
-                        link,
-                    };
-                    self.timers.push(w.ready, retry);
+                    let u = w.walker.unit;
+                    if self.parked.len() <= u as usize {
+                        self.parked.resize(self.units.len(), (0, w.walker));
+                    }
+                    self.parked[u as usize] = (link, w.walker);
+                    self.timers.push(w.ready, Event::Retry(u));
                     break;
                 }
                 self.try_unit(now, w.walker, Some(link));
@@ -430,13 +438,15 @@ impl<G: HopGraph> SegmentNet<G> {
     }
 
     fn segment_done(&mut self, now: Time, u: u32) {
-        for &l in self.held.get(u) {
-            self.channels.give(l, now, &mut self.woken);
-        }
+        // The unit is read before its links are given back: its line and its held links'
+        // are independent cache misses, so they overlap.
         let unit = &mut self.units[u as usize];
         if let At::Switch(s) = unpack(unit.at) {
             self.buffer_free[s as usize] += 1;
             self.buffer_busy_ns[s as usize] += now;
+        }
+        for &l in self.held.get(u) {
+            self.channels.give(l, now, &mut self.woken);
         }
         unit.at = unit.end;
         let end = unpack(unit.end);
@@ -445,8 +455,7 @@ impl<G: HopGraph> SegmentNet<G> {
             At::Switch(_) => {
                 unit.arrived = now;
                 unit.times_buffered += 1;
-                let walker = Walker::new(u, end, unit.dst);
-                self.timers.push(now, Event::Try(walker));
+                self.timers.push(now, Event::Try(u));
             }
             At::Endpoint(_) => {
                 self.c.buffered_hist[(unit.times_buffered as usize).min(3)] += 1;
