@@ -84,9 +84,9 @@ struct Unit {
     born: Time,
 }
 
-/// What a reservation walk reads of its unit, carried by the unit's events and its place in
-/// a link's queue: a failed walk (most walks) then touches no `Unit` (a cache miss each, with
-/// many units in flight). 16 bytes, so that timer entries and queued waiters stay small.
+/// What a reservation walk reads of its unit, carried by the unit's place in a link's queue
+/// (and its wake): a failed retry (most walks) then touches no `Unit` (a cache miss each,
+/// with many units in flight). 16 bytes, so that queued waiters stay small.
 #[derive(Debug, Clone, Copy)]
 struct Walker {
     unit: u32,
