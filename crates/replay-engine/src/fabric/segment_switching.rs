@@ -60,33 +60,37 @@ struct Message {
     info: TransferInfo,
 }
 
+/// One cache line (64 bytes, aligned): keeping a segment and ending one each read a unit
+/// once, and with many units in flight that read is a cache miss.
 #[derive(Debug, Clone, Default)]
+#[repr(align(64))]
 struct Unit {
     msg: u32,
     dst: u32,
     /// Failed walks before its segments so far, added to the message's count when the unit
     /// is delivered.
     blocked: u32,
-    bytes: u64,
-    at: Option<At>,
-    /// Where the segment being sent ends (its links are in `SegmentNet::held`).
-    end: Option<At>,
-    /// Holds a buffer entry at `at` (it came there as a segment's end).
-    in_buffer: bool,
-    arrived: Time,
     times_buffered: u32,
+    /// Hops walked by the reservations of its segments (their setup time, added to the
+    /// message's when the unit is delivered, so keeping a segment does not read the message).
+    setup_hops: u32,
+    /// Where the unit stands, packed (`pack`); at a switch it holds a buffer entry there.
+    at: u32,
+    /// Where the segment being sent ends, packed (its links are in `SegmentNet::held`).
+    end: u32,
+    bytes: u64,
+    arrived: Time,
     buffer_ns: f64,
     born: Time,
 }
 
-/// What a reservation walk reads of its unit, carried by the unit's events and its place in
-/// a link's queue: a failed walk (most walks) then touches no `Unit` (a cache miss each, with
-/// many units in flight). 16 bytes, so that timer entries and queued waiters stay small.
+/// What a reservation walk reads of its unit, carried by the unit's place in a link's queue
+/// (and its wake): a failed retry (most walks) then touches no `Unit` (a cache miss each,
+/// with many units in flight). 16 bytes, so that queued waiters stay small.
 #[derive(Debug, Clone, Copy)]
 struct Walker {
     unit: u32,
-    /// Where the unit stands (fixed while it waits): an `At` packed as its index with
-    /// `ENDPOINT` set for an endpoint (graphs' node indices stay far below 2^31).
+    /// Where the unit stands (fixed while it waits), packed.
     at: u32,
     dst: u32,
     /// Failed walks since the unit's last segment (added to `Unit::blocked` with the next).
@@ -95,39 +99,41 @@ struct Walker {
 
 const ENDPOINT: u32 = 1 << 31;
 
-impl Walker {
-    fn new(unit: u32, at: At, dst: u32) -> Self {
-        let (At::Endpoint(i) | At::Switch(i)) = at;
-        debug_assert!(i < ENDPOINT, "node index {i} too large to pack");
-        let at = match at {
-            At::Endpoint(e) => e | ENDPOINT,
-            At::Switch(s) => s,
-        };
-        Self {
-            unit,
-            at,
-            dst,
-            blocked: 0,
-        }
-    }
-
-    fn at(&self) -> At {
-        if self.at & ENDPOINT != 0 {
-            At::Endpoint(self.at & !ENDPOINT)
-        } else {
-            At::Switch(self.at)
-        }
+/// An `At` as its index with `ENDPOINT` set for an endpoint (graphs' node indices stay far
+/// below 2^31).
+fn pack(at: At) -> u32 {
+    let (At::Endpoint(i) | At::Switch(i)) = at;
+    debug_assert!(i < ENDPOINT, "node index {i} too large to pack");
+    match at {
+        At::Endpoint(e) => e | ENDPOINT,
+        At::Switch(s) => s,
     }
 }
 
+fn unpack(at: u32) -> At {
+    if at & ENDPOINT != 0 {
+        At::Endpoint(at & !ENDPOINT)
+    } else {
+        At::Switch(at)
+    }
+}
+
+impl Walker {
+    fn at(&self) -> At {
+        unpack(self.at)
+    }
+}
+
+/// A unit's pending instant. 8 bytes, so a timer entry is 24: the heap of `Timers` (one
+/// `SegmentDone` per segment being sent) is read at random by each pop.
 #[derive(Debug, Clone, Copy)]
 enum Event {
-    Try(Walker),
-    /// A waiting unit's retry after a channel of `link` freed.
-    Retry {
-        walker: Walker,
-        link: u32,
-    },
+    /// The unit tries to reserve from where it stands (its first try there: it just arrived,
+    /// so its `Unit` is read while still in cache).
+    Try(u32),
+    /// A woken unit's retry, due once its last failed walk's reply came back; its walker and
+    /// the link that woke it wait in `SegmentNet::parked`.
+    Retry(u32),
     SegmentDone(u32),
 }
 
@@ -166,6 +172,10 @@ pub struct SegmentNet<G: HopGraph> {
     free_units: Vec<u32>,
     timers: Timers<Event>,
     woken: Vec<(u32, Waiter)>,
+    /// Per unit, the link that woke it and its walker, while its `Retry` is pending.
+    parked: Vec<(u32, Walker)>,
+    /// The wakes `wake` is serving (scratch).
+    batch: Vec<(u32, Waiter)>,
     opts: Vec<(u32, At)>,
     /// The hops a reservation walk could take (scratch).
     walk: Vec<(u32, At)>,
@@ -190,6 +200,8 @@ impl<G: HopGraph> SegmentNet<G> {
             free_units: Vec::new(),
             timers: Timers::default(),
             woken: Vec::new(),
+            parked: Vec::new(),
+            batch: Vec::new(),
             opts: Vec::new(),
             walk: Vec::new(),
             done: Vec::new(),
@@ -255,17 +267,15 @@ impl<G: HopGraph> SegmentNet<G> {
         unit.msg = msg;
         unit.dst = m.dst;
         unit.blocked = 0;
-        unit.bytes = bytes;
-        unit.at = Some(At::Endpoint(src));
-        unit.end = None;
-        unit.in_buffer = false;
-        unit.arrived = now;
         unit.times_buffered = 0;
+        unit.setup_hops = 0;
+        unit.at = pack(At::Endpoint(src));
+        unit.bytes = bytes;
+        unit.arrived = now;
         unit.buffer_ns = 0.0;
         unit.born = now;
         self.c.packets += 1;
-        let walker = Walker::new(u, At::Endpoint(src), m.dst);
-        self.timers.push(now, Event::Try(walker));
+        self.timers.push(now, Event::Try(u));
     }
 
     pub fn next_time(&self) -> Option<Time> {
@@ -277,9 +287,26 @@ impl<G: HopGraph> SegmentNet<G> {
         while let Some((t, ev)) = self.timers.pop_due(now) {
             self.now = t;
             match ev {
-                Event::Try(w) => self.try_unit(t, w, None),
-                Event::Retry { walker, link } => self.try_unit(t, walker, Some(link)),
+                Event::Try(u) => {
+                    let unit = &self.units[u as usize];
+                    let walker = Walker {
+                        unit: u,
+                        at: unit.at,
+                        dst: unit.dst,
+                        blocked: 0,
+                    };
+                    self.try_unit(t, walker, None);
+                }
+                Event::Retry(u) => {
+                    let (link, walker) = self.parked[u as usize];
+                    self.try_unit(t, walker, Some(link));
+                }
                 Event::SegmentDone(u) => self.segment_done(t, u),
+            }
+            // Wakes are served once the instant's events have all run (as their timers used
+            // to be), so a retry sees every channel freed at its instant.
+            if self.timers.peek_time() != Some(t) {
+                self.wake(t);
             }
         }
         self.now = self.now.max(now);
@@ -355,13 +382,12 @@ impl<G: HopGraph> SegmentNet<G> {
                     self.channels.add_data(l, send);
                 }
                 self.held.set(u, held.iter().map(|h| h.0));
-                if unit.in_buffer {
+                if let At::Switch(_) = at {
                     unit.buffer_ns += now - unit.arrived;
                 }
-                unit.end = Some(end);
+                unit.end = pack(end);
+                unit.setup_hops += walked as u32;
                 let msg = unit.msg;
-                let info = &mut self.messages[msg as usize].as_mut().expect("m").info;
-                info.setup_ns += setup;
                 self.c.segments += 1;
                 self.timers.push(now + setup + send, Event::SegmentDone(u));
                 if let At::Endpoint(src) = at {
@@ -382,41 +408,54 @@ impl<G: HopGraph> SegmentNet<G> {
         if let Some(l) = woken_from {
             self.channels.pump(l, &mut self.woken);
         }
-        self.wake(now);
     }
 
-    /// Schedules the retries of units whose link freed a channel.
+    /// Retries the units whose link freed a channel: at once if they are ready, else at their
+    /// ready time. A retry run at once that fails passes its link's wake to the next waiter
+    /// (`pump` pushes it on `woken`), which is popped next: a freed channel walks its FIFO's
+    /// ready waiters in one loop, reading them in queue order, instead of one timer each.
     fn wake(&mut self, now: Time) {
-        for (link, w) in self.woken.drain(..) {
-            let retry = Event::Retry {
-                walker: w.walker,
-                link,
-            };
-            self.timers.push(now.max(w.ready), retry);
+        let mut batch = std::mem::take(&mut self.batch);
+        std::mem::swap(&mut batch, &mut self.woken);
+        for &first in &batch {
+            let mut next = Some(first);
+            while let Some((link, w)) = next {
+                if w.ready > now {
+                    let u = w.walker.unit;
+                    if self.parked.len() <= u as usize {
+                        self.parked.resize(self.units.len(), (0, w.walker));
+                    }
+                    self.parked[u as usize] = (link, w.walker);
+                    self.timers.push(w.ready, Event::Retry(u));
+                    break;
+                }
+                self.try_unit(now, w.walker, Some(link));
+                next = self.woken.pop();
+            }
         }
+        batch.clear();
+        self.batch = batch;
     }
 
     fn segment_done(&mut self, now: Time, u: u32) {
-        for &l in self.held.get(u) {
-            self.channels.give(l, now, &mut self.woken);
-        }
+        // The unit is read before its links are given back: its line and its held links'
+        // are independent cache misses, so they overlap.
         let unit = &mut self.units[u as usize];
-        let from = unit.at.expect("placed");
-        if unit.in_buffer {
-            let At::Switch(s) = from else { unreachable!() };
+        if let At::Switch(s) = unpack(unit.at) {
             self.buffer_free[s as usize] += 1;
             self.buffer_busy_ns[s as usize] += now;
         }
-        let end = unit.end.take().expect("segment end");
-        unit.at = Some(end);
+        for &l in self.held.get(u) {
+            self.channels.give(l, now, &mut self.woken);
+        }
+        unit.at = unit.end;
+        let end = unpack(unit.end);
         let msg = unit.msg;
         match end {
             At::Switch(_) => {
-                unit.in_buffer = true;
                 unit.arrived = now;
                 unit.times_buffered += 1;
-                let walker = Walker::new(u, end, unit.dst);
-                self.timers.push(now, Event::Try(walker));
+                self.timers.push(now, Event::Try(u));
             }
             At::Endpoint(_) => {
                 self.c.buffered_hist[(unit.times_buffered as usize).min(3)] += 1;
@@ -424,6 +463,7 @@ impl<G: HopGraph> SegmentNet<G> {
                 self.c.network_ns += now - unit.born - unit.buffer_ns;
                 let m = self.messages[msg as usize].as_mut().expect("message");
                 m.info.wait_ns += unit.buffer_ns;
+                m.info.setup_ns += 2.0 * f64::from(unit.setup_hops) * self.p.cycle_ns;
                 m.info.blocked += unit.blocked;
                 if unit.times_buffered > 0 {
                     m.info.path = 1;
@@ -440,7 +480,6 @@ impl<G: HopGraph> SegmentNet<G> {
                 self.free_units.push(u);
             }
         }
-        self.wake(now);
     }
 
     /// Whether nothing is in flight and every channel and buffer entry is free again.
