@@ -191,3 +191,48 @@ impl Matching {
         self.coll_meet((me, src, comm), e, |f| !f.is_recv)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(m: &Matching) -> Vec<((u32, u32, i32), Vec<u32>)> {
+        let mut w: Vec<_> = m
+            .coll_waiting()
+            .map(|(k, es)| (k, es.iter().map(|e| e.id).collect()))
+            .collect();
+        w.sort();
+        w
+    }
+
+    #[test]
+    fn collective_channels_stay_fifo_across_reused_entries() {
+        let mut m = Matching::new(2);
+        for req in [10, 11, 12] {
+            assert!(m.coll_recv(1, 0, 0, 7, req).is_none());
+        }
+        assert!(m.coll_recv(0, 1, 0, 7, 20).is_none());
+        assert_eq!(
+            ids(&m),
+            [((0, 1, 0), vec![20]), ((1, 0, 0), vec![10, 11, 12])]
+        );
+        let send = |id| CollEntry {
+            is_recv: false,
+            id,
+            inst: 7,
+        };
+        let took = m.coll_meet((1, 0, 0), send(1), |f| f.is_recv);
+        assert_eq!(took.map(|e| e.id), Some(10));
+        // The freed slot is reused by the next entry, which still queues at the back.
+        assert!(m.coll_recv(1, 0, 0, 7, 13).is_none());
+        assert_eq!(m.coll_entries.len(), 4);
+        let took = m.coll_meet((1, 0, 0), send(2), |f| f.is_recv);
+        assert_eq!(took.map(|e| e.id), Some(11));
+        assert_eq!(ids(&m), [((0, 1, 0), vec![20]), ((1, 0, 0), vec![12, 13])]);
+        for id in [3, 4] {
+            assert!(m.coll_meet((1, 0, 0), send(id), |f| f.is_recv).is_some());
+        }
+        assert!(m.coll_meet((1, 0, 0), send(5), |f| f.is_recv).is_none());
+        assert_eq!(ids(&m), [((0, 1, 0), vec![20]), ((1, 0, 0), vec![5])]);
+    }
+}
