@@ -88,16 +88,14 @@ impl Engine {
                 ));
             }
         }
-        let mut keys: Vec<_> = self
+        let mut waiting: Vec<_> = self
             .matching
-            .coll_chan
-            .iter()
-            .filter(|(k, q)| !q.is_empty() && checked(k.0))
-            .map(|(k, _)| *k)
+            .coll_waiting()
+            .filter(|(k, _)| checked(k.0))
             .collect();
-        keys.sort_unstable();
-        for k in keys {
-            for e in &self.matching.coll_chan[&k] {
+        waiting.sort_unstable_by_key(|(k, _)| *k);
+        for (_, entries) in waiting {
+            for e in entries {
                 if !e.is_recv {
                     unmatched.push(self.describe_msg(e.id, "collective message never received:"));
                 }

@@ -43,6 +43,12 @@ pub struct Wiring {
     local_base: u32,
     global_base: u32,
     links: u32,
+    /// When h ≤ O: B, the block of each group offset ((offset − 1) / h, index 0 unused) and
+    /// of each spine (x mod B). Every route asks these; tables of a few dozen entries spare
+    /// it the integer divisions.
+    blocks: u32,
+    block_of_offset: Vec<u32>,
+    block_of_spine: Vec<u32>,
 }
 
 impl Wiring {
@@ -87,11 +93,22 @@ impl Wiring {
         if links >= u64::from(u32::MAX) || endpoints > 1 << 24 {
             return Err("more than 2^24 endpoints or 2^32 links".into());
         }
+        let blocked = g > 1 && h < g; // h ≤ O
+        let blocks = if blocked { (g - 1) / h } else { 0 };
+        let (block_of_offset, block_of_spine) = if blocked {
+            let offsets = (0..g).map(|o| o.saturating_sub(1) / h).collect();
+            (offsets, (0..s).map(|x| x % blocks).collect())
+        } else {
+            (Vec::new(), Vec::new())
+        };
         Ok(Self {
             shape,
             local_base: (2 * endpoints) as u32,
             global_base: (2 * endpoints + locals) as u32,
             links: links as u32,
+            blocks,
+            block_of_offset,
+            block_of_spine,
         })
     }
 
@@ -174,7 +191,7 @@ impl Wiring {
         let s = &self.shape;
         let (other, h) = (s.groups - 1, s.globals_per_spine);
         if h <= other {
-            (1 + (spine % (other / h)) * h + port, 0)
+            (1 + self.block_of_spine[spine as usize] * h + port, 0)
         } else {
             (1 + port % other, port / other)
         }
@@ -183,10 +200,7 @@ impl Wiring {
     /// (group, spine) at the far end of a global port.
     pub fn far_end(&self, group: u32, spine: u32, port: u32) -> (u32, u32) {
         let (offset, _) = self.port_target(spine, port);
-        (
-            (group + offset) % self.shape.groups,
-            self.shape.spines - 1 - spine,
-        )
+        (self.wrap(group + offset), self.shape.spines - 1 - spine)
     }
 
     /// Global ports of spine `spine` in `group` that lead to group `to` (≠ group), appended
@@ -194,11 +208,11 @@ impl Wiring {
     pub fn ports_to(&self, group: u32, spine: u32, to: u32, out: &mut Vec<u32>) {
         let s = &self.shape;
         let (other, h) = (s.groups - 1, s.globals_per_spine);
-        let offset = (to + s.groups - group) % s.groups;
+        let offset = self.offset(group, to);
         debug_assert!(offset != 0);
         if h <= other {
-            let block = (offset - 1) / h;
-            if spine % (other / h) == block {
+            let block = self.block_of_offset[offset as usize];
+            if self.block_of_spine[spine as usize] == block {
                 out.push(offset - 1 - block * h);
             }
         } else {
@@ -210,21 +224,43 @@ impl Wiring {
     pub fn reaches(&self, group: u32, spine: u32, to: u32) -> bool {
         let s = &self.shape;
         let (other, h) = (s.groups - 1, s.globals_per_spine);
-        let offset = (to + s.groups - group) % s.groups;
-        h > other || spine % (other / h) == (offset - 1) / h
+        h > other
+            || self.block_of_spine[spine as usize]
+                == self.block_of_offset[self.offset(group, to) as usize]
     }
 
     /// The spines of `group` with a global link to group `to` (≠ group), in ascending
     /// order: exactly those `reaches` accepts, stepped through without testing each.
-    pub fn spines_reaching(&self, group: u32, to: u32) -> std::iter::StepBy<std::ops::Range<u32>> {
+    pub fn spines_reaching(&self, group: u32, to: u32) -> impl Iterator<Item = u32> {
         let s = &self.shape;
-        let (other, h) = (s.groups - 1, s.globals_per_spine);
-        if h > other {
-            return (0..s.spines).step_by(1);
+        let (other, h, spines) = (s.groups - 1, s.globals_per_spine, s.spines);
+        let (first, k) = if h > other {
+            (0, 1)
+        } else {
+            (
+                self.block_of_offset[self.offset(group, to) as usize],
+                self.blocks,
+            )
+        };
+        // Stepped by hand: `step_by` divides to size itself.
+        std::iter::successors(Some(first).filter(|&x| x < spines), move |&x| {
+            Some(x + k).filter(|&n| n < spines)
+        })
+    }
+
+    /// Offset (0..G) from `group` to group `to`, without a division.
+    fn offset(&self, group: u32, to: u32) -> u32 {
+        self.wrap(to + self.shape.groups - group)
+    }
+
+    /// A group number in 0..2G brought into 0..G.
+    fn wrap(&self, g: u32) -> u32 {
+        let groups = self.shape.groups;
+        if g >= groups {
+            g - groups
+        } else {
+            g
         }
-        let offset = (to + s.groups - group) % s.groups;
-        let (k, block) = (other / h, (offset - 1) / h);
-        (block.min(s.spines)..s.spines).step_by(k as usize)
     }
 
     /// Distinct minimal paths between two leaves (router to router): through any spine in
