@@ -2,14 +2,14 @@
 //! backoff expiries): popped by (time, insertion order), so equal times keep the order they
 //! were scheduled in and a replay stays a pure function of its inputs.
 //!
-//! Fabrics schedule nothing before the instant they serve, so the queue is a radix heap on
+//! Fabrics schedule at or after the instant they serve, so the queue is a radix heap on
 //! the time's bit pattern (times >= +0 order as their bits): an item sits in the bucket of
 //! the highest bit where it differs from the instant last served, and only the lowest
 //! bucket is ever sorted out, one move per item per bit level instead of a heap sift.
 //! Bucket 0 holds the items at the instant served, in insertion order; buckets fill in
 //! insertion order and are only split into empty lower ones, so equal times stay in
-//! insertion order. The rare item scheduled before the instant served goes to a small
-//! (time, insertion)-ordered heap that is always served first.
+//! insertion order. An item scheduled before the instant served (the API allows it) goes
+//! to a small (time, insertion)-ordered heap that is always served first.
 
 use std::cell::Cell;
 use std::cmp::Reverse;
