@@ -87,7 +87,7 @@ struct Unit {
 /// What a reservation walk reads of its unit, carried by the unit's place in a link's queue
 /// (and its wake): a failed retry (most walks) then touches no `Unit` (a cache miss each,
 /// with many units in flight). 16 bytes, so that queued waiters stay small.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Walker {
     unit: u32,
     /// Where the unit stands (fixed while it waits), packed.
@@ -172,7 +172,8 @@ pub struct SegmentNet<G: HopGraph> {
     free_units: Vec<u32>,
     timers: Timers<Event>,
     woken: Vec<(u32, Waiter)>,
-    /// Per unit, the link that woke it and its walker, while its `Retry` is pending.
+    /// Per unit (grown with `units`), the link that woke it and its walker, while its
+    /// `Retry` is pending.
     parked: Vec<(u32, Walker)>,
     /// The wakes `wake` is serving (scratch).
     batch: Vec<(u32, Waiter)>,
@@ -261,6 +262,7 @@ impl<G: HopGraph> SegmentNet<G> {
         m.unsent -= bytes;
         let u = self.free_units.pop().unwrap_or_else(|| {
             self.units.push(Unit::default());
+            self.parked.push(Default::default());
             self.units.len() as u32 - 1
         });
         let unit = &mut self.units[u as usize];
@@ -422,9 +424,6 @@ impl<G: HopGraph> SegmentNet<G> {
             while let Some((link, w)) = next {
                 if w.ready > now {
                     let u = w.walker.unit;
-                    if self.parked.len() <= u as usize {
-                        self.parked.resize(self.units.len(), (0, w.walker));
-                    }
                     self.parked[u as usize] = (link, w.walker);
                     self.timers.push(w.ready, Event::Retry(u));
                     break;
