@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from child_usage import run_measured
+from child_usage import Run, run_measured
 from halo_trace import PER_ITERATION, write_halo_trace
 
 SMPIREPLAYMAIN = "/usr/lib/x86_64-linux-gnu/simgrid/smpireplaymain"
@@ -83,6 +83,14 @@ def simgrid_platform(directory: Path, ranks: int) -> tuple[Path, Path]:
     return platform, hostfile
 
 
+def simulated_seconds(sg: Run) -> float:
+    """The simulated time SimGrid's `smpirun -replay` printed (seconds)."""
+    found = re.search(r"Simulation time ([0-9.eE+-]+)", sg.output)
+    if not found:
+        raise RuntimeError(f"no simulated time in SimGrid's output: {sg.output[-2000:]}")
+    return float(found.group(1))
+
+
 def engine_child(trace: Path, ranks: int) -> dict[str, Any]:
     """In the child: read the trace into columns, then time the engine call alone."""
     from tailcast import _core
@@ -125,10 +133,7 @@ def compare(work: Path, ranks: int, iterations: int, halo_bytes: int) -> dict[st
     argv += ["-platform", str(platform), "-hostfile", str(hostfile), SMPIREPLAYMAIN, *SIMGRID_CFG]
     sg = run_measured(argv, work)
     sg_cpu, sg_rss, exact = sg.cpu_s, sg.peak_rss_mib, sg.rss_exact
-    found = re.search(r"Simulation time ([0-9.eE+-]+)", sg.output)
-    if not found:
-        raise RuntimeError(f"no simulated time in SimGrid's output: {sg.output[-2000:]}")
-    sg_time_ns = float(found.group(1)) * 1e9
+    sg_time_ns = simulated_seconds(sg) * 1e9
     fabric = work / "crossbar.toml"
     fabric.write_text(fabric_toml(ranks))
     tc = tailcast_command(trace, str(fabric), work, "--coll", TAILCAST_COLL, "--compute-scale", "0")
