@@ -48,18 +48,44 @@ use finish_queue::FinishQueue;
 /// Flow handle (slot in the solver's slab).
 pub type FlowSlot = u32;
 
+/// Route links a flow keeps in its own first cache line (a Dragonfly+ route, with a
+/// capped flow's private link, has at most 9; longer routes live in `Flow::long`).
+const INLINE_HOPS: usize = 11;
+
+/// Two cache lines: the first holds what a settle reads of every flow it visits (its rate,
+/// bottleneck and route), so visiting a flow costs one miss, not a second one on a heap
+/// buffer holding its route; the second what only committing or draining it touches.
 #[derive(Debug, Clone, Default)]
+#[repr(C, align(64))]
 struct Flow {
-    links: Vec<u32>,
     rate: f64,
+    /// A link of its route that is a bottleneck of this flow under the current rates.
+    bottleneck: u32,
+    live: bool,
+    /// Route length; the route is `hops[..len]` up to `INLINE_HOPS` links, else `long`.
+    len: u32,
+    hops: [u32; INLINE_HOPS],
+    /// The route when it is longer than `INLINE_HOPS` (a torus' long routes); kept
+    /// allocated when the slot is reused.
+    long: Vec<u32>,
     remaining: f64,
     updated_at: f64,
-    live: bool,
-    tag: u32,
     /// Finish time of its entry in the finish queue (NaN: none).
     finish_at: f64,
-    /// A link of `links` that is a bottleneck of this flow under the current rates.
-    bottleneck: u32,
+    tag: u32,
+}
+
+impl Flow {
+    /// The links of its route, in route order.
+    #[inline(always)]
+    fn links(&self) -> &[u32] {
+        let n = self.len as usize;
+        if n <= INLINE_HOPS {
+            &self.hops[..n]
+        } else {
+            &self.long
+        }
+    }
 }
 
 /// What the solver keeps per link, in one cache line: a settle visits each dirty link, each
@@ -184,20 +210,21 @@ impl MaxMin {
         };
         self.live += 1;
         let flow = &mut self.flows[slot as usize];
-        // A free slot keeps its last route's vector: no allocation per flow.
-        let mut route = std::mem::take(&mut flow.links);
-        route.clear();
-        route.extend_from_slice(links);
-        *flow = Flow {
-            links: route,
-            rate: 0.0,
-            remaining: bytes,
-            updated_at: now,
-            live: true,
-            tag,
-            finish_at: f64::NAN,
-            bottleneck: links.first().copied().unwrap_or(0),
-        };
+        flow.len = links.len() as u32;
+        if links.len() <= INLINE_HOPS {
+            flow.hops[..links.len()].copy_from_slice(links);
+        } else {
+            // A free slot keeps its last long route's vector: no allocation per flow.
+            flow.long.clear();
+            flow.long.extend_from_slice(links);
+        }
+        flow.rate = 0.0;
+        flow.remaining = bytes;
+        flow.updated_at = now;
+        flow.live = true;
+        flow.tag = tag;
+        flow.finish_at = f64::NAN;
+        flow.bottleneck = links.first().copied().unwrap_or(0);
         for &l in links {
             let link = &mut self.links[l as usize];
             let n = link.len as usize;
@@ -216,18 +243,31 @@ impl MaxMin {
     /// (Inlined: its one hot caller, `pop_finished`, runs it for every drained flow.)
     #[inline(always)]
     fn remove(&mut self, slot: FlowSlot) {
-        let links = std::mem::take(&mut self.flows[slot as usize].links);
+        let flow = &self.flows[slot as usize];
+        let (n, hops) = (flow.len as usize, flow.hops);
+        let long = if n > INLINE_HOPS {
+            std::mem::take(&mut self.flows[slot as usize].long)
+        } else {
+            Vec::new()
+        };
+        let links = if n > INLINE_HOPS {
+            &long[..]
+        } else {
+            &hops[..n]
+        };
         if let Some(&last) = links.last() {
             if last >= self.physical {
                 self.free_private.push(last);
             }
         }
-        for &l in &links {
+        for &l in links {
             self.counts[l as usize] -= 1;
             self.unlink(l, slot);
             self.dirty.push(l);
         }
-        self.flows[slot as usize].links = links;
+        if n > INLINE_HOPS {
+            self.flows[slot as usize].long = long;
+        }
         self.live -= 1;
         self.flows[slot as usize].live = false;
         self.finish.remove(slot);

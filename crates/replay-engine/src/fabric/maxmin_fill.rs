@@ -46,7 +46,7 @@ impl MaxMin {
         sc.s_links.clear();
         sc.unfixed_flows = sc.s_flows.len();
         for &f in &sc.s_flows {
-            for &m in &self.flows[f as usize].links {
+            for &m in self.flows[f as usize].links() {
                 let lm = &mut self.links[m as usize].mark;
                 if lm.round != round {
                     lm.round = round;
@@ -128,7 +128,7 @@ impl MaxMin {
         }
         for &f in &sc.s_flows {
             let least = self.flows[f as usize]
-                .links
+                .links()
                 .iter()
                 .filter(|&&m| self.links[m as usize].mark.unfixed == 1)
                 .map(|&m| candidate(self.links[m as usize].mark.pushed, m))
@@ -179,7 +179,7 @@ impl MaxMin {
             fm.fixed = round;
             fm.new_rate = s;
             sc.unfixed_flows -= 1;
-            for &m in &self.flows[f as usize].links {
+            for &m in self.flows[f as usize].links() {
                 let lm = &mut self.links[m as usize].mark;
                 lm.rem -= s;
                 lm.unfixed -= 1;

@@ -175,8 +175,8 @@ impl MaxMin {
         if self.is_bottleneck(g, b) {
             return true;
         }
-        for i in 0..self.flows[g as usize].links.len() {
-            let m = self.flows[g as usize].links[i];
+        for i in 0..self.flows[g as usize].links().len() {
+            let m = self.flows[g as usize].links()[i];
             if m != b && self.is_bottleneck(g, m) {
                 self.flows[g as usize].bottleneck = m;
                 return true;

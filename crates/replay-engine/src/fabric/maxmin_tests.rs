@@ -33,7 +33,7 @@ impl MaxMin {
                     continue;
                 }
                 rate[f as usize] = share;
-                for &m in &self.flows[f as usize].links {
+                for &m in self.flows[f as usize].links() {
                     rem[m as usize] -= share;
                     unfixed[m as usize] -= 1;
                 }
@@ -65,7 +65,7 @@ impl MaxMin {
         }
         for f in self.live_slots() {
             let r = self.rate(f);
-            let has = self.flows[f as usize].links.iter().any(|&l| {
+            let has = self.flows[f as usize].links().iter().any(|&l| {
                 let (load, max) = load_max(l as usize);
                 load >= self.links[l as usize].capacity * (1.0 - TOL) && r >= max * (1.0 - TOL)
             });
@@ -105,7 +105,13 @@ fn drive(seed: u64, scan_links: usize, mut visit: impl FnMut(&MaxMin, u64, &str)
     let mut done = Vec::new();
     for step in 0..80 {
         for _ in 0..rng.below(6) {
-            let hops = 1 + rng.below(4.min(links as u64)) as usize;
+            // One route in eight crosses every link: up to 24, past a flow's inline
+            // route storage, so reused slots switch between inline and spilled routes.
+            let hops = if rng.below(8) == 0 {
+                links
+            } else {
+                1 + rng.below(4.min(links as u64)) as usize
+            };
             let mut route: Vec<u32> = (0..links as u32).collect();
             rng.shuffle(&mut route);
             route.truncate(hops);
