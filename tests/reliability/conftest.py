@@ -1,5 +1,5 @@
 """Helpers of the reliability tests: the CLI run as a real process, signalled at a point of
-its own CPU time, and the big synthetic trace they interrupt."""
+its own CPU time or once a condition holds, and the big synthetic trace they interrupt."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,14 +38,28 @@ def signal_at_cpu(
 ) -> Stopped:
     """Runs `argv`, sends `signum` once it has used `at_cpu_s` of CPU (load-independent,
     unlike wall time on a shared machine) and waits for it."""
+    reached = f"{at_cpu_s} s of CPU"
+    return signal_when(argv, env, lambda pid: cpu_s(pid) >= at_cpu_s, reached, signum, timeout_s)
+
+
+def signal_when(
+    argv: list[str],
+    env: dict[str, str],
+    ready: Callable[[int], bool],
+    what: str,
+    signum: int,
+    timeout_s: float = 600,
+) -> Stopped:
+    """Runs `argv`, sends `signum` once `ready(pid)` holds (polled every 10 ms; `what` says
+    what it waits for) and waits for the process."""
     err_path = Path(env["TAILCAST_HOME"]).parent / f"stderr-{time.monotonic_ns()}"
     with open(err_path, "w") as err:
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.monotonic() + timeout_s
     try:
-        while cpu_s(proc.pid) < at_cpu_s:
-            assert proc.poll() is None, f"{argv} ended before {at_cpu_s} s of CPU"
-            assert time.monotonic() < deadline, f"{argv} did not reach {at_cpu_s} s of CPU"
+        while not ready(proc.pid):
+            assert proc.poll() is None, f"{argv} ended before {what}"
+            assert time.monotonic() < deadline, f"{argv} did not reach {what}"
             time.sleep(0.01)
         cpu0 = cpu_s(proc.pid)
         t0 = time.monotonic()
