@@ -8,14 +8,9 @@ import contextlib
 import os
 import signal
 import sys
-from types import FrameType
 
+from tailcast import interrupts
 from tailcast.errors import EXIT_FAILURE, Interrupted, TailcastError
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    del frame
-    raise Interrupted(signum)
 
 
 def _traceback() -> None:
@@ -45,11 +40,11 @@ def main() -> None:
     """Console-script entry point with the one error handler. SIGINT and SIGTERM raise
     Interrupted wherever the command is (the replay engine polls for them): what was being
     written is removed (store/results.py `all_or_nothing`), one line says so, and the exit
-    status is 130 or 143."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, _interrupt)
+    status is 130 or 143, also when a finaliser swallowed the first raise (interrupts.py)."""
+    interrupts.install()
     try:
         _run(sys.argv[1:])
+        interrupts.raise_pending()
     except TailcastError as err:
         _traceback()
         sys.stderr.write(f"tailcast: error: {err}\n")

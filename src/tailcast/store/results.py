@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tailcast import interrupts
 from tailcast.paths import results_home
 from tailcast.store.footer import PART_OF_KEY, REQUIRED_COLUMNS
 
@@ -85,6 +86,7 @@ class ResultsDir:
         self._groups.append(written)
         try:
             yield written
+            interrupts.raise_pending()  # a signal whose raise a finaliser swallowed
         except BaseException:
             for path in reversed(written):  # the completing record (written last) first
                 with contextlib.suppress(OSError):

@@ -21,6 +21,7 @@ from types import FrameType
 
 import numpy as np
 
+from tailcast import interrupts
 from tailcast.errors import InputError, Interrupted
 from tailcast.replay.run import replay_trace
 from tailcast.store import ResultsDir
@@ -99,7 +100,7 @@ def _worker_stop(signum: int, frame: FrameType | None) -> None:
     point wrote) and then exit in `_worker`; between points, exit at once."""
     del frame
     if _IN_POINT[0]:
-        raise Interrupted(signum)
+        interrupts.interrupt(signum)
     os._exit(128 + signum)
 
 
