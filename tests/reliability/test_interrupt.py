@@ -76,9 +76,8 @@ def test_signal_while_storing_leaves_no_part(halo_trace: Path, tmp_path: Path) -
     argv = [TAILCAST, "--debug", "replay", "run", str(halo_trace), "--in-memory"]
     # The signal goes once the store's first file appears: the temporary file of the ops
     # table, whose 3.1 M rows take ~0.8 s to write in slices. (A point of CPU time, the
-    # same replay's --no-store cost plus 0.3 s, missed the store whenever the phases before
-    # it ran slower than in that measuring run, as the shared host's speed moves by tens of
-    # per cent from one run to the next.)
+    # same replay's --no-store cost plus 0.3 s, assumed the phases before storing cost the
+    # same in both runs; on the shared host identical runs differ by tens of per cent.)
     stopped = signal_when(
         argv, env, lambda _pid: bool(_stored_files(home)), "its first stored file", signal.SIGINT
     )
