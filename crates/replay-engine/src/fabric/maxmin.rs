@@ -243,17 +243,14 @@ impl MaxMin {
     /// (Inlined: its one hot caller, `pop_finished`, runs it for every drained flow.)
     #[inline(always)]
     fn remove(&mut self, slot: FlowSlot) {
-        let flow = &self.flows[slot as usize];
-        let (n, hops) = (flow.len as usize, flow.hops);
-        let long = if n > INLINE_HOPS {
-            std::mem::take(&mut self.flows[slot as usize].long)
-        } else {
-            Vec::new()
-        };
-        let links = if n > INLINE_HOPS {
-            &long[..]
-        } else {
+        // The route is copied out of the slot (taking an empty `long` costs nothing), since
+        // unlinking it needs `self` mutably.
+        let flow = &mut self.flows[slot as usize];
+        let (n, hops, long) = (flow.len as usize, flow.hops, std::mem::take(&mut flow.long));
+        let links = if n <= INLINE_HOPS {
             &hops[..n]
+        } else {
+            &long[..]
         };
         if let Some(&last) = links.last() {
             if last >= self.physical {
@@ -265,9 +262,7 @@ impl MaxMin {
             self.unlink(l, slot);
             self.dirty.push(l);
         }
-        if n > INLINE_HOPS {
-            self.flows[slot as usize].long = long;
-        }
+        self.flows[slot as usize].long = long;
         self.live -= 1;
         self.flows[slot as usize].live = false;
         self.finish.remove(slot);
