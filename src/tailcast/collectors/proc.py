@@ -31,9 +31,6 @@ class RetryPolicy:
     timeout_s: float = 30.0
 
 
-NO_RETRY = RetryPolicy(attempts=1)
-
-
 def tool_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The inherited environment (SLURM_* respected) plus our fixed SLURM_TIME_FORMAT."""
     env = dict(os.environ)

@@ -34,14 +34,6 @@ FORMAT_SEP = "|"
 FORMAT_SPEC = FORMAT_SEP.join(FORMAT_FIELDS)
 
 
-def _states(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value.upper(),) if value else ()
-    if isinstance(value, list) and all(isinstance(s, str) for s in value):
-        return tuple(s.upper() for s in value)
-    raise ValueError(f"job_state must be a string or a list of strings, got {value!r}")
-
-
 # "line N, column C (byte B): reason" from tailcast._core.squeue_columns.
 _LOCATED = re.compile(r"line (\d+), column (\d+) \(byte \d+\): (.*)", re.DOTALL)
 

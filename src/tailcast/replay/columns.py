@@ -25,7 +25,6 @@ if TYPE_CHECKING:  # numpy loads only when the columns are built (not for a stre
     from numpy.typing import NDArray
 
 SAME = -(2**31)  # the smallest int32
-PROC_NULL = -2
 
 
 def op_code_table() -> dict[str, int]:

@@ -11,9 +11,7 @@ zero (flow-level model). Seed 003 (§4.3): open-loop Poisson arrivals, no handsh
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
-from typing import Any
 
 from tailcast.replay.fabric import Fabric, parse_fabric
 from tailcast.replay.run import ReplayOptions
@@ -72,11 +70,3 @@ class GeminiPoint:
 
 def seed003_options(seed: int) -> ReplayOptions:
     return ReplayOptions(seed=seed, placement="linear", record_messages=False)
-
-
-def fabric_settings(toml_text: str) -> dict[str, Any]:
-    """A stored replay's fabric parameters (its `fabric_toml`), {} if unreadable."""
-    try:
-        return tomllib.loads(toml_text)
-    except (tomllib.TOMLDecodeError, TypeError):
-        return {}

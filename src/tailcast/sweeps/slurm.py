@@ -9,7 +9,6 @@ import json
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tailcast.agent.campaign import scrubbed_env
@@ -107,7 +106,3 @@ def task_states(job_ids: Sequence[str]) -> dict[tuple[str, int], str]:
 def cancel(job_ids: Sequence[str]) -> None:
     if job_ids:
         run_tool(["scancel", *job_ids], RetryPolicy(attempts=2, timeout_s=30))
-
-
-def script_path(plan: Plan, results: ResultsDir, assignment: str | None) -> Path:
-    return sweep_dir(results, plan.sweep_id) / f"{assignment or 'plan'}.sbatch"

@@ -234,7 +234,6 @@ PREDEFINED_TYPE_SIZES: dict[int, int] = {
     15: 16, 16: 8, 17: 8, 18: 8, 19: 1, 20: 0, 21: 0, 22: 8, 23: 12, 24: 12, 25: 6, 26: 8,
     27: 20,
 }  # fmt: skip
-FIRST_USER_DATATYPE = 28
 
 # Communicator handles (constants.h).
 COMM_NULL_HANDLE, COMM_WORLD_HANDLE, COMM_SELF_HANDLE = 1, 2, 3

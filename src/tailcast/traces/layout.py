@@ -172,10 +172,6 @@ class TraceWriter:
         self.pending = [rest] if rest.num_rows else []
         self.rows = rest.num_rows
 
-    def add_metadata(self, metadata: dict[bytes, bytes]) -> None:
-        """Key-value metadata known only at the end (it replaces earlier values)."""
-        self.writer.add_key_value_metadata(metadata)
-
     def close(self) -> None:
         if self.rows:
             self._flush(final=True)

@@ -86,7 +86,6 @@ class Op(StrEnum):
 
 ALL_OPS: frozenset[str] = frozenset(op.value for op in Op)
 P2P_SEND: frozenset[str] = frozenset({Op.SEND, Op.ISEND})
-P2P_RECV: frozenset[str] = frozenset({Op.RECV, Op.IRECV})
 NONBLOCKING: frozenset[str] = frozenset({Op.ISEND, Op.IRECV})
 COMPLETIONS: frozenset[str] = frozenset(
     {Op.WAIT, Op.WAITALL, Op.WAITANY, Op.WAITSOME, Op.TEST, Op.TESTALL, Op.TESTANY, Op.TESTSOME}

@@ -67,7 +67,7 @@ class RequestError(TraceViolation):
 
 
 class TraceInvalid(TailcastError):
-    """Raised by `check_trace`: the trace has violations (the first few are listed)."""
+    """The trace has violations (`trace validate` raises it; the first few are listed)."""
 
     def __init__(self, violations: Sequence[TraceViolation]) -> None:
         self.violations = list(violations)
@@ -81,13 +81,6 @@ class _Row:
     seq: int
     op: str
     values: dict[str, Any]
-
-
-def check_trace(table: pa.Table, meta: TraceMeta) -> None:
-    """Raises TraceInvalid when `validate_table` finds anything."""
-    found = validate_table(table, meta)
-    if found:
-        raise TraceInvalid(found)
 
 
 def validate_table(table: pa.Table, meta: TraceMeta) -> list[TraceViolation]:
