@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 from tailcast._core import squeue_columns
-from tailcast.collectors.heuristic import compute_b
 from tailcast.collectors.jobs import expand_nodes
 from tailcast.collectors.squeue import parse_squeue_json
+from tailcast.collectors.utilisation import compute_b
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "slurm-22.05"
 LOCAL = Path(__file__).resolve().parents[1] / "tests" / "data" / "slurm-22.05"

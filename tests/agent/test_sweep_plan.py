@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tailcast.agent.background import BackgroundSpec, plan_phases, split_sizes
+from tailcast.agent.bsweep_spec import BackgroundSpec, plan_phases, split_sizes
+from tailcast.agent.bsweep_submit import render_sweep
 from tailcast.agent.campaign import campaign_topology, load_campaign
-from tailcast.agent.sweep import render_sweep
 from tailcast.collectors.topology import load_topology_toml
 from tailcast.errors import InputError, UsageError
 

@@ -107,9 +107,9 @@ def test_cli_constants_match_their_sources() -> None:
     """Option defaults the CLI declares itself, so as not to import their modules."""
     from tailcast.analysis.fitting import DEFAULT_TIME_LIMIT_S
     from tailcast.cli import agent, analyze, collect, replay
-    from tailcast.collectors.heuristic import DEFAULT_THRESHOLD
     from tailcast.collectors.queue_budget import QUEUE_BUDGET_S
     from tailcast.collectors.squeue import BACKENDS
+    from tailcast.collectors.utilisation import DEFAULT_THRESHOLD
     from tailcast.replay import background_b
 
     assert analyze.DEFAULT_TIME_LIMIT_S == DEFAULT_TIME_LIMIT_S

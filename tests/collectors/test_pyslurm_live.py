@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from tailcast.collectors.heuristic import compute_b
 from tailcast.collectors.jobs import QueueSnapshot
 from tailcast.collectors.sinfo import total_nodes
 from tailcast.collectors.squeue import read_queue
+from tailcast.collectors.utilisation import compute_b
 
 pytestmark = pytest.mark.slurm
 

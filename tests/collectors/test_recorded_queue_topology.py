@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tailcast.collectors.heuristic import compute_b
 from tailcast.collectors.sinfo import parse_sinfo_nodes
 from tailcast.collectors.squeue import load_queue_file
 from tailcast.collectors.topology import (
@@ -19,6 +18,7 @@ from tailcast.collectors.topology import (
     parse_topology_toml,
     topology_from_addrs,
 )
+from tailcast.collectors.utilisation import compute_b
 from tailcast.errors import InputError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "slurm-22.05"

@@ -23,7 +23,7 @@ from typing import Any
 import hostlist
 import jinja2
 
-from tailcast.agent.background import BackgroundSpec, load_background
+from tailcast.agent.bsweep_spec import BackgroundSpec, load_background
 from tailcast.agent.builtin import BENCHMARKS
 from tailcast.collectors.proc import RetryPolicy, run_tool
 from tailcast.collectors.topology import (

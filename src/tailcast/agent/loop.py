@@ -31,7 +31,6 @@ from tailcast.agent.builtin import BENCHMARKS, PATTERNS
 from tailcast.agent.osu_runner import run_osu_benchmark
 from tailcast.agent.resume import stored_points
 from tailcast.agent.runners import RunOutcome, run_builtin
-from tailcast.collectors.heuristic import DEFAULT_THRESHOLD, b_accepted, own_job_id_from_env
 from tailcast.collectors.launcher import Launcher, allocation_nodes_list, detect_launcher
 from tailcast.collectors.osu_suite import SUITE
 from tailcast.collectors.proc import RetryPolicy
@@ -50,6 +49,7 @@ from tailcast.collectors.topology import (
     read_scontrol_topology,
     topology_from_addrs,
 )
+from tailcast.collectors.utilisation import DEFAULT_THRESHOLD, b_accepted, own_job_id_from_env
 from tailcast.errors import ExternalToolError, InputError, NotAcceptedError, UsageError
 from tailcast.store import ResultsDir
 

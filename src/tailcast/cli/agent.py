@@ -13,7 +13,7 @@ from tailcast.cli._common import echo, emit_json, new_app, note
 from tailcast.cli.progress import progress
 from tailcast.errors import Interrupted
 
-# tailcast.collectors.heuristic.DEFAULT_THRESHOLD (a test checks they agree), declared here
+# tailcast.collectors.utilisation.DEFAULT_THRESHOLD (a test checks they agree), declared here
 # so that `--help` does not load the collectors.
 DEFAULT_THRESHOLD = 0.05
 QUEUE_BUDGET_S = 120.0  # tailcast.collectors.queue_budget.QUEUE_BUDGET_S (checked likewise)
@@ -208,8 +208,8 @@ def submit(
 
 def _submit_sweep(camp: "Campaign", target: Path, dry_run: bool, as_json: bool) -> None:
     """A campaign with a [background] table: phases of planned background load."""
+    from tailcast.agent.bsweep_submit import render_sweep, submit_sweep, write_sweep
     from tailcast.agent.campaign import campaign_topology
-    from tailcast.agent.sweep import render_sweep, submit_sweep, write_sweep
 
     phases = render_sweep(camp, campaign_topology(camp))
     paths = write_sweep(phases, target)

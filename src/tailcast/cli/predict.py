@@ -224,7 +224,7 @@ def tail(
         else:
             notes.append(f"no trained model {model!r} (tailcast predict train): baseline only")
         if b_value is None and queue is not None:
-            from tailcast.collectors.heuristic import compute_b
+            from tailcast.collectors.utilisation import compute_b
 
             b_value = compute_b(queue.jobs, queue.n_t).b
         assert b_value is not None

@@ -385,14 +385,14 @@ def budget(
 ) -> None:
     """Insertion loss and WDM wavelengths of photonic switch chips (seed 004, Eqs. 1-13)."""
     from tailcast.errors import UsageError
-    from tailcast.replay.budget_report import budget_report, print_budget
+    from tailcast.photonic.budget_report import budget_report, print_budget
 
     report = budget_report(design)
     if plot is not None:
         if not report["points"]:
             missing = ", ".join(report["missing"])
             raise UsageError(f"--plot: design {design!r} has no design space (lacks {missing})")
-        from tailcast.replay.budget_plot import plot_budget
+        from tailcast.photonic.budget_plot import plot_budget
 
         plot_budget(report, plot)
     if as_json:

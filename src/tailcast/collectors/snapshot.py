@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tailcast.collectors.heuristic import Utilisation, compute_b, own_job_id_from_env
 from tailcast.collectors.jobs import QueueSnapshot
 from tailcast.collectors.proc import RetryPolicy
 from tailcast.collectors.sinfo import total_nodes
 from tailcast.collectors.squeue import read_queue
+from tailcast.collectors.utilisation import Utilisation, compute_b, own_job_id_from_env
 from tailcast.store import ResultsDir
 
 

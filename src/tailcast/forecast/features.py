@@ -23,7 +23,6 @@ import numpy as np
 import numpy.typing as npt
 
 from tailcast.agent.builtin import BENCHMARKS, PATTERNS
-from tailcast.collectors.heuristic import Utilisation, compute_b
 from tailcast.collectors.jobs import QueueJob
 from tailcast.collectors.topology import (
     DIFFERENT_ISLANDS,
@@ -32,6 +31,7 @@ from tailcast.collectors.topology import (
     Topology,
     UnknownNodeError,
 )
+from tailcast.collectors.utilisation import Utilisation, compute_b
 
 FEATURES: tuple[str, ...] = (
     "b",

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from tailcast.collectors.heuristic import b_accepted, compute_b
 from tailcast.collectors.jobs import QueueJob
 from tailcast.collectors.snapshot import snapshot_of, write_snapshots
 from tailcast.collectors.squeue import (
@@ -17,6 +16,7 @@ from tailcast.collectors.squeue import (
     parse_squeue_format,
     parse_squeue_json,
 )
+from tailcast.collectors.utilisation import b_accepted, compute_b
 from tailcast.errors import InputError, UsageError
 from tailcast.store import ResultsDir, read_table
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from tailcast.cli.main import app
 from tailcast.errors import InputError, UsageError
-from tailcast.replay.chip_loss import (
+from tailcast.photonic.chip_loss import (
     Devices,
     best_per_topology,
     butterfly,

@@ -1,4 +1,4 @@
-"""Rendering and submitting a b-sweep campaign's phases (tailcast.agent.background explains
+"""Rendering and submitting a b-sweep campaign's phases (tailcast.agent.bsweep_spec explains
 the plan): per phase, background jobs, one measurement job and an end job, chained with
 `sbatch --dependency` so phases run one at a time in the planned order."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import hostlist
 
-from tailcast.agent.background import Phase, plan_phases
+from tailcast.agent.bsweep_spec import Phase, plan_phases
 from tailcast.agent.campaign import (
     Campaign,
     RenderedJob,

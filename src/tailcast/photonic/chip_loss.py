@@ -265,7 +265,7 @@ def parse_chip_design(text: str, path: str) -> ChipDesign:
 
 
 def bundled_chip_designs() -> dict[str, str]:
-    folder = resources.files("tailcast.replay") / "chips"
+    folder = resources.files("tailcast.photonic") / "chips"
     return {
         e.name.removesuffix(".toml"): e.read_text()
         for e in sorted(folder.iterdir(), key=lambda e: e.name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tailcast.replay.chip_loss import (
+from tailcast.photonic.chip_loss import (
     best_per_topology,
     design_space,
     load_chip_design,

@@ -1,0 +1,1 @@
+"""tailcast.photonic: the insertion-loss budget of multi-layer photonic switch chips (seed 004)."""
