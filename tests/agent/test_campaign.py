@@ -14,8 +14,8 @@ from tailcast.agent.campaign import (
     load_campaign,
     render_campaign,
     render_collector,
-    scrubbed_env,
 )
+from tailcast.collectors.slurm_jobs import scrubbed_env
 from tailcast.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ import os
 import re
 import shlex
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ import jinja2
 
 from tailcast.agent.bsweep_spec import BackgroundSpec, load_background
 from tailcast.agent.builtin import BENCHMARKS
-from tailcast.collectors.proc import RetryPolicy, run_tool
+from tailcast.collectors.slurm_jobs import sbatch
 from tailcast.collectors.topology import (
     DIFFERENT_ISLANDS,
     SAME_GROUP,
@@ -315,13 +315,6 @@ def campaign_topology(camp: Campaign) -> Topology | None:
     return None
 
 
-def scrubbed_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for sbatch without inherited SBATCH_* variables: sbatch reads them as
-    options, and they would silently override the rendered #SBATCH lines."""
-    env = dict(os.environ if base is None else base)
-    return {k: v for k, v in env.items() if not k.startswith("SBATCH_")}
-
-
 def write_scripts(jobs: list[RenderedJob], out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -335,11 +328,7 @@ def write_scripts(jobs: list[RenderedJob], out_dir: Path) -> list[Path]:
 def submit_script(path: Path | None, workdir: Path, options: Sequence[str] = ()) -> str:
     """`sbatch --parsable [options] SCRIPT` (no retries: a retry could submit twice); with no
     script, `options` must carry `--wrap`. Returns the job id."""
-    argv = ["sbatch", "--parsable", f"--chdir={workdir}", *options]
-    if path is not None:
-        argv.append(str(path))
-    proc = run_tool(argv, RetryPolicy(attempts=1, timeout_s=60), env=scrubbed_env())
-    return proc.stdout.strip().split(";")[0]
+    return sbatch([f"--chdir={workdir}", *options], path)
 
 
 def submit_scripts(paths: list[Path], workdir: Path) -> list[str]:

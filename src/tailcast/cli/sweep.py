@@ -210,6 +210,7 @@ def resume(
 @app.command("cancel")
 def cancel(sweep_id: Annotated[str, typer.Argument(help="The sweep id.")]) -> None:
     """Cancels every array job of the sweep (finished points stay)."""
+    from tailcast.collectors.slurm_jobs import scancel
     from tailcast.store import ResultsDir
     from tailcast.sweeps import slurm
     from tailcast.sweeps.plan import load_plan
@@ -217,5 +218,5 @@ def cancel(sweep_id: Annotated[str, typer.Argument(help="The sweep id.")]) -> No
     results = ResultsDir()
     plan = load_plan(sweep_id, results)
     ids = [s["job_id"] for s in slurm.submissions(plan, results)]
-    slurm.cancel(ids)
+    scancel(ids)
     note(f"sweep {sweep_id}: cancelled {', '.join(ids) or 'nothing (never submitted)'}")

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import hostlist
 
-from tailcast.agent.campaign import scrubbed_env
-from tailcast.collectors.proc import RetryPolicy, run_tool
+from tailcast.collectors.slurm_jobs import job_state, sbatch, scancel
 from tailcast.errors import ExternalToolError
 
 ENDED = frozenset(
@@ -20,7 +19,6 @@ ENDED = frozenset(
 )
 # Open MPI refuses to run as root without these; the lab runs everything as root.
 MPI_ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-_SQUEUE = RetryPolicy(attempts=3, timeout_s=20)
 
 
 @dataclass(frozen=True)
@@ -48,30 +46,16 @@ def submit(
     lines += [shlex.join(list(argv)) for argv in commands]
     script.write_text("\n".join(lines) + "\n")
     nodelist = hostlist.collect_hostlist(list(nodes))
-    proc = run_tool(
-        [
-            "sbatch",
-            "--parsable",
-            f"--job-name={name}",
-            f"--nodes={len(nodes)}",
-            f"--nodelist={nodelist}",
-            "--ntasks-per-node=1",
-            f"--time={time_limit}",
-            f"--output={output}",
-            f"--chdir={workdir}",
-            str(script),
-        ],
-        RetryPolicy(attempts=1, timeout_s=60),  # a retry could submit twice
-        env=scrubbed_env(),
-    )
-    return Job(proc.stdout.strip().split(";")[0], tuple(nodes), name, output)
-
-
-def state(job: Job) -> str:
-    out = run_tool(
-        ["squeue", "-h", "-t", "all", "-j", job.job_id, "-o", "%T"], _SQUEUE, check=False
-    )
-    return out.stdout.strip() or "GONE"
+    options = [
+        f"--job-name={name}",
+        f"--nodes={len(nodes)}",
+        f"--nodelist={nodelist}",
+        "--ntasks-per-node=1",
+        f"--time={time_limit}",
+        f"--output={output}",
+        f"--chdir={workdir}",
+    ]
+    return Job(sbatch(options, script), tuple(nodes), name, output)
 
 
 def wait_for(job: Job, states: frozenset[str], timeout_s: float, poll_s: float = 1.0) -> str:
@@ -79,7 +63,7 @@ def wait_for(job: Job, states: frozenset[str], timeout_s: float, poll_s: float =
     deadline = time.monotonic() + timeout_s
     current = ""
     while time.monotonic() < deadline:
-        current = state(job)
+        current = job_state(job.job_id)
         if current in states or (current == "GONE" and states & ENDED):
             return current
         if current in ENDED and not states & ENDED:
@@ -93,8 +77,6 @@ def wait_for(job: Job, states: frozenset[str], timeout_s: float, poll_s: float =
 def cancel(jobs: Sequence[Job], timeout_s: float = 60) -> None:
     if not jobs:
         return
-    run_tool(
-        ["scancel", *(j.job_id for j in jobs)], RetryPolicy(attempts=2, timeout_s=30), check=False
-    )
+    scancel([j.job_id for j in jobs], check=False)
     for job in jobs:
         wait_for(job, ENDED, timeout_s)

@@ -1,19 +1,16 @@
 """A sweep as a Slurm job array: one sbatch script per submission (task k runs shard k of
-the plan, or of a resubmission's assignment), submitted with inherited SBATCH_* scrubbed;
-status from squeue (`-r`: a line per array task); cancel with scancel. A task squeue no
-longer lists is judged by its stored points, so no accounting (sacct) is needed."""
+the plan, or of a resubmission's assignment), and the record of what was submitted. Job
+control itself (sbatch, squeue -r states, scancel) is collectors/slurm_jobs.py. A task squeue
+no longer lists is judged by its stored points, so no accounting (sacct) is needed."""
 
 from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tailcast.agent.campaign import scrubbed_env
-from tailcast.collectors.proc import RetryPolicy, run_tool
-from tailcast.errors import ExternalToolError
+from tailcast.collectors.slurm_jobs import sbatch
 from tailcast.store import ResultsDir
 from tailcast.sweeps.plan import Plan, sweep_dir, write_json
 from tailcast.sweeps.runner import python_command
@@ -71,11 +68,7 @@ def submit_array(
     script = folder / f"{assignment or 'plan'}.sbatch"
     script.write_text(render_script(plan, results, tasks, assignment, opts))
     spec = f"0-{tasks - 1}" + (f"%{opts.parallel}" if opts.parallel else "")
-    argv = ["sbatch", "--parsable", f"--array={spec}", *opts.extra, str(script)]
-    proc = run_tool(argv, RetryPolicy(attempts=1, timeout_s=60), env=scrubbed_env())
-    job_id = proc.stdout.strip().split(";")[0]
-    if not (job_id.isascii() and job_id.isdigit()):
-        raise ExternalToolError("sbatch", f"unexpected output {proc.stdout.strip()!r}")
+    job_id = sbatch([f"--array={spec}", *opts.extra], script)
     subs = submissions(plan, results)
     subs.append({"job_id": job_id, "assignment": assignment, "tasks": tasks})
     write_json(folder / "submissions.json", subs)
@@ -87,22 +80,3 @@ def submissions(plan: Plan, results: ResultsDir) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     return list(json.loads(path.read_text()))
-
-
-def task_states(job_ids: Sequence[str]) -> dict[tuple[str, int], str]:
-    """(array job id, task) → state of the tasks Slurm still knows (squeue -r)."""
-    if not job_ids:
-        return {}
-    argv = ["squeue", "-h", "-r", "-o", "%F %K %T", "-j", ",".join(job_ids)]
-    proc = run_tool(argv, RetryPolicy(attempts=2, timeout_s=30), check=False)
-    states: dict[tuple[str, int], str] = {}
-    for line in proc.stdout.splitlines():
-        parts = line.split()
-        if len(parts) == 3 and parts[1].isascii() and parts[1].isdigit():
-            states[(parts[0], int(parts[1]))] = parts[2]
-    return states
-
-
-def cancel(job_ids: Sequence[str]) -> None:
-    if job_ids:
-        run_tool(["scancel", *job_ids], RetryPolicy(attempts=2, timeout_s=30))

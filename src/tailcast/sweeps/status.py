@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from tailcast.collectors.slurm_jobs import array_task_states
 from tailcast.store import ResultsDir
 from tailcast.sweeps import slurm
 from tailcast.sweeps.plan import Plan, assignment, done_points, points_dir
@@ -43,7 +44,7 @@ def sweep_status(plan: Plan, results: ResultsDir, query_slurm: bool = True) -> S
     done = done_points(plan, results)
     missing = sorted({p.index for p in plan.points} - done)
     subs = slurm.submissions(plan, results)
-    states = slurm.task_states([s["job_id"] for s in subs]) if (subs and query_slurm) else {}
+    states = array_task_states([s["job_id"] for s in subs]) if (subs and query_slurm) else {}
     tasks: list[TaskStatus] = []
     active: set[int] = set()
     for sub in subs:
