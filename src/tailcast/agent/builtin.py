@@ -24,16 +24,8 @@ from typing import Any
 
 import numpy as np
 
-BENCHMARKS = ("bcast", "reduce", "allreduce", "alltoall", "allgather", "barrier", "latency")
-PATTERNS = {
-    "bcast": "one-to-all",
-    "reduce": "all-to-one",
-    "allreduce": "all-to-all",
-    "alltoall": "all-to-all",
-    "allgather": "all-to-all",
-    "barrier": "synchronisation",
-    "latency": "point-to-point",
-}
+from tailcast.collectors.benchmarks import BENCHMARKS
+from tailcast.store.atomic import atomic_path
 
 
 def _operation(mpi: Any, comm: Any, benchmark: str, size: int) -> Callable[[], float]:
@@ -107,12 +99,8 @@ def measure(
 
 
 def _write_npz_atomic(path: Path, **arrays: Any) -> None:
-    tmp = path.with_name(f".tmp-{path.name}.{os.getpid()}")
-    with open(tmp, "wb") as fh:
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         np.savez(fh, **arrays)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> int:

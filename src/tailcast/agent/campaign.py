@@ -24,7 +24,7 @@ import hostlist
 import jinja2
 
 from tailcast.agent.bsweep_spec import BackgroundSpec, load_background
-from tailcast.agent.builtin import BENCHMARKS
+from tailcast.collectors.benchmarks import BENCHMARKS
 from tailcast.collectors.slurm_jobs import sbatch
 from tailcast.collectors.topology import (
     DIFFERENT_ISLANDS,

@@ -27,10 +27,10 @@ from types import FrameType
 from typing import Any
 
 from tailcast import __version__
-from tailcast.agent.builtin import BENCHMARKS, PATTERNS
 from tailcast.agent.osu_runner import run_osu_benchmark
 from tailcast.agent.resume import stored_points
 from tailcast.agent.runners import RunOutcome, run_builtin
+from tailcast.collectors.benchmarks import BENCHMARKS, PATTERNS
 from tailcast.collectors.launcher import Launcher, allocation_nodes_list, detect_launcher
 from tailcast.collectors.osu_suite import SUITE
 from tailcast.collectors.proc import RetryPolicy

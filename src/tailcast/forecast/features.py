@@ -22,7 +22,7 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from tailcast.agent.builtin import BENCHMARKS, PATTERNS
+from tailcast.collectors.benchmarks import BENCHMARKS, PATTERNS
 from tailcast.collectors.jobs import QueueJob
 from tailcast.collectors.topology import (
     DIFFERENT_ISLANDS,

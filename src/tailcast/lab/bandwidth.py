@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from tailcast.store.atomic import atomic_path
+
 
 def stream(mpi: Any, comm: Any, size: int, window: int, iterations: int, warmup: int) -> np.ndarray:
     """Seconds per timed iteration, measured on rank 0 (zeros elsewhere)."""
@@ -56,9 +58,8 @@ def reduce_ns_per_byte(mpi: Any, size: int, repeats: int = 20) -> float:
 
 
 def _write_atomic(path: Path, doc: dict[str, Any]) -> None:
-    tmp = path.with_name(f".tmp-{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(doc))
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(doc))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,7 +21,7 @@ from typing import Any
 
 import hostlist
 
-from tailcast.agent.builtin import BENCHMARKS
+from tailcast.collectors.benchmarks import BENCHMARKS
 from tailcast.errors import InputError, UsageError
 from tailcast.lab.gaps import GAP_KINDS
 from tailcast.units import parse_size

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import secrets
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any
 from tailcast import __version__
 from tailcast.errors import EXIT_USAGE, InputError, UsageError
 from tailcast.store import ResultsDir
+from tailcast.store.atomic import atomic_path
 from tailcast.sweeps.spec import Point, SweepSpec, fabric_texts
 
 _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -75,13 +74,8 @@ def file_sha256(path: Path) -> str:
 
 def write_json(path: Path, data: Any) -> None:
     """Atomically: a reader sees the old file or the whole new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.name}.")
-    with os.fdopen(fd, "w") as handle:
+    with atomic_path(path) as tmp, tmp.open("w") as handle:
         json.dump(data, handle, indent=1)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
 
 
 def create_plan(spec: SweepSpec, tasks: int, results: ResultsDir) -> Plan:
