@@ -3,7 +3,7 @@ scripts/record_quickstart_data.py recorded on the real network lab
 (slurm_jobs/lab-quickstart.toml): latency grows with b only where the background shares links
 with the measurement, and every 1 MiB run replayed on the calibrated `lab` fabric is compared
 and listed, misses included, and all 24 are within the issue's tolerances (at the replay's default
-seed: see the lab entry of DESIGN.md for how the figures move with it)."""
+seed: see "The network lab" in DESIGN.md for how the figures move with it)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""How a trace is laid out in Parquet, for readers that stream it (DESIGN.md "Deltas": trace
+"""How a trace is laid out in Parquet, for readers that stream it (DESIGN.md "Data": trace
 layout).
 
 - Columns that are null in every row are absent (readers treat an absent column as null).
