@@ -11,8 +11,11 @@ Queries only read. The views live in this process's memory, so a statement chang
 would write files, COPY … TO even over a file of the store. So `sql` runs one query
 (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, or EXPLAIN of one) and refuses every
 other statement as a usage error; and the connection itself can open no file but the
-store's (DuckDB's enable_external_access off, allowed_paths the store's files) and its
-settings are locked, so nothing the statement check lets through writes a file either.
+store's (DuckDB's enable_external_access off, allowed_paths the store's files: DuckDB
+1.2, duckdb/duckdb#14568; its spill directory stays usable) and its settings are locked, so
+nothing the statement check lets through writes a file either. This keeps a user's own
+queries from changing the store by mistake; it is no sandbox for untrusted SQL (DuckDB's
+"Securing DuckDB" page asks for operating-system isolation for that).
 """
 
 from __future__ import annotations
