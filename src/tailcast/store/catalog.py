@@ -10,9 +10,9 @@ Queries only read. The views live in this process's memory, so a statement chang
 (DROP VIEW runs) would change nothing stored yet report success, and COPY, EXPORT or ATTACH
 would write files, COPY … TO even over a file of the store. So `sql` runs one query
 (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, or EXPLAIN of one) and refuses every
-other statement as a usage error; and the connection itself can open no file but the
-store's (DuckDB's enable_external_access off, allowed_paths the store's files: DuckDB
-1.2, duckdb/duckdb#14568; its spill directory stays usable) and its settings are locked, so
+other statement as a usage error; and the connection itself can open no file outside the
+store (DuckDB's enable_external_access off, allowed_directories the store's directory:
+DuckDB 1.2, duckdb/duckdb#14568; its spill directory stays usable) and its settings are locked, so
 nothing the statement check lets through writes a file either. This keeps a user's own
 queries from changing the store by mistake; it is no sandbox for untrusted SQL (DuckDB's
 "Securing DuckDB" page asks for operating-system isolation for that).
@@ -96,13 +96,16 @@ class Catalog:
         # One listing of every table, so a part is shown only with its record (inventory).
         for name, info in inventory(self.results).items():
             self.tables[name] = self._attach(name, info)
-        self._lock([p for info in self.tables.values() for p in info.files])
+        self._lock()
 
-    def _lock(self, files: list[Any]) -> None:
-        """From here on the connection reads the store's files and nothing else, installs
-        no extension, and takes no SET (module doc)."""
-        paths = ", ".join(_sql_str(str(p)) for p in files)
-        self.con.execute(f"SET allowed_paths = [{paths}]")
+    def _lock(self) -> None:
+        """From here on the connection reads files of the store's directory and nothing
+        else, installs no extension, and takes no SET (module doc). The directory, not the
+        list of its files: DuckDB parses a SET of 20,000 paths in 1.9 s, of one in 3 ms."""
+        root = self.results.root
+        # as the views name the files, and where they are (a link or a relative home)
+        named = {str(root) + "/", str(root.absolute()) + "/", str(root.resolve()) + "/"}
+        self.con.execute(f"SET allowed_directories = [{', '.join(map(_sql_str, named))}]")
         self.con.execute("SET autoinstall_known_extensions = false")
         self.con.execute("SET enable_external_access = false")
         self.con.execute("SET lock_configuration = true")
