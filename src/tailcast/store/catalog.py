@@ -10,11 +10,11 @@ Queries only read. The views live in this process's memory, so a statement chang
 (DROP VIEW runs) would change nothing stored yet report success, and COPY, EXPORT or ATTACH
 would write files, COPY … TO even over a file of the store. So `sql` runs one query
 (SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE, or EXPLAIN of one) and refuses every
-other statement as a usage error; and the connection itself can open no file outside the
-store (DuckDB's enable_external_access off, allowed_directories the store's directory:
-DuckDB 1.2, duckdb/duckdb#14568; its spill directory stays usable) and its settings are locked, so
-nothing the statement check lets through writes a file either. This keeps a user's own
-queries from changing the store by mistake; it is no sandbox for untrusted SQL (DuckDB's
+other statement as a usage error (a query writes no file). The connection itself opens no
+file outside the store's directory (DuckDB's enable_external_access off, allowed_directories
+the store: DuckDB 1.2, duckdb/duckdb#14568; its spill directory stays usable), installs no
+extension, and its settings are locked, so no statement undoes that. This keeps a user's
+own queries from changing the store by mistake; it is no sandbox for untrusted SQL (DuckDB's
 "Securing DuckDB" page asks for operating-system isolation for that).
 """
 
