@@ -48,6 +48,7 @@ RUNS: dict[str, tuple[int, str, list[str]]] = {
                                                          "-G", "tty"]),
     "osu_bcast_np2__T_mpi_int__m_1-2": (2, "collective/osu_bcast", ["-m", "1:2", *SMALL, "-T",
                                                                     "mpi_int"]),
+    "osu_latency_np2__m_64-8": (2, "pt2pt/osu_latency", ["-m", "64:8", *SMALL]),
     "osu_multi_lat_np2__c_z": (2, "pt2pt/osu_multi_lat", ["-m", "1:16", *SMALL, "-c", "-z"]),
     "osu_latency_mt_np2__default": (2, "pt2pt/osu_latency_mt", ["-m", "1:16", *SMALL]),
     "osu_neighbor_allgather_np4__f": (4, "collective/osu_neighbor_allgather",

@@ -2,7 +2,8 @@
 (one line on stderr; exit 0 ok, 1 failure, 2 usage, 3 not accepted), and the dispatch. A
 `trace convert SRC DST` with no option runs without Typer: typer and click import ~100
 modules, a third of a small conversion's CPU. Everything else, options and help included,
-goes to the Typer app (cli.main), which parses and reports usage errors."""
+goes to the Typer app (cli.main.run_app), which parses; Click's usage errors come back as
+UsageError, so they too are one line here."""
 
 import contextlib
 import os
@@ -22,7 +23,7 @@ def _traceback() -> None:
         traceback.print_exc()
 
 
-def _run(argv: list[str]) -> None:
+def _run(argv: list[str]) -> int:
     plain = not any(arg.startswith("-") for arg in argv)
     if plain and len(argv) == 4 and argv[:2] == ["trace", "convert"]:
         from pathlib import Path
@@ -30,10 +31,10 @@ def _run(argv: list[str]) -> None:
         from tailcast.cli.trace_convert import run_convert
 
         run_convert(Path(argv[2]), Path(argv[3]))
-        return
-    from tailcast.cli.main import app
+        return 0
+    from tailcast.cli.main import run_app
 
-    app()
+    return run_app(argv)
 
 
 def main() -> None:
@@ -43,7 +44,7 @@ def main() -> None:
     status is 130 or 143, also when a finaliser swallowed the first raise (interrupts.py)."""
     interrupts.install()
     try:
-        _run(sys.argv[1:])
+        status = _run(sys.argv[1:])
         interrupts.raise_pending()
     except TailcastError as err:
         _traceback()
@@ -64,6 +65,8 @@ def main() -> None:
         _traceback()
         sys.stderr.write(f"tailcast: internal error: {type(err).__name__}: {err}\n")
         sys.exit(EXIT_FAILURE)
+    if status:  # a command's own exit status (`typer.Exit(1)`: a traced program failed)
+        sys.exit(status)
 
 
 if __name__ == "__main__":

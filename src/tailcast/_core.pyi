@@ -21,6 +21,8 @@ __all__ = [
     "TitReader",
     "TraceFile",
     "TraceScan",
+    "check_coll",
+    "collective_algorithms",
     "collective_program",
     "engine_version",
     "fabric_layout",
@@ -158,6 +160,14 @@ def collective_program(
     `coll` is "bcast" (Open MPI 4.1.4's fixed rules) or "bcast=pipeline:segsize=128K". A step
     is (call, peer or -1, bytes, requests waited on / window peers). ValueError on a bad
     name or call."""
+
+def collective_algorithms() -> dict[str, list[str]]:
+    """Per collective a `--coll` override names, its algorithms in Open MPI id order (id =
+    index + 1), by the names the override takes."""
+
+def check_coll(text: str) -> None:
+    """Parses `--coll` text ("allreduce=ring,bcast=pipeline:segsize=128K") as a replay does;
+    ValueError naming the collective, the bad name and what the collective takes."""
 
 def squeue_columns(data: bytes) -> dict[str, list[Any]]:
     """Scans `squeue --json` output (Slurm 22.05 and newer shapes) in one pass without the

@@ -10,6 +10,7 @@ import pytest
 
 from tailcast.collectors.osu_errors import (
     OsuError,
+    OsuNoRowsError,
     OsuRankCountError,
     OsuUsageError,
     OsuValidationError,
@@ -253,11 +254,14 @@ def test_non_number_value_names_line() -> None:
     assert err.value.line == 6 and "'0.1x'" in err.value.reason
 
 
-def test_header_without_rows_is_an_empty_output() -> None:
-    # What `osu_bcast -T mpi_int -m 1:2` prints: no size holds a whole MPI_INT.
+def test_header_without_rows_is_an_error_naming_the_file() -> None:
+    # What `osu_bcast -T mpi_int -m 1:2` prints: no size holds a whole MPI_INT. A run that
+    # measured nothing is not a result (issue 41: it parsed as a run with zero rows).
     head = "\n".join(_lines("osu_bcast_np4__f.txt")[:4]) + "\n"
-    out = parse_osu_output(head, "h.txt")
-    assert out.rows == [] and not out.partial and out.columns[0] == "Size"
+    with pytest.raises(OsuNoRowsError) as err:
+        parse_osu_output(head, "h.txt")
+    assert "h.txt: OSU MPI Broadcast Latency Test: no result row" in str(err.value)
+    assert err.value.osu_text.startswith("# Size") and err.value.osu_text in head
 
 
 def test_argv_per_version() -> None:

@@ -1,7 +1,7 @@
 """The OSU parser on real OSU 7.4 outputs recorded on this machine by
 scripts/record_osu_outputs.py (tests/data/osu-7.4/recorded: stdout, stderr, exit status):
 one file per output format — bandwidth, message rate matrices, non-blocking, one-sided,
-start-up, OMB-Py, -T/-D/-G/-c/-z, a failed validation, a killed run, a run with no rows."""
+start-up, OMB-Py, -T/-D/-G/-c/-z, a failed validation, a killed run, runs with no rows."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tailcast.collectors.osu_errors import OsuError, OsuValidationError
+from tailcast.collectors.osu_errors import OsuError, OsuNoRowsError, OsuValidationError
 from tailcast.collectors.osu_output import OsuOutput, result_rows
 from tailcast.collectors.osu_parse import parse_osu_output, split_header
 from tests.collectors.osu_checks import assert_exact, assert_osu_words
@@ -24,6 +24,10 @@ ERRORS = {
     "osu_bw_fan_in_np2__default": "Please run this benchmark on more than 1 node",
     "omb_py__allreduce_np2": "TypeError: 'float' object cannot be interpreted as an integer",
     "osu_bcast_np2__c__corrupted_from_8": "exited with status 1 on message size 8",
+    # A header and no row (exit status 0): no size in the range, no size holding a whole
+    # MPI_INT. A run that measured nothing is an error, not an output of zero rows.
+    "osu_latency_np2__m_64-8": "# Size       Avg Latency(us)",
+    "osu_bcast_np2__T_mpi_int__m_1-2": "# Size       Avg Latency(us)",
 }
 
 
@@ -42,7 +46,7 @@ def _parse(name: str) -> OsuOutput:
 
 
 def test_recorded_set_is_complete() -> None:
-    assert len(NAMES) == 26 and all((DATA / f"{n}.rc").exists() for n in NAMES)
+    assert len(NAMES) == 27 and all((DATA / f"{n}.rc").exists() for n in NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -114,7 +118,7 @@ def test_non_blocking_full_validated_tails() -> None:
     assert barrier.rows[0].size_bytes is None and barrier.rows[0].overall_us is not None
 
 
-def test_datatypes_ddt_and_no_rows() -> None:
+def test_datatypes_ddt_and_no_rows_is_an_error() -> None:
     typed = _parse("osu_bcast_np2__T_all_f")
     assert [r.datatype for r in typed.rows] == ["MPI_CHAR"] * 5 + ["MPI_INT"] * 3 + [
         "MPI_FLOAT"
@@ -123,8 +127,8 @@ def test_datatypes_ddt_and_no_rows() -> None:
     ddt = _parse("osu_bcast_np2__D_vect")
     assert all(r.transmit_size_bytes is not None for r in ddt.rows)
     assert ddt.rows[-1].transmit_size_bytes == 32  # vect:2:1 sends every other byte of 64
-    empty = _parse("osu_bcast_np2__T_mpi_int__m_1-2")  # no size holds a whole MPI_INT
-    assert empty.rows == [] and empty.datatype == "MPI_INT" and not empty.partial
+    with pytest.raises(OsuNoRowsError, match="no result row"):  # no size holds an MPI_INT
+        _parse("osu_bcast_np2__T_mpi_int__m_1-2")
 
 
 def test_validation_failure_names_benchmark_and_size_rows_kept() -> None:

@@ -341,6 +341,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(config::fabric_layout, m)?)?;
     m.add_function(wrap_pyfunction!(config::place, m)?)?;
     m.add_function(wrap_pyfunction!(schedule::collective_program, m)?)?;
+    m.add_function(wrap_pyfunction!(schedule::collective_algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(schedule::check_coll, m)?)?;
     m.add_function(wrap_pyfunction!(otf2::read_otf2, m)?)?;
     m.add("ReplayError", m.py().get_type::<errors::ReplayError>())?;
     m.add(

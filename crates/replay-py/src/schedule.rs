@@ -2,6 +2,8 @@
 //! collective (what `tailcast replay schedule` prints), straight from the engine's
 //! generator (replay_engine::collectives::schedule) with Open MPI 4.1.4's algorithm choice.
 
+use std::collections::BTreeMap;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use replay_engine::collectives::{names, schedule, CollKind, CollSpec, Instr, Program, Selector};
@@ -92,4 +94,26 @@ pub fn collective_program(
         params.radix,
         programs,
     ))
+}
+
+/// Per collective a `--coll` override names, its algorithms in Open MPI id order (id =
+/// index + 1) by the names the override takes.
+#[pyfunction]
+pub fn collective_algorithms() -> BTreeMap<&'static str, Vec<&'static str>> {
+    names::OVERRIDABLE
+        .iter()
+        .map(|&(name, kind)| {
+            let algos = names::algorithms(kind).iter();
+            (name, algos.map(|&a| names::algo_name(a)).collect())
+        })
+        .collect()
+}
+
+/// Parses `--coll` text as a replay does; ValueError naming the collective, the bad name and
+/// what the collective takes.
+#[pyfunction]
+pub fn check_coll(text: &str) -> PyResult<()> {
+    Selector::parse(text)
+        .map(|_| ())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
 }

@@ -66,6 +66,20 @@ def echo(text: str = "") -> None:
     sys.stdout.write(text + "\n")
 
 
+def aligned(rows: list[list[str]], indent: str = "") -> list[str]:
+    """Rows of cells as lines: every cell but a row's last padded to the widest such cell of
+    its column and two spaces, so no cell runs into the next whatever its length. A row's
+    last cell is not padded and does not widen its column (a long note under a row)."""
+    widths: dict[int, int] = {}
+    for row in rows:
+        for i, cell in enumerate(row[:-1]):
+            widths[i] = max(widths.get(i, 0), len(cell))
+    return [
+        indent + "".join(cell.ljust(widths[i] + 2) for i, cell in enumerate(row[:-1])) + row[-1]
+        for row in rows
+    ]
+
+
 def note(text: str) -> None:
     """A message for the human (stderr), kept out of data on stdout."""
     sys.stderr.write(text + "\n")

@@ -161,7 +161,11 @@ def submit(
     ] = False,
     out_dir: Annotated[
         Path | None,
-        typer.Option("--out-dir", help="Where scripts go (default <campaign>.rendered/)."),
+        typer.Option(
+            "--out-dir",
+            help="Where scripts go (default <campaign>.rendered/; with --dry-run a new "
+            "temporary directory, printed).",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Scripts and job ids as JSON.")] = False,
 ) -> None:
@@ -176,7 +180,15 @@ def submit(
     )
 
     camp = load_campaign(campaign)
-    target = out_dir or campaign.with_name(f"{campaign.stem}.rendered")
+    if out_dir is not None:
+        target = out_dir
+    elif dry_run:  # a look at the scripts leaves the checkout and the cwd as they were
+        import tempfile
+
+        target = Path(tempfile.mkdtemp(prefix=f"tailcast-{campaign.stem}-dry-run-"))
+        note(f"dry run: rendering into the temporary directory {target}")
+    else:
+        target = campaign.with_name(f"{campaign.stem}.rendered")
     if camp.background is not None:
         _submit_sweep(camp, target, dry_run, as_json)
         return
@@ -193,6 +205,7 @@ def submit(
     if as_json:
         emit_json(
             {
+                "out_dir": target,
                 "scripts": paths,
                 "job_ids": ids,
                 "dry_run": dry_run,
@@ -220,7 +233,7 @@ def _submit_sweep(camp: "Campaign", target: Path, dry_run: bool, as_json: bool) 
         (workdir / camp.output_dir).mkdir(parents=True, exist_ok=True)
         plan = submit_sweep(camp, phases, target, workdir)
     if as_json:
-        emit_json({"scripts": paths, "dry_run": dry_run, "phases": plan})
+        emit_json({"out_dir": target, "scripts": paths, "dry_run": dry_run, "phases": plan})
         return
     for p in plan:
         jobs = "" if dry_run else f"\tjob {p['measure_job']}"

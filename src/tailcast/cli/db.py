@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tailcast.cli._common import echo, emit_json, new_app, note
+from tailcast.cli._common import aligned, echo, emit_json, new_app, note
 from tailcast.errors import UsageError
 
 if TYPE_CHECKING:
@@ -26,10 +26,8 @@ def _report_problems(catalog: "Catalog") -> None:
 def _print_rows(names: list[str], values: list[list[Any]]) -> None:
     rows = [["" if v is None else str(v) for v in row] for row in values]
     widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
-    echo("  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True)))
-    echo("  ".join("-" * w for w in widths))
-    for r in rows:
-        echo("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)))
+    for line in aligned([names, ["-" * w for w in widths], *rows]):
+        echo(line)
 
 
 @app.command("sql")
@@ -49,7 +47,9 @@ def sql(
     if as_json:
         emit_json(table.to_pylist())
     elif as_csv:
-        writer = csv.writer(sys.stdout)
+        # "\n", not the csv module's default "\r\n": `$(tailcast db sql … --csv | tail -1)`
+        # must not end in a carriage return (RFC 4180 readers accept both).
+        writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(table.column_names)
         for row in table.to_pylist():
             writer.writerow(["" if v is None else v for v in row.values()])

@@ -1,5 +1,5 @@
 """`tailcast`: the Typer app. Mounts one Typer sub-app per concern; the console script
-(tailcast.__main__: the one error handler) runs it."""
+(tailcast.__main__: the one error handler) runs it through `run_app`."""
 
 import os
 import sys
@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from typer._click import Command, Context, HelpFormatter
+from typer._click import exceptions as click_errors
 from typer.core import TyperGroup
 from typer.main import get_group_from_info
 from typer.models import TyperInfo
@@ -142,3 +143,30 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 app.callback()(_root)
+
+
+def run_app(argv: list[str]) -> int:
+    """Runs the app on `argv`; returns the exit status. Click's own errors (a missing
+    argument, an unknown option, a value out of an option's range) become tailcast's
+    UsageError, so the one error handler prints them as every other error: one
+    `tailcast: error:` line, exit 2, instead of Click's usage line, hint and message."""
+    from tailcast.errors import TailcastError, UsageError
+
+    try:
+        status = app(args=argv, prog_name="tailcast", standalone_mode=False)
+    except click_errors.NoArgsIsHelpError as shown:  # a bare group: its help is the answer
+        shown.show()
+        return shown.exit_code
+    except click_errors.UsageError as err:
+        path = err.ctx.command_path if err.ctx is not None else "tailcast"
+        command = path.removeprefix("tailcast").strip()
+        message = " ".join(err.format_message().split()).rstrip(".")
+        where = f"{command}: " if command else ""
+        raise UsageError(f"{where}{message}; see `{path} --help`") from err
+    except click_errors.ClickException as err:
+        raise TailcastError(" ".join(err.format_message().split())) from err
+    except typer.Abort as err:
+        raise TailcastError("aborted") from err
+    # Without standalone mode a command's `typer.Exit(code)` (and --help's) comes back as
+    # its code; a command that returned normally gives its return value (None).
+    return status if isinstance(status, int) else 0

@@ -4,13 +4,18 @@ import gc
 import os
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from tailcast.cli import sweep
-from tailcast.cli._common import echo, emit_json, new_app, note
+from tailcast.cli._common import aligned, echo, emit_json, new_app, note
 from tailcast.cli.progress import progress
+
+if TYPE_CHECKING:  # (the replay modules load when a command needs them: `replay --help`)
+    from tailcast.replay.background import BackgroundJob
+    from tailcast.replay.background_b import BackgroundB
+    from tailcast.replay.fabric import Fabric
 
 # Traces of more rows than this stream by default: memory then grows with the rows in
 # flight, not the trace (an in-memory replay holds ~150 bytes per row).
@@ -77,7 +82,8 @@ def run(
             min=0.0,
             max=1.0,
             help="Background utilisation b (seed 001): jobs of >= 2 nodes on about b x N_t "
-            "endpoints, placed around the foreground (fabrics with a fixed endpoint count).",
+            "endpoints, placed around the foreground (fabrics with a fixed endpoint count). "
+            "At most the endpoints the replay leaves free: b <= (N_t - taken) / N_t.",
         ),
     ] = None,
     background_pattern: Annotated[
@@ -165,6 +171,13 @@ def run(
 
     if compute_scale < 0 or eager_threshold < 0:
         raise UsageError("--compute-scale and --eager-threshold must be >= 0")
+    if coll:  # as the engine will parse it, before the trace is read
+        from tailcast import _core
+
+        try:
+            _core.check_coll(coll)
+        except ValueError as err:
+            raise UsageError(str(err)) from err
     the_fabric = load_fabric(fabric)
     if from_run is not None:
         measured = measured_run(from_run)
@@ -184,6 +197,9 @@ def run(
         )
     elif background_snapshot is not None:
         raise UsageError("--background-snapshot sizes the jobs of --background-b (or --from-run)")
+    jobs = tuple(parse_job(b) for b in background or [])
+    if sized is not None:  # refused with the numbers now, not after reading the trace
+        _check_b_room(sized, trace, the_fabric, placement or "linear", seed, nodes, jobs)
     options = ReplayOptions(
         seed=seed,
         coll=coll,
@@ -191,7 +207,7 @@ def run(
         compute_scale=compute_scale,
         eager_threshold_bytes=eager_threshold,
         nodes=nodes,
-        background=tuple(parse_job(b) for b in background or []),
+        background=jobs,
         background_traces=tuple(parse_trace(b) for b in background_trace or []),
         background_b=sized,
         from_run=from_run,
@@ -223,6 +239,30 @@ def run(
         emit_json(summary)
         return
     _print_summary(summary)
+
+
+def _check_b_room(
+    sized: "BackgroundB",
+    trace: Path,
+    fabric: "Fabric",
+    placement: str,
+    seed: int,
+    nodes: int | None,
+    jobs: "tuple[BackgroundJob, ...]",
+) -> None:
+    """UsageError when the b-sized background cannot be placed beside the trace's ranks
+    (placed as the replay will place them) and the --background jobs."""
+    from tailcast.replay.background_b import check_room
+    from tailcast.replay.placement import endpoints_of, placement_spec
+    from tailcast.traces.meta import read_meta
+
+    if fabric.endpoints is not None:
+        ranks = read_meta(trace).ranks
+        spec = placement_spec(placement, ranks, seed, fabric, nodes)
+        taken = len(set(endpoints_of(fabric, ranks, spec))) + sum(j.nodes for j in jobs)
+    else:
+        taken = 0  # (check_room refuses a fabric without an endpoint count)
+    check_room(sized, fabric.layout, taken)
 
 
 def _timing(actions: int, wall0: float, cpu0: float) -> dict[str, float]:
@@ -278,55 +318,113 @@ def fabrics(
         str | None,
         typer.Option(
             "--describe",
-            help="Print the parameters of a model (e.g. flow) or of a bundled fabric's model.",
+            help="A model (e.g. flow): its parameters; a bundled fabric or fabric TOML file: "
+            "its values beside its model's parameters.",
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Lists the bundled fabrics and the fabric models, or describes one model."""
+    """Lists the bundled fabrics and the fabric models, or describes one of them."""
     import tomllib
 
-    from tailcast.errors import UsageError
     from tailcast.replay.fabric import bundled_fabrics, model_docs
 
     models = model_docs()
-    bundled = bundled_fabrics()
     if describe is not None:
-        model = describe
-        if describe in bundled:
-            model = str(tomllib.loads(bundled[describe]).get("model", ""))
-        if model not in models:
-            known = ", ".join([*models, *bundled])
-            raise UsageError(f"--describe {describe!r}: not a model or bundled fabric ({known})")
-        doc = models[model]
-        if as_json:
-            emit_json(doc)
-            return
-        echo(f"model {doc['name']}: {doc['doc']}")
-        for p in doc["params"]:
-            default = "required" if p["required"] else f"default {p['default']}"
-            echo(f"  {p['key']:<34} {p['expected']}; {default}")
-            echo(f"  {'':<34} {p['doc']}")
+        _describe(describe, models, as_json)
         return
-    rows = [
-        {
-            "name": name,
-            "model": tomllib.loads(text).get("model", ""),
-            "description": tomllib.loads(text).get("description", ""),
-        }
-        for name, text in bundled.items()
-    ]
+    rows = []
+    for name, text in bundled_fabrics().items():
+        table = tomllib.loads(text)
+        rows.append(
+            {
+                "name": name,
+                "model": table.get("model", ""),
+                "description": table.get("description", ""),
+            }
+        )
     if as_json:
         emit_json(
             {"fabrics": rows, "models": [{"name": m, "doc": d["doc"]} for m, d in models.items()]}
         )
         return
-    for row in rows:
-        echo(f"{row['name']:<16}{row['model']:<16}{row['description']}")
+    for line in aligned([[r["name"], r["model"], r["description"]] for r in rows]):
+        echo(line)
     echo("")
     echo("models (tailcast replay fabrics --describe MODEL):")
-    for name, d in models.items():
-        echo(f"  {name:<16}{d['doc']}")
+    for line in aligned([[name, d["doc"]] for name, d in models.items()], indent="  "):
+        echo(line)
+
+
+def _describe(name: str, models: dict[str, dict[str, Any]], as_json: bool) -> None:
+    """A model's parameters (key, expected, default, doc); for a fabric (bundled name or
+    TOML file) also the value it gives each."""
+    from tailcast.errors import UsageError
+    from tailcast.replay.fabric import bundled_fabrics, declared_value, load_fabric
+
+    if name in models:
+        doc = models[name]
+        if as_json:
+            emit_json(doc)
+            return
+        echo(f"model {doc['name']}: {doc['doc']}")
+        rows = []
+        for p in doc["params"]:
+            default = "required" if p["required"] else f"default {p['default']}"
+            rows += [[p["key"], f"{p['expected']}; {default}"], ["", p["doc"]]]
+        for line in aligned(rows, indent="  "):
+            echo(line)
+        return
+    if name not in bundled_fabrics() and not name.endswith(".toml"):
+        known = ", ".join([*models, *bundled_fabrics()])
+        raise UsageError(
+            f"--describe {name!r}: not a model, bundled fabric or .toml file ({known})"
+        )
+    fabric = load_fabric(name)
+    doc = models[fabric.model]
+    params = []
+    for p in doc["params"]:
+        is_set, value = declared_value(fabric.table, p["key"])
+        params.append({**p, "set": is_set, "value": value})
+    if as_json:  # the model's document (as --describe MODEL), each parameter with a value
+        emit_json(
+            {
+                **doc,
+                "params": params,
+                "fabric": fabric.name,
+                "source": fabric.source,
+                "description": fabric.table.get("description"),
+            }
+        )
+        return
+    description = fabric.table.get("description")
+    echo(f"fabric {fabric.name} ({fabric.source})" + (f": {description}" if description else ""))
+    echo(f"model {doc['name']}: {doc['doc']}")
+    rows = [["key", "value", "default"], ["", "doc"]]
+    for p in params:
+        default = "required" if p["required"] else p["default"]
+        rows.append([p["key"], _shown(p, params) if p["set"] else "-", default])
+        rows.append(["", p["doc"]])
+    for line in aligned(rows, indent="  "):
+        echo(line)
+
+
+def _shown(param: dict[str, Any], params: list[dict[str, Any]]) -> str:
+    """A fabric's value of a parameter as TOML; of a table, only what no parameter of its
+    own shows (a flow topology's `kind`), so every value is printed once."""
+    from tailcast.replay.toml_text import value_text
+
+    value = param["value"]
+    prefix = param["key"] + "."
+    own = {
+        p["key"].removeprefix(prefix).split(" (")[0] for p in params if p["key"].startswith(prefix)
+    }
+    if isinstance(value, dict):
+        rest = {k: v for k, v in value.items() if k not in own}
+        return value_text(rest) if rest else "(table)"
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return f"({len(value)} tables)"
+    return value_text(value)
 
 
 @app.command("schedule")

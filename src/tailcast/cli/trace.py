@@ -135,6 +135,8 @@ def synth(
     )
 
     k = kind.lower()
+    _check_synth_memory(k, ranks, collective, sizes, iterations, warmup, flows, flow_bytes,
+                        stride, rack_size, messages, seed)  # fmt: skip
     if k == "osu":
         table, meta = osu_trace(collective, ranks, parse_sizes(sizes), iterations, warmup)
     elif k == "poisson":
@@ -151,6 +153,47 @@ def synth(
                          clock="synthetic: no compute", extra={"seed": str(seed)})  # fmt: skip
     write_trace(table, output, meta)
     note(f"wrote {output} ({table.num_rows} calls, {ranks} ranks)")
+
+
+def _check_synth_memory(
+    kind: str,
+    ranks: int,
+    collective: str,
+    sizes: str,
+    iterations: int,
+    warmup: int,
+    flows: int,
+    flow_bytes: int | None,
+    stride: int,
+    rack_size: int,
+    messages: int,
+    seed: int,
+) -> None:
+    """Refuses, before anything is allocated, a trace whose memory estimate exceeds the
+    available memory (traces.synth.budget)."""
+    from tailcast.traces.synth import WorkloadParams
+    from tailcast.traces.synth.budget import check_fits
+    from tailcast.traces.synth.mix import mix_rows
+    from tailcast.traces.synth.osu import osu_rows
+    from tailcast.traces.synth.poisson import poisson_rows
+    from tailcast.traces.synth.workloads import workload_rows
+
+    elements = 0
+    what = f"trace synth {kind} -n {ranks}"
+    if kind == "osu":
+        count = len(parse_sizes(sizes))
+        rows, elements = osu_rows(collective, ranks, count, iterations, warmup)
+        what += f" ({collective}, {count} sizes x {warmup + iterations} iterations)"
+    elif kind == "poisson":
+        rows = poisson_rows(ranks, messages)
+        what += f" ({messages} messages per rank)"
+    elif kind in ("seed002", "mix"):
+        rows = mix_rows(ranks, messages)
+        what += f" ({messages} messages per rank)"
+    else:
+        size = 1_000_000 if flow_bytes is None else flow_bytes
+        rows = workload_rows(kind, WorkloadParams(ranks, flows, size, seed, stride, rack_size))
+    check_fits(what, rows, elements)
 
 
 def _poisson(

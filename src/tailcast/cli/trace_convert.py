@@ -16,3 +16,6 @@ def run_convert(src: Path, dst: Path, to: str = "parquet", fmt: str | None = Non
     for name, count in sorted(meta.unsupported.items()):
         note(f"warning: {count} unsupported call(s) {name} not converted")
     note(f"wrote {dst} ({meta.ranks} ranks, from {meta.source_format})")
+    if to == "tit" and any(c.isspace() for c in str(dst.resolve())):
+        # SimGrid reads the listed paths whole, but smpirun splits -replay's own path.
+        note(f"note: smpirun splits `-replay {dst}` at spaces: give it a link without spaces")

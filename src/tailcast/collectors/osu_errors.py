@@ -48,6 +48,13 @@ class OsuTimedOutError(OsuError):
     """The run overstayed its time limit and was stopped before OSU printed a result row."""
 
 
+class OsuNoRowsError(OsuError):
+    """OSU printed its title and column header but no result row: a size range holding no
+    size (`-m 64:8`; `-T mpi_int -m 1:2`, where no size holds a whole element) or a run
+    that ended before its first row without saying why (OMB-Py's crashed allreduce, its
+    traceback on a stderr not given). A run that measured nothing is not a result."""
+
+
 class OsuOptionsIgnoredError(OsuError):
     """OSU's output lacks columns we asked for (e.g. a stray positional argument made OSU
     silently ignore later options)."""
@@ -136,4 +143,11 @@ def error_for(text: str, stderr: str, path: str | Path | None, tool: str) -> Osu
         )
     if not both.strip():
         return OsuError("no output (OSU printed nothing)", "", path, tool=tool)
+    if not _PROBLEM.search(both):  # no title and no error either: some other text
+        return OsuError(
+            "not an OSU output (no '# OSU MPI … Test' title, no error message)",
+            message,
+            path,
+            tool=tool,
+        )
     return OsuError("OSU reported an error", message, path, tool=tool)

@@ -17,6 +17,7 @@ osu_mbw_mr -V prints matrices instead: "# Uni-directional Bandwidth (MB/sec)" or
 "# Message Rate Profile", a header of window sizes, then one value per (size, window).
 A launcher's report after the rows (mpirun's dashed frame in a combined file, or in the
 stderr given) means the run ended early: the rows are kept and the output marked partial.
+A title and header with no row after them is an error (OsuNoRowsError), never an output.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from tailcast.collectors.osu_errors import (
     KILLED_TEXT,
     LAUNCHER_START,
     VALIDATION_LINE,
+    OsuNoRowsError,
     OsuValidationError,
     error_for,
+    osu_message,
 )
 from tailcast.collectors.osu_output import MEASURES, OsuOutput, OsuRow, known, set_value
 from tailcast.errors import InputError
@@ -220,6 +223,22 @@ class _Parser:
             setattr(row, self.matrix, value)
             self.rows.append(row)
 
+    def _no_rows(self) -> OsuNoRowsError:
+        """The error of a title (and header) with no row under it: OSU's last own line
+        (the column header, if it printed one) as its words."""
+        own = [ln.strip() for ln in self.text.splitlines() if ln.strip().startswith("#")]
+        what = "its column header" if self.columns or self.matrix else "its title"
+        why = osu_message(self.stderr) if self.stderr.strip() else ""
+        return OsuNoRowsError(
+            f"{self.title}: no result row after {what} (no message size in the range asked "
+            "for, e.g. -m 64:8, or the run stopped before its first row"
+            + ("" if why else "; its stderr, given with --stderr, may say why")
+            + ")",
+            why or (own[-1] if own else ""),
+            self.path,
+            tool=self.tool,
+        )
+
     def _finish(self, partial_reason: str = "") -> OsuOutput:
         if self.title is None:
             raise error_for(self.text, self.stderr, self.path, self.tool)
@@ -229,6 +248,8 @@ class _Parser:
             partial_reason = _framed(self.stderr) or f"exited with status {self.returncode}"
         if not self.rows and partial_reason and not self.validation:
             raise error_for(trailer or self.text, self.stderr, self.path, self.tool)
+        if not self.rows and not self.validation and not self.atomic_failures:
+            raise self._no_rows()
         out = OsuOutput(
             self.title,
             self.version,
@@ -290,11 +311,39 @@ def parse_osu_output(
     return _Parser(text, path, stderr, tool, returncode).run()
 
 
+# C0 control characters other than tab, line feed, vertical tab, form feed and carriage
+# return, and DEL: OSU and its launchers print none of them.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def read_osu_text(path: Path) -> str:
+    """A saved OSU output's text. InputError naming the file, never echoing its bytes, when
+    it is not text: OSU prints UTF-8 (ASCII) lines without control characters, so a NUL,
+    another control character or bytes that are not UTF-8 mean another kind of file (a
+    binary, a Parquet trace) or a damaged one."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, f"cannot read ({exc.strerror or exc})") from exc
+    expected = "expected the text OSU Micro-Benchmarks print"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            path, f"not an OSU output: byte {exc.start} is not UTF-8 text ({expected})"
+        ) from None
+    if (bad := _CONTROL.search(text)) is not None:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise InputError(
+            path,
+            f"not an OSU output: control character {ord(bad.group()):#04x} ({expected})",
+            line,
+        )
+    return text
+
+
 def load_osu_file(path: Path, stderr_path: Path | None = None) -> OsuOutput:
     """Parses a saved OSU stdout file (and optionally the stderr saved beside it)."""
-    try:
-        text = path.read_text(errors="replace")
-        stderr = stderr_path.read_text(errors="replace") if stderr_path is not None else ""
-    except OSError as exc:
-        raise InputError(path, f"cannot read ({exc})") from exc
+    text = read_osu_text(path)
+    stderr = read_osu_text(stderr_path) if stderr_path is not None else ""
     return parse_osu_output(text, path, stderr)

@@ -21,6 +21,7 @@ foreground job, each a synthetic generator of the engine (see background.py).
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -129,17 +130,35 @@ def nodes_around(
     return order
 
 
-def sized_jobs(
-    spec: BackgroundB, layout: dict[str, Any], foreground: list[int], busy: list[int], seed: int
-) -> list[BackgroundJob]:
-    """The background jobs of `spec` on endpoints not `busy`, around the `foreground`."""
+def check_room(spec: BackgroundB, layout: dict[str, Any], taken: int) -> int:
+    """The number of background nodes b sizes, round(b · N_t); UsageError when the fabric
+    has no endpoint count or they do not fit on the endpoints `taken` ones leave free (the
+    largest b in [0, 1] is not always placeable: the replayed job needs endpoints too)."""
     endpoints = layout["endpoints"]
     if endpoints is None:
         raise UsageError(
             "--background-b needs a fabric with a fixed number of endpoints (N_t), "
             f"not the contention-free {layout['model']}"
         )
-    target = round(spec.b * int(endpoints))
+    total = int(endpoints)
+    target = round(spec.b * total)
+    free = total - taken
+    if target > free:
+        largest = math.floor(free / total * 1e4) / 1e4
+        raise UsageError(
+            f"--background-b {spec.b}: b · N_t = {target} background nodes (N_t = {total} "
+            f"endpoints) but only {free} are free ({taken} taken by the replayed job and any "
+            f"other background): b <= {free}/{total} ({largest:g}) fits"
+        )
+    return target
+
+
+def sized_jobs(
+    spec: BackgroundB, layout: dict[str, Any], foreground: list[int], busy: list[int], seed: int
+) -> list[BackgroundJob]:
+    """The background jobs of `spec` on endpoints not `busy`, around the `foreground`."""
+    endpoints = layout["endpoints"]
+    target = check_room(spec, layout, len(set(busy)))
     rng = random.Random(seed ^ 0xB0B)
     if spec.placement == "around":
         order = nodes_around(layout, foreground, busy, rng)
@@ -147,11 +166,6 @@ def sized_jobs(
         taken = set(busy)
         order = [e for e in range(int(endpoints)) if e not in taken]
         rng.shuffle(order)
-    if target > len(order):
-        raise UsageError(
-            f"--background-b {spec.b}: {target} background nodes (b · N_t, N_t = "
-            f"{endpoints}) but only {len(order)} endpoints are free"
-        )
     jobs, at = [], 0
     for size in draw_sizes(target, spec.job_sizes, rng):
         chosen = order[at : at + size]

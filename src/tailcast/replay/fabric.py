@@ -117,6 +117,24 @@ def parse_fabric(text: str, source: str, name: str | None = None) -> Fabric:
     return Fabric(name=label, source=source, toml_text=text, table=table, layout=layout)
 
 
+def declared_value(table: dict[str, Any], key: str) -> tuple[bool, Any]:
+    """(whether it is set, its value) of a declared parameter `key` of a model (as
+    `model_docs` names them: "terminal.bandwidth_gbps", "topology.k (kind = fat_tree)") in
+    a fabric's `table`. A key under an array of tables ("levels.arity") has one value per
+    table."""
+    node: Any = table
+    for part in key.split(" (", 1)[0].split("."):
+        if isinstance(node, list):
+            node = [item[part] for item in node if isinstance(item, dict) and part in item]
+            if not node:
+                return False, None
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return False, None
+    return True, node
+
+
 def model_docs() -> dict[str, dict[str, Any]]:
     """Model name → its one-line doc and parameter declarations (as the engine has them)."""
     return {m["name"]: m for m in _core.fabric_models()}

@@ -24,7 +24,7 @@ def _table(table: dict[str, Any], path: list[str], lines: list[str]) -> None:
         if isinstance(value, dict) or _is_table_array(value):
             nested.append((key, value))
         else:
-            lines.append(f"{_key(key)} = {_value(value)}")
+            lines.append(f"{_key(key)} = {value_text(value)}")
     for key, value in nested:
         where = [*path, _key(key)]
         if isinstance(value, dict):
@@ -44,7 +44,8 @@ def _key(key: str) -> str:
     return key if _BARE_KEY.match(key) else json.dumps(key)
 
 
-def _value(value: Any) -> str:
+def value_text(value: Any) -> str:
+    """One value as TOML writes it inline (a table as an inline table)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -58,7 +59,7 @@ def _value(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, list):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
+        return "[" + ", ".join(value_text(v) for v in value) + "]"
     if isinstance(value, dict):  # a table inside an array of values: an inline table
-        return "{" + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_key(k)} = {value_text(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"no TOML form for {type(value).__name__} {value!r}")

@@ -1,7 +1,11 @@
 """Export to SimGrid time-independent traces, replayable by SimGrid's `smpireplaymain`.
 
 Layout: `dst` is the index ("list") file; the per-rank files go to `<dst>.d/rank<i>.txt`
-and the list names them by absolute path, rank i on line i. Sizes are written in bytes
+and the list names them by absolute path, rank i on line i. SimGrid takes each whole line
+as a path (smpi_deployment.cpp reads the list with std::getline), so a path may hold spaces
+but no line break; smpirun itself passes the list's own path unquoted (`--cfg=smpi/replay:
+${APP_TRACES}` in SimGrid 3.32's smpirun), so give it that one without spaces
+(`replay_in_simgrid` links it into its work directory). Sizes are written in bytes
 (`init` without argument selects MPI_BYTE in SimGrid). The time between two calls of a rank
 becomes `compute <flops>` at `flops_per_s` (default 1 Gflop/s: one flop per ns) — replay
 with hosts of that speed to reproduce the captured gaps.
@@ -23,7 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from tailcast.errors import ExternalToolError, InputError
+from tailcast.errors import ExternalToolError, InputError, UsageError
 from tailcast.traces.io import TraceMeta
 from tailcast.traces.schema import Op
 
@@ -136,6 +140,11 @@ def export_tit(
 ) -> Counter[str]:
     """Writes the list file `dst` and one file per rank; returns what was not exported."""
     dst = Path(dst).resolve()
+    if "\n" in str(dst) or "\r" in str(dst):
+        raise UsageError(
+            f"{str(dst)!r}: a TiT list holds one path per line, so a path with a line break "
+            "cannot be listed; choose another output path"
+        )
     rank_dir = dst.with_name(dst.name + ".d")
     created = not rank_dir.exists()
     rank_dir.mkdir(parents=True, exist_ok=True)
@@ -186,10 +195,15 @@ def write_simgrid_platform(
 
 
 def replay_in_simgrid(list_file: Path, ranks: int, workdir: Path, timeout: float = 600) -> str:
-    """Runs SimGrid's smpireplaymain on a TiT list; returns its output, raises on failure."""
+    """Runs SimGrid's smpireplaymain on a TiT list; returns its output, raises on failure.
+    smpirun splits the list's and the hostfile's paths at spaces (module doc): it gets them
+    as names in its work directory, the list through a link."""
     platform, hostfile = write_simgrid_platform(workdir, ranks)
-    argv = ["smpirun", "-no-privatize", "-replay", str(list_file), "-np", str(ranks)]
-    argv += ["-platform", str(platform), "-hostfile", str(hostfile), str(SMPIREPLAYMAIN)]
+    link = workdir / "trace.list"
+    link.unlink(missing_ok=True)
+    link.symlink_to(Path(list_file).resolve())
+    argv = ["smpirun", "-no-privatize", "-replay", link.name, "-np", str(ranks)]
+    argv += ["-platform", platform.name, "-hostfile", hostfile.name, str(SMPIREPLAYMAIN)]
     try:
         proc = subprocess.run(
             argv, capture_output=True, text=True, timeout=timeout, cwd=workdir, check=False

@@ -72,23 +72,26 @@ def tit_columns(source: TitSource) -> list[str]:
 
 
 def is_tit_list(path: Path) -> bool:
-    """True when `path` is an index file naming per-rank trace files."""
-    first = _first_token(path)
-    return first is not None and not _is_int(first) and _resolve(path, first).is_file()
+    """True when `path` is an index file naming per-rank trace files. Each line is a whole
+    path, spaces and all (SimGrid reads the index with std::getline and opens each line as
+    it is: smpi_deployment.cpp, smpi_read_replay)."""
+    first = _first_line(path)
+    return first is not None and not _is_int(first.split()[0]) and _resolve(path, first).is_file()
 
 
 def is_tit_file(path: Path) -> bool:
-    first = _first_token(path)
-    return first is not None and _is_int(first)
+    first = _first_line(path)
+    return first is not None and _is_int(first.split()[0])
 
 
-def _first_token(path: Path) -> str | None:
+def _first_line(path: Path) -> str | None:
+    """The first line that is not blank or a comment, stripped."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             for raw in fh:
-                tokens = raw.split()
-                if tokens and not tokens[0].startswith("#"):
-                    return tokens[0]
+                line = raw.strip()
+                if line and not line.startswith("#"):
+                    return line
     except OSError:
         return None
     return None

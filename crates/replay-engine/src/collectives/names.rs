@@ -79,6 +79,23 @@ fn norm(s: &str) -> String {
     s.trim().to_ascii_lowercase().replace('-', "_")
 }
 
+/// The collectives a `--coll` override names, by their canonical names (`kind_from_name`
+/// also takes "broadcast" and "reducescatter").
+pub const OVERRIDABLE: [(&str, CollKind); 12] = [
+    ("allgather", CollKind::Allgather),
+    ("allgatherv", CollKind::Allgatherv),
+    ("allreduce", CollKind::Allreduce),
+    ("alltoall", CollKind::Alltoall),
+    ("alltoallv", CollKind::Alltoallv),
+    ("barrier", CollKind::Barrier),
+    ("bcast", CollKind::Bcast),
+    ("gather", CollKind::Gather),
+    ("reduce", CollKind::Reduce),
+    ("reduce_scatter", CollKind::ReduceScatter),
+    ("reduce_scatter_block", CollKind::ReduceScatterBlock),
+    ("scatter", CollKind::Scatter),
+];
+
 pub fn kind_from_name(name: &str) -> Option<CollKind> {
     Some(match norm(name).as_str() {
         "bcast" | "broadcast" => CollKind::Bcast,
@@ -127,6 +144,49 @@ pub fn algo_from_name(name: &str) -> Option<Algo> {
         "tree" => Tree,
         _ => return None,
     })
+}
+
+/// The canonical name of `algo` (the first `algo_from_name` takes; a test checks they agree).
+pub fn algo_name(algo: Algo) -> &'static str {
+    use Algo::*;
+    match algo {
+        Linear => "linear",
+        LinearSync => "linear_sync",
+        LinearNb => "linear_nb",
+        Binomial => "binomial",
+        Knomial => "knomial",
+        Binary => "binary",
+        Pipeline => "pipeline",
+        Chain => "chain",
+        SplitBinary => "split_binary",
+        ScatterAllgather => "scatter_allgather",
+        ScatterAllgatherRing => "scatter_allgather_ring",
+        Ring => "ring",
+        SegmentedRing => "segmented_ring",
+        RecursiveDoubling => "recursive_doubling",
+        RecursiveHalving => "recursive_halving",
+        Rabenseifner => "rabenseifner",
+        Pairwise => "pairwise",
+        Bruck => "bruck",
+        NeighborExchange => "neighbor_exchange",
+        TwoProc => "two_proc",
+        DoubleRing => "double_ring",
+        InOrderBinary => "in_order_binary",
+        Nonoverlapping => "nonoverlapping",
+        Butterfly => "butterfly",
+        Tree => "tree",
+    }
+}
+
+/// What an override of `kind` may name: its algorithms and ids (for error messages).
+fn choices(kind: CollKind) -> String {
+    let algos = algorithms(kind);
+    let names: Vec<&str> = algos.iter().map(|&a| algo_name(a)).collect();
+    format!(
+        "one of {} (or its id 1..={}, 0 for the fixed rules)",
+        names.join(", "),
+        algos.len()
+    )
 }
 
 /// A size with an optional binary suffix: 131072, 128K, 128KiB, 1M, 1MiB.
@@ -195,8 +255,14 @@ pub fn parse_overrides(text: &str) -> Result<HashMap<CollKind, (Algo, AlgoParams
             CollError::BadOverride(format!("'{item}' is not COLLECTIVE=ALGORITHM"))
         })?;
         let kind = kind_from_name(coll).ok_or_else(|| {
-            CollError::BadOverride(format!("unknown collective '{}'", coll.trim()))
+            let known: Vec<&str> = OVERRIDABLE.iter().map(|k| k.0).collect();
+            CollError::BadOverride(format!(
+                "unknown collective '{}': one of {}",
+                coll.trim(),
+                known.join(", ")
+            ))
         })?;
+        let coll = coll.trim();
         let mut parts = spec.split(':');
         let alg = parts.next().unwrap_or("").trim();
         let algo = if let Ok(id) = alg.parse::<u8>() {
@@ -205,18 +271,18 @@ pub fn parse_overrides(text: &str) -> Result<HashMap<CollKind, (Algo, AlgoParams
                 continue;
             }
             algo_from_id(kind, id).ok_or_else(|| {
-                let max = algorithms(kind).len();
-                CollError::BadOverride(format!("{coll}: algorithm id {id} not in 0..={max}"))
+                CollError::BadOverride(format!("{coll}: no algorithm id {id}; {}", choices(kind)))
             })?
         } else {
-            let algo = algo_from_name(alg)
-                .ok_or_else(|| CollError::BadOverride(format!("unknown algorithm '{alg}'")))?;
-            if id_of(kind, algo).is_none() {
-                return Err(CollError::BadOverride(format!(
-                    "{coll} has no algorithm '{alg}' in Open MPI 4.1 coll/tuned"
-                )));
+            match algo_from_name(alg).filter(|&a| id_of(kind, a).is_some()) {
+                Some(algo) => algo,
+                None => {
+                    return Err(CollError::BadOverride(format!(
+                        "{coll}: no algorithm '{alg}' in Open MPI 4.1 coll/tuned; {}",
+                        choices(kind)
+                    )))
+                }
             }
-            algo
         };
         let mut params = AlgoParams::FORCED;
         for p in parts {
@@ -270,6 +336,29 @@ mod tests {
         assert!(parse_overrides("bcast=pipeline:segsize=lots").is_err());
         assert!(parse_overrides("bcast=pipeline:depth=3").is_err());
         assert!(parse_overrides("bcast=knomial:radix=1").is_err());
+    }
+
+    #[test]
+    fn errors_name_the_collective_and_its_algorithms() {
+        let err = parse_overrides("allreduce=bogus").unwrap_err().to_string();
+        assert!(err.contains("allreduce: no algorithm 'bogus'"), "{err}");
+        assert!(err.contains("ring, segmented_ring, rabenseifner"), "{err}");
+        let err = parse_overrides("bcast=pairwise").unwrap_err().to_string();
+        assert!(err.contains("bcast: no algorithm 'pairwise'"), "{err}");
+        let err = parse_overrides("bcast=10").unwrap_err().to_string();
+        assert!(err.contains("id 1..=9"), "{err}");
+        let err = parse_overrides("allfoo=ring").unwrap_err().to_string();
+        assert!(err.contains("'allfoo': one of allgather,"), "{err}");
+    }
+
+    #[test]
+    fn canonical_names_parse_back() {
+        for (name, kind) in OVERRIDABLE {
+            assert_eq!(kind_from_name(name), Some(kind));
+            for &algo in algorithms(kind) {
+                assert_eq!(algo_from_name(algo_name(algo)), Some(algo));
+            }
+        }
     }
 
     #[test]

@@ -16,6 +16,12 @@ SHORT_FRACTION = 0.8
 MESSAGES_PER_NODE = 100
 
 
+def mix_rows(ranks: int, messages: int = MESSAGES_PER_NODE) -> int:
+    """The rows `seed002_mix_trace` writes: init, a receive and a send per message, a
+    waitall, finalize per rank (traces.synth.budget)."""
+    return max(ranks, 0) * (3 + 2 * max(messages, 0))
+
+
 def seed002_mix_trace(
     ranks: int,
     messages: int = MESSAGES_PER_NODE,

@@ -60,6 +60,24 @@ def _call_values(coll: str, size: int, n: int, rank: int) -> dict[str, object]:
     raise UsageError(f"unknown OSU collective {coll!r}; known: {', '.join(OSU_COLLECTIVES)}")
 
 
+def osu_rows(
+    collective: str, ranks: int, sizes: int, iterations: int, warmup: int = 0
+) -> tuple[int, int]:
+    """(rows, elements of per-rank count lists) `osu_trace` writes for `sizes` message
+    sizes, counted without building anything (traces.synth.budget)."""
+    coll = collective.lower().removeprefix("osu_")
+    blocks = 1 if coll == "barrier" else max(sizes, 0)
+    calls = max(ranks, 0) * blocks * max(warmup + iterations, 0)
+    # init and finalize; per size a barrier, then every call followed by a barrier
+    rows = max(ranks, 0) * (2 + blocks) + 2 * calls
+    lists = 2 if coll == "alltoallv" else 1 if coll in _LISTED else 0
+    return rows, calls * lists * max(ranks, 0)
+
+
+# Collectives whose calls carry one list of per-rank counts (alltoallv carries two).
+_LISTED = ("allgatherv", "gatherv", "scatterv", "reduce_scatter")
+
+
 def osu_trace(
     collective: str,
     ranks: int,

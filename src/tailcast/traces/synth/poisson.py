@@ -69,6 +69,12 @@ def gemini_link(fabric: Fabric) -> GeminiLink:
     )
 
 
+def poisson_rows(ranks: int, messages: int) -> int:
+    """The rows `poisson_trace` writes on average (the message counts are Poisson with mean
+    `messages` per rank): init, a receive and a send per message, waitall, finalize."""
+    return max(ranks, 0) * (3 + 2 * max(messages, 0))
+
+
 def poisson_trace(
     ranks: int,
     link: GeminiLink,

@@ -157,6 +157,29 @@ ALIASES = {"aa": "all2all", "ar": "allreduce", "bi": "bisection", "hr": "hotregi
 WORKLOADS: tuple[str, ...] = tuple(sorted(REGULAR | IRREGULAR))
 
 
+def workload_rows(kind: str, params: WorkloadParams) -> int:
+    """At most the rows `workload_trace` writes (traces.synth.budget), from the flow and
+    round counts of module doc, without drawing any flow: a receive and a send per flow,
+    a waitall per rank and round (regular) or per rank (irregular), init and finalize."""
+    name = ALIASES.get(kind.lower(), kind.lower())
+    n = max(params.tasks, 0)
+    if name == "all2all":
+        rounds = max(n - 1, 0)
+        flows = n * rounds
+    elif name == "allreduce":
+        rounds = max(n.bit_length() - 1, 0)
+        flows = n * rounds
+    elif name == "nbodies":
+        rounds = max(1, n // 2)
+        flows = n * rounds
+    elif name in ("bisection", "shift"):
+        rounds = max(1, math.ceil(params.flows / n)) if n else 0
+        flows = n * rounds
+    else:  # irregular: one waitall per rank
+        rounds, flows = 1, max(params.flows, 0)
+    return 2 * n + 2 * flows + n * rounds
+
+
 def workload_trace(kind: str, params: WorkloadParams) -> pa.Table:
     """The trace of one seed-000 workload (`kind`: name or its two-letter abbreviation)."""
     name = ALIASES.get(kind.lower(), kind.lower())
