@@ -10,7 +10,8 @@ use std::sync::Arc;
 use parquet_lite::{ParquetFile, Values};
 use trace_formats::columns::Rows;
 use trace_formats::tit::{
-    optional_columns, ranks_in_file, ConvertError, Converter, Layout, ReadError, Reader, OP_NAMES,
+    optional_columns, ranks_in_file, ConvertError, Converter, Layout, ReadError, Reader, TitParser,
+    OP_NAMES,
 };
 
 /// Three ranks in one file, their lines interleaved as SimGrid writes a single-file trace:
@@ -380,4 +381,120 @@ fn per_rank_files_stream_and_errors_name_file_and_line() {
         Err(ConvertError::Invalid(_))
     ));
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Lines of every action the parser maps, for 3 ranks (SimGrid's argument layouts).
+const ACTIONS: [&str; 24] = [
+    "0 init",
+    "1 init 1",
+    "0 compute 1e3",
+    "0 sleep 0.5",
+    "0 send 1 0 8",
+    "1 recv 0 0 8",
+    "0 isend 2 1 1e6 2",
+    "2 irecv 0 1 1e6 2",
+    "0 wait 0 2 1",
+    "2 waitall",
+    "1 test",
+    "0 barrier",
+    "0 bcast 8 1 3",
+    "0 reduce 8 0 1 4",
+    "0 allreduce 8 0 5",
+    "0 alltoall 8 8 6 6",
+    "0 allgather 8 8",
+    "0 gather 8 8 1 7 7",
+    "0 scatter 8 8 0",
+    "0 alltoallv 16 8 8 8 16 8 8 8 1 1",
+    "0 gatherv 8 4 4 4 1 2",
+    "0 allgatherv 8 4 4 4",
+    "0 scatterv 4 4 4 8 0",
+    "0 reducescatter 4 4 4 8 1",
+];
+
+/// Tokens that sit at the edges of what the parser reads.
+const ODD: [&str; 14] = [
+    "-1",
+    "0",
+    "1e400",
+    "nan",
+    "inf",
+    "99999999999999999999",
+    "18446744073709551615",
+    "2147483648",
+    "-9223372036854775808",
+    "x",
+    "1e18",
+    "0.5",
+    "",
+    "#",
+];
+
+/// 20,000 damaged copies of the action lines (tokens replaced by odd ones, dropped,
+/// repeated; lines dropped or repeated; bytes changed): each parses or fails naming the line
+/// it stopped at; none panics (integer overflow included: test builds check it).
+#[test]
+fn damaged_lines_are_errors_never_panics() {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut rng = move |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    let (mut parsed, mut failed) = (0, 0);
+    for _ in 0..20_000 {
+        let mut lines: Vec<Vec<String>> = (0..1 + rng(12))
+            .map(|_| {
+                ACTIONS[rng(ACTIONS.len())]
+                    .split(' ')
+                    .map(String::from)
+                    .collect()
+            })
+            .collect();
+        for _ in 0..1 + rng(4) {
+            let l = rng(lines.len());
+            let line = &mut lines[l];
+            if line.is_empty() {
+                continue; // (an earlier edit emptied it)
+            }
+            let t = rng(line.len());
+            match rng(6) {
+                0 => line[t] = ODD[rng(ODD.len())].to_string(),
+                1 => drop(line.remove(t)),
+                2 => line.insert(t, line[t].clone()),
+                3 => {
+                    let copy = line.clone();
+                    lines.insert(l, copy);
+                }
+                4 => {
+                    let mut bytes = line[t].clone().into_bytes();
+                    if !bytes.is_empty() {
+                        let at = rng(bytes.len());
+                        let pool = b" 09.e-+x\t";
+                        bytes[at] = pool[rng(pool.len())];
+                    }
+                    line[t] = String::from_utf8(bytes).unwrap();
+                }
+                _ => line.truncate(t),
+            }
+        }
+        let mut parser = TitParser::new(3, 1e9).unwrap();
+        let mut outcome = Ok(());
+        for (i, tokens) in lines.iter().enumerate() {
+            outcome = parser.line(&tokens.join(" "), i as u64 + 1, None);
+            if let Err(e) = &outcome {
+                assert!(e.line == i as u64 + 1 && !e.message.is_empty(), "{e:?}");
+                break;
+            }
+        }
+        if outcome.is_ok() {
+            parsed += 1;
+        } else {
+            failed += 1;
+        }
+    }
+    assert!(
+        parsed > 1000 && failed > 1000,
+        "{parsed} parsed, {failed} failed"
+    );
 }
