@@ -3,7 +3,7 @@
 from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
-from typing import Any, Protocol, final
+from typing import Any, final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,12 +35,6 @@ __all__ = [
     "replay_local",
     "squeue_columns",
 ]
-
-class _ArrowBatch(Protocol):
-    """pyarrow RecordBatch (or anything exporting a struct array through the Arrow C Data
-    Interface)."""
-
-    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
 
 def engine_version() -> str: ...
 def replay_local(
@@ -187,9 +181,9 @@ class ReplayStream:
 
     `comms`: communicator id → world ranks in communicator-rank order (every communicator a
     collective uses, except 0 = all ranks). Drive it with `run()`, which returns the rank
-    that needs rows (feed them with `feed`, or `close` the rank when it has no more) or
-    None when the replay is done; then `finish()`. Results do not depend on chunk sizes.
-    A batch given to `feed_arrow` reaches the engine `piece_rows` rows at a time (default:
+    that needs rows (feed them with `RankFeeder.feed`, which closes the rank when it has no
+    more) or None when the replay is done; then `finish()`. Results do not depend on chunk
+    sizes. A batch of rows fed reaches the engine `piece_rows` rows at a time (default:
     about 16 K rows over all ranks), fed inside `run()`.
     Keeps the GIL (the engine is not shared across threads)."""
 
@@ -209,20 +203,6 @@ class ReplayStream:
         background: list[dict[str, Any]] | None = None,
         record_messages: bool | None = None,
     ) -> ReplayStream: ...
-    def feed(self, rank: int, columns: dict[str, NDArray[np.generic]], first_row: int) -> None:
-        """Appends rows of `rank` in seq order (columns as `replay` takes)."""
-    def feed_arrow(
-        self,
-        rank: int,
-        batch: _ArrowBatch,
-        first_row: int,
-        constants: dict[str, int | str] | None = None,
-    ) -> None:
-        """Like `feed`, the rows as an Arrow record batch of TRACE columns (nulls filled
-        and op names mapped here; `rank` is not read). `constants`: columns absent from
-        the batch with one value in every row; other missing columns are all null.
-        TypeError: a column cannot be converted (ValueError: rows the engine rejects)."""
-    def close(self, rank: int) -> None: ...
     def run(self) -> int | None: ...
     def take_ops(self) -> dict[str, NDArray[np.generic]]:
         """Rows executed since the last call: rank, seq, op, sim_start_ns, sim_end_ns."""
@@ -232,14 +212,10 @@ class ReplayStream:
 
 @final
 class ColumnBuilder:
-    """TRACE record batches → the engine columns `replay` takes, converted in one pass
-    (nulls as in tailcast.replay.columns, op names normalised and mapped to codes)."""
+    """A trace file's rows as the engine columns `replay` takes (`TraceFile.load`), converted
+    in one pass (nulls as in tailcast.replay.columns, op names normalised and mapped to
+    codes)."""
 
-    def __new__(cls, capacity: int = 0) -> ColumnBuilder: ...
-    def append(self, batch: _ArrowBatch, constants: dict[str, int | str] | None = None) -> None:
-        """Converts and appends the batch's rows (`constants`: columns absent from the
-        batch with one value in every row; other missing columns are all null).
-        ValueError: negative rank (names the row), unsupported column type."""
     @property
     def rows(self) -> int: ...
     def unknown_ops(self) -> dict[str, int]:
@@ -252,13 +228,10 @@ class ColumnBuilder:
 
 @final
 class TraceScan:
-    """The layout pass over a (rank, seq)-sorted trace: rows per rank, communicators
-    (declared by comm_* rows, and the ranks calling collectives on each), unknown ops."""
+    """The layout pass over a (rank, seq)-sorted trace (`TraceFile.scan`): rows per rank,
+    communicators (declared by comm_* rows, and the ranks calling collectives on each),
+    unknown ops."""
 
-    def __new__(cls) -> TraceScan: ...
-    def add(self, batch: _ArrowBatch, constants: dict[str, int | str] | None = None) -> None:
-        """The next rows (columns rank, op, optionally comm, new_comm, comm_members).
-        ValueError "rows are not sorted by rank (row N)" / "negative rank at row N"."""
     @property
     def rows(self) -> int: ...
     def counts(self) -> list[int]:

@@ -12,10 +12,9 @@ from typer.testing import CliRunner
 
 from tailcast import _core
 from tailcast.cli.main import app
-from tailcast.replay.columns import EngineColumns
 from tailcast.replay.fabric import load_fabric
-from tailcast.replay.run import ReplayFailed, ReplayOptions, replay_trace
-from tailcast.traces.io import TraceMeta, read_trace, write_trace
+from tailcast.replay.run import ReplayFailed, ReplayOptions, load_columns, replay_trace
+from tailcast.traces.io import TraceMeta, write_trace
 from tailcast.traces.schema import TraceBuilder
 from tests.replay.conftest import osu_parquet
 
@@ -63,10 +62,7 @@ def test_deadlock_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_two_traces_share_one_fabric(tmp_path: Path) -> None:
     trace = osu_parquet(tmp_path, "alltoall", 8, 1 << 20)
-    table, _ = read_trace(trace)
-    cols = EngineColumns()
-    cols.add(table)
-    arrays = cols.arrays()
+    arrays = load_columns(trace).arrays()
     fabric = load_fabric("crossbar").table
     (alone,) = _core.replay([arrays], ["linear"], fabric).jobs
     # The second copy sits on the same endpoints: every link carries twice the traffic.

@@ -1,6 +1,7 @@
-"""Trace ingestion in the binding (`_core.ColumnBuilder`, `TraceScan`, `feed_arrow`): the
-converted columns equal a row-by-row reading of the TRACE null rules, whatever the Arrow
-types, slicing, chunking, dictionary encoding or row-group statistics of the input."""
+"""Trace ingestion in the binding (`_core.TraceFile`: its load, its layout scan and the rank
+feeder of a streamed replay): the converted columns equal a row-by-row reading of the TRACE
+null rules, whatever the row groups, encodings, decoding passes or absent columns of the
+file."""
 
 from __future__ import annotations
 
@@ -78,11 +79,9 @@ def messy_table() -> pa.Table:
     )
 
 
-def _converted(parts: list[pa.RecordBatch | pa.Table]) -> dict[str, np.ndarray[Any, Any]]:
-    columns = EngineColumns()
-    for part in parts:
-        columns.add(part)
-    return columns.arrays()
+def _written(table: pa.Table, path: Path, **options: Any) -> Path:
+    pq.write_table(table, path, **options)
+    return path
 
 
 def _assert_same(got: dict[str, np.ndarray[Any, Any]], want: dict[str, np.ndarray[Any, Any]]):
@@ -91,39 +90,62 @@ def _assert_same(got: dict[str, np.ndarray[Any, Any]], want: dict[str, np.ndarra
         assert np.array_equal(got[name], values), name
 
 
-def test_conversion_follows_the_null_rules_for_any_types_and_slices() -> None:
+@pytest.mark.parametrize("group_rows", [1, 5, 7, 100])
+@pytest.mark.parametrize("dictionary", [True, False])
+def test_conversion_follows_the_null_rules_for_any_row_groups_and_encodings(
+    tmp_path: Path, group_rows: int, dictionary: bool
+) -> None:
     table = messy_table()
-    want = reference(table)
-    _assert_same(_converted([table]), want)
-    # Slices (non-zero offsets, shared list children), several chunks, a dictionary op.
-    batch = table.to_batches()[0]
-    _assert_same(_converted([batch.slice(0, 5), batch.slice(5, 1), batch.slice(6)]), want)
-    chunked = pa.concat_tables([table.slice(0, 7), table.slice(7)])
-    _assert_same(_converted([chunked]), want)
-    encoded = table.set_column(2, "op", table.column("op").dictionary_encode())
-    _assert_same(_converted([encoded.slice(0, 3), encoded.slice(3)]), want)
+    path = _written(table, tmp_path / "messy.parquet", row_group_size=group_rows,
+                    use_dictionary=dictionary)  # fmt: skip
+    _assert_same(EngineColumns.of_file(path).arrays(), reference(table))
 
 
-def test_unknown_ops_and_declared_communicators() -> None:
-    columns = EngineColumns()
-    columns.add(messy_table())
+def test_columns_set_only_after_the_first_pass_keep_their_rows(tmp_path: Path) -> None:
+    """The loader decodes 65,536 rows at a time: an optional column (dtype_bytes) and a list
+    column (requests) null or empty in every row of the first pass and set in the second
+    give the same columns as a row-by-row reading."""
+    n = 70_000
+    late = n - 3
+    table = pa.table(
+        {
+            "rank": pa.array([0] * n, pa.int32()),
+            "seq": pa.array(range(n), pa.int64()),
+            "op": pa.array(["isend"] * late + ["allreduce", "waitall", "waitall"]),
+            "dtype_bytes": pa.array([None] * late + [8, None, None], pa.int32()),
+            "requests": pa.array([[]] * (late + 1) + [[3, 4], None], pa.list_(pa.int64())),
+        }
+    )
+    path = _written(table, tmp_path / "late.parquet", row_group_size=20_000)
+    got = EngineColumns.of_file(path).arrays()
+    _assert_same(got, reference(table))
+    want_dtype = np.full(n, SAME, dtype=np.int32)
+    want_dtype[late] = 8
+    _assert_same(got, {"dtype_bytes": want_dtype})
+    assert got["commutative"].size == 0  # absent: empty, read as SAME throughout
+
+
+def test_unknown_ops_and_declared_communicators(tmp_path: Path) -> None:
+    # The allreduce rows (4 and 10) on communicator 4, the others on 0 or null.
+    comm = pa.array([0, None, 0, 0, 4, 0] * 2, pa.int32())
+    path = _written(messy_table().append_column("comm", comm), tmp_path / "messy.parquet",
+                    row_group_size=5)  # fmt: skip
+    columns = EngineColumns.of_file(path)
     assert columns.unknown_ops == {"bogus": 2}
     assert columns.comms == {4: [1, 0]}  # the first declaration wins
+    scan = _core.TraceFile(path).scan()
+    assert scan.unknown_ops() == {"bogus": 2}
+    assert scan.declared_comms() == [(4, [1, 0])]
+    assert scan.counts() == [6, 6]
+    assert scan.used_comms() == {4: [0, 1]}  # collectives only
 
 
-def test_constants_stand_for_missing_columns() -> None:
-    table = messy_table().set_column(2, "op", pa.array(["send"] * 12))
-    want = reference(table)
-    want["tag"] = np.full(12, 9, dtype=np.int32)
-    columns = EngineColumns()
-    columns.add(table.drop_columns(["tag", "op"]), {"tag": 9, "op": "MPI_Send"})
-    _assert_same(columns.arrays(), want)
-    # Only for columns absent from the batch; they must have the column's kind.
-    builder = _core.ColumnBuilder()
-    builder.append(table.to_batches()[0], {"seq": 5})
-    assert builder.finish()["seq"].tolist() == list(range(12))
-    with pytest.raises(ValueError, match="expected a number"):
-        _core.ColumnBuilder().append(table.drop_columns(["seq"]).to_batches()[0], {"seq": "x"})
+def test_absent_columns_read_as_all_null(tmp_path: Path) -> None:
+    table = messy_table().drop_columns(["tag", "peer", "iteration", "requests", "recv_counts"])
+    path = _written(table, tmp_path / "narrow.parquet")
+    got = EngineColumns.of_file(path).arrays()
+    _assert_same(got, reference(table))
+    assert got["peer"].tolist() == [-2] * 12 and got["requests_offsets"].size == 0
 
 
 def test_unusable_column_types_and_negative_ranks_are_input_errors(tmp_path: Path) -> None:
@@ -131,9 +153,18 @@ def test_unusable_column_types_and_negative_ranks_are_input_errors(tmp_path: Pat
     path = write_trace(bad, tmp_path / "negative.parquet", TraceMeta(ranks=2))
     with pytest.raises(InputError, match=r"negative\.parquet.*negative rank at row 0"):
         load_columns(path)
-    strings = messy_table().set_column(1, "seq", pa.array(["1"] * 12))
-    with pytest.raises(ValueError, match="column seq has an unsupported Arrow type"):
-        EngineColumns().add(strings)
+    # Columns of the wrong kind, in a file with a trace's metadata (write_trace would cast).
+    table = pq.read_table(write_trace(messy_table(), tmp_path / "good.parquet", TraceMeta(ranks=2)))
+    kinds = {
+        "seq": (pa.array(["1"] * 12), "column seq holds strings or lists, expected integers"),
+        "op": (pa.array(range(12)), "column op: expected strings, got a number"),
+        "requests": (pa.array(range(12)), "column requests is not a list of integers"),
+    }
+    for name, (values, message) in kinds.items():
+        odd = table.set_column(table.column_names.index(name), name, values)
+        path = _written(odd, tmp_path / f"{name}.parquet")
+        with pytest.raises(InputError, match=rf"{name}\.parquet: {message}"):
+            load_columns(path)
 
 
 def _tiny_groups_trace(tmp: Path, group_rows: int) -> Path:

@@ -1,5 +1,5 @@
-"""The Python TiT parser tailcast used before the native one (crates/replay-py/src/
-tit_parse.rs): kept as the reference the native parser is checked against, line by line.
+"""The Python TiT parser tailcast used before the native one (crates/trace-formats/src/tit/
+parse.rs): kept as the reference the native parser is checked against, line by line.
 Semantics: tailcast.traces.tit_import's docstring."""
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-//! Arrow record batches of a TRACE file → the engine's columns, in one pass per column.
+//! Decoded TRACE rows → the engine's columns, in one pass per column.
 //!
 //! Null encodings (the engine's, see replay_engine::trace): peer null → -2 (MPI_PROC_NULL;
 //! -1 stays ANY_SOURCE), root/request/iteration null → -1, tag/comm/bytes/times null → 0,
-//! recv_peer/recv_tag null → SAME. A null list is an empty list; null list elements are 0.
-//! Op names are normalised (`MPI_Isend` → `isend`) once per dictionary entry.
+//! recv_peer/recv_tag null → SAME. A null list is an empty list. Op names are normalised
+//! (`MPI_Isend` → `isend`) once per dictionary entry.
 
 use std::collections::HashMap;
 
@@ -12,240 +12,11 @@ use pyo3::prelude::*;
 use replay_engine::trace::SAME;
 use replay_engine::TraceColumns;
 
-use crate::arrow::{with_int_values, Array, IntValue, Validity};
-pub(crate) use crate::lists::Csr;
-pub(crate) use crate::op_names::{append_ops, OpTable};
+use crate::lists::Csr;
+use crate::op_names::{append_ops, OpTable};
+use crate::source::{append_ints, Batch, Source};
 
-/// A column's value for every row of a row group, known from its Parquet statistics
-/// (min == max, no nulls) so the column need not be decoded.
-#[derive(Clone, Debug, FromPyObject)]
-pub(crate) enum Constant {
-    Int(i64),
-    Str(String),
-}
-
-/// Where a column's values come from.
-#[derive(Clone, Copy)]
-pub(crate) enum Source<'a> {
-    Column(Array<'a>),
-    /// Decoded by the native Parquet reader: its name, values and the string dictionary
-    /// of its cursor.
-    Native(&'a str, &'a parquet_lite::Column, &'a [Vec<u8>]),
-    Int(i64),
-    Str(&'a str),
-    /// Absent from the batch: every value null.
-    Null,
-}
-
-impl Source<'_> {
-    /// Every value null (absent, or a column of nulls).
-    pub(crate) fn all_null(&self) -> bool {
-        match self {
-            Source::Column(c) => c.all_null(),
-            Source::Native(_, c, _) => c.all_null(),
-            Source::Null => true,
-            Source::Int(_) | Source::Str(_) => false,
-        }
-    }
-
-    /// Whether row `i` holds a value.
-    pub(crate) fn is_valid(&self, i: usize) -> bool {
-        match self {
-            Source::Column(c) => c.validity().is_none_or(|v| v.is_valid(i)),
-            Source::Native(_, c, _) => c.is_valid(i),
-            Source::Null => false,
-            Source::Int(_) | Source::Str(_) => true,
-        }
-    }
-}
-
-/// A record batch's columns by name, and the constant columns of its row group.
-pub(crate) struct Batch<'a> {
-    columns: HashMap<&'a str, Source<'a>>,
-    constants: &'a HashMap<String, Constant>,
-    pub(crate) rows: usize,
-}
-
-impl<'a> Batch<'a> {
-    /// `batch` must be a record batch (struct array); `constants` name columns it lacks.
-    pub(crate) fn new(
-        batch: &Array<'a>,
-        constants: &'a HashMap<String, Constant>,
-    ) -> PyResult<Self> {
-        if batch.format() != "+s" {
-            return Err(PyValueError::new_err(
-                "expected a record batch (Arrow struct array)",
-            ));
-        }
-        // A struct array's offset and length apply to its children too.
-        let (base, rows) = (batch.offset(), batch.len());
-        let columns = batch
-            .children()
-            .into_iter()
-            .map(|c| (c.name(), Source::Column(c.slice(base, rows))))
-            .collect();
-        Ok(Self {
-            columns,
-            constants,
-            rows: batch.len(),
-        })
-    }
-
-    /// Rows decoded by the native reader: (name, column, its cursor's dictionary) each.
-    pub(crate) fn native(
-        columns: impl IntoIterator<Item = (&'a str, &'a parquet_lite::Column, &'a [Vec<u8>])>,
-        rows: usize,
-        constants: &'a HashMap<String, Constant>,
-    ) -> Self {
-        let columns = columns
-            .into_iter()
-            .map(|(name, col, dict)| (name, Source::Native(name, col, dict)))
-            .collect();
-        Self {
-            columns,
-            constants,
-            rows,
-        }
-    }
-
-    pub(crate) fn get(&self, name: &str) -> Source<'a> {
-        if let Some(&c) = self.columns.get(name) {
-            return c;
-        }
-        match self.constants.get(name) {
-            Some(Constant::Int(v)) => Source::Int(*v),
-            Some(Constant::Str(s)) => Source::Str(s.as_str()),
-            None => Source::Null,
-        }
-    }
-}
-
-pub(crate) const PROC_NULL: i32 = -2;
-
-/// A value type of the engine's columns, converted from any Arrow number.
-pub(crate) trait Target: Copy {
-    fn from_i64(v: i64) -> Self;
-    fn from_f64(v: f64) -> Self;
-}
-
-macro_rules! target {
-    ($($t:ty),*) => {$(
-        impl Target for $t {
-            #[inline]
-            fn from_i64(v: i64) -> Self {
-                v as $t // wraps like numpy's astype did
-            }
-            #[inline]
-            fn from_f64(v: f64) -> Self {
-                v as $t
-            }
-        }
-    )*};
-}
-target!(i32, i64);
-
-impl Target for u32 {
-    /// Through i32 like numpy's int32 → uint32 casts did (negative ranks are rejected).
-    #[inline]
-    fn from_i64(v: i64) -> Self {
-        v as i32 as u32
-    }
-    #[inline]
-    fn from_f64(v: f64) -> Self {
-        v as i32 as u32
-    }
-}
-
-pub(crate) fn unsupported(col: &Array<'_>) -> PyErr {
-    PyValueError::new_err(format!(
-        "column {} has an unsupported Arrow type (format {:?})",
-        col.name(),
-        col.format()
-    ))
-}
-
-#[inline]
-fn extend<S: Copy, T: Copy>(
-    src: &[S],
-    valid: Option<Validity<'_>>,
-    fill: T,
-    out: &mut Vec<T>,
-    conv: impl Fn(S) -> T,
-) {
-    match valid {
-        None => out.extend(src.iter().map(|&v| conv(v))),
-        Some(bits) => {
-            out.extend(
-                src.iter()
-                    .enumerate()
-                    .map(|(i, &v)| if bits.is_valid(i) { conv(v) } else { fill }),
-            )
-        }
-    }
-}
-
-/// Appends an integer (or floating) column as T, nulls as `fill`; a missing column is
-/// `rows` fills.
-pub(crate) fn append_ints<T: Target>(
-    src: Source<'_>,
-    rows: usize,
-    fill: T,
-    out: &mut Vec<T>,
-) -> PyResult<()> {
-    let col = match src {
-        Source::Column(c) if !c.all_null() => c,
-        Source::Native(name, c, _) if !c.all_null() => {
-            return append_native_ints(name, c, fill, out)
-        }
-        Source::Int(v) => {
-            out.resize(out.len() + rows, T::from_i64(v));
-            return Ok(());
-        }
-        Source::Str(_) => return Err(PyValueError::new_err("expected a number, got a string")),
-        _ => {
-            out.resize(out.len() + rows, fill);
-            return Ok(());
-        }
-    };
-    let valid = col.validity();
-    with_int_values!(
-        col,
-        |values| extend(values, valid, fill, out, |v| T::from_i64(v.as_i64())),
-        match col.format() {
-            "f" => extend(col.values::<f32>()?, valid, fill, out, |v| {
-                T::from_f64(v.into())
-            }),
-            "g" => extend(col.values::<f64>()?, valid, fill, out, T::from_f64),
-            _ => return Err(unsupported(&col)),
-        }
-    );
-    Ok(())
-}
-
-fn append_native_ints<T: Target>(
-    name: &str,
-    col: &parquet_lite::Column,
-    fill: T,
-    out: &mut Vec<T>,
-) -> PyResult<()> {
-    let parquet_lite::Values::Ints(values) = &col.values else {
-        return Err(PyValueError::new_err(format!(
-            "column {name} holds strings or lists, expected integers"
-        )));
-    };
-    match &col.valid {
-        None => out.extend(values.iter().map(|&v| T::from_i64(v))),
-        Some(valid) => {
-            out.extend(
-                values
-                    .iter()
-                    .zip(valid)
-                    .map(|(&v, &ok)| if ok { T::from_i64(v) } else { fill }),
-            )
-        }
-    }
-    Ok(())
-}
+const PROC_NULL: i32 = -2;
 
 /// An optional column (null → SAME), kept empty (= all SAME) while every value is null;
 /// `before` rows precede this batch.
@@ -262,7 +33,7 @@ fn append_optional(
     append_ints(src, rows, SAME, out)
 }
 
-/// Engine columns owned by the binding (built from Arrow batches).
+/// Engine columns owned by the binding (converted from decoded batches).
 #[derive(Default)]
 pub(crate) struct OwnedColumns {
     pub(crate) rank: Vec<u32>,

@@ -1,8 +1,9 @@
 //! pyo3 binding: exposes replay-engine to Python as `tailcast._core`.
 //! Only conversions live here; all semantics are in the engine crate.
 
-mod arrow;
+mod column_builder;
 mod config;
+mod declared_comms;
 mod errors;
 mod ingest;
 mod lists;
@@ -13,14 +14,13 @@ mod queue;
 mod result;
 mod schedule;
 mod signals;
+mod source;
 mod stream;
+mod time;
 mod tit;
 mod tit_convert;
-mod tit_lines;
-mod tit_parse;
-mod tit_token_cache;
 mod trace_file;
-mod trace_io;
+mod trace_scan;
 
 use numpy::{Element, IntoPyArray, PyArray1, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -68,7 +68,7 @@ fn op_codes() -> std::collections::HashMap<&'static str, u8> {
 }
 
 /// Borrowed numpy columns of one trace.
-pub(crate) struct Columns<'py> {
+struct Columns<'py> {
     rank: PyReadonlyArray1<'py, u32>,
     seq: PyReadonlyArray1<'py, i64>,
     op: PyReadonlyArray1<'py, u8>,
@@ -135,7 +135,7 @@ fn column<'py, T: Element>(
 }
 
 impl<'py> Columns<'py> {
-    pub(crate) fn from_dict(d: &Bound<'py, PyDict>) -> PyResult<Self> {
+    fn from_dict(d: &Bound<'py, PyDict>) -> PyResult<Self> {
         Ok(Self {
             rank: column(d, "rank", "uint32")?,
             seq: column(d, "seq", "int64")?,
@@ -166,7 +166,7 @@ impl<'py> Columns<'py> {
         })
     }
 
-    pub(crate) fn view(&self) -> PyResult<TraceColumns<'_>> {
+    fn view(&self) -> PyResult<TraceColumns<'_>> {
         Ok(TraceColumns {
             rank: self.rank.as_slice()?,
             seq: self.seq.as_slice()?,
@@ -200,55 +200,6 @@ impl<'py> Columns<'py> {
                 values: v.as_slice()?,
             }),
             None => Ok(Lists::default()),
-        }
-    }
-}
-
-/// Simulated times to integer ns, rounded half away from zero as `f64::round` does, in place
-/// (same-size element types reuse the allocation). Done by truncation and the exact
-/// fractional part: `round` is a libm call per value on baseline x86-64.
-pub(crate) fn to_ns(v: Vec<f64>) -> Vec<i64> {
-    v.into_iter().map(round_ns).collect()
-}
-
-#[inline]
-pub(crate) fn round_ns(t: f64) -> i64 {
-    if t.abs() >= 4_503_599_627_370_496.0 || t.is_nan() {
-        return t as i64; // 2^52 and beyond every value is an integer (NaN → 0, saturating)
-    }
-    let whole = t as i64;
-    let frac = t - whole as f64; // exact below 2^52
-    whole + i64::from(frac >= 0.5) - i64::from(frac <= -0.5)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn round_ns_matches_f64_round() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let special = [
-            0.5,
-            1.5,
-            2.5,
-            -0.5,
-            -2.5,
-            0.49999999999999994,
-            4503599627370495.5,
-            1e300,
-            -1e300,
-            f64::INFINITY,
-            f64::NAN,
-            -0.0,
-        ];
-        for t in special.into_iter().chain((0..100_000).map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            // random magnitudes, tiny to huge, both signs
-            f64::from_bits(x >> 2) * if x & 1 == 1 { -1.0 } else { 1.0 }
-        })) {
-            assert_eq!(super::round_ns(t), t.round() as i64, "{t}");
-            assert_eq!(super::round_ns(t / 3.7), (t / 3.7).round() as i64, "{t}");
         }
     }
 }
@@ -352,8 +303,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<JobReplay>()?;
     m.add_class::<ReplayResult>()?;
     m.add_class::<stream::ReplayStream>()?;
-    m.add_class::<trace_io::ColumnBuilder>()?;
-    m.add_class::<trace_io::TraceScan>()?;
+    m.add_class::<column_builder::ColumnBuilder>()?;
+    m.add_class::<trace_scan::TraceScan>()?;
     m.add_class::<trace_file::TraceFile>()?;
     m.add_class::<op_stats::OpStats>()?;
     m.add_class::<tit::TitReader>()?;

@@ -4,7 +4,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use replay_engine::trace::Lists;
 
-use crate::ingest::{append_ints, unsupported, Source};
+use crate::source::Source;
 
 /// A list column in CSR form; `offsets` stays empty while every list so far is empty (the
 /// engine reads empty offsets as "all lists empty").
@@ -13,9 +13,6 @@ pub(crate) struct Csr {
     pub(crate) offsets: Vec<i64>,
     pub(crate) values: Vec<i64>,
     rows: usize,
-    /// Reused: the list offsets and child values of the batch being appended.
-    spans: Vec<i64>,
-    child: Vec<i64>,
 }
 
 impl Csr {
@@ -25,72 +22,16 @@ impl Csr {
         self.rows = 0;
     }
 
-    /// Appends a list column (a null list is empty; null elements are 0).
+    /// Appends a list column (a null list is empty).
     pub(crate) fn append(&mut self, src: Source<'_>, rows: usize) -> PyResult<()> {
-        let col = match src {
-            Source::Column(c) if !c.all_null() && c.len() > 0 => c,
-            Source::Native(name, c, _) if !c.all_null() => {
-                return self.append_native(name, c, rows)
-            }
-            _ => {
-                self.pad(rows);
-                return Ok(());
-            }
+        let Source::Decoded(name, col, _) = src else {
+            self.pad(rows);
+            return Ok(());
         };
-        let (o, n) = (col.offset(), col.len());
-        self.spans.clear();
-        match col.format() {
-            "+l" => self.spans.extend(
-                col.buffer::<i32>(1, o + n + 1)?[o..]
-                    .iter()
-                    .map(|&v| i64::from(v)),
-            ),
-            "+L" => self
-                .spans
-                .extend_from_slice(&col.buffer::<i64>(1, o + n + 1)?[o..]),
-            _ => return Err(unsupported(&col)),
-        }
-        let bad = || PyValueError::new_err(format!("column {}: bad list offsets", col.name()));
-        let children = col.children();
-        let child = children.first().ok_or_else(bad)?;
-        let (first, last) = (self.spans[0], self.spans[n]);
-        if first < 0 || last < first || last as usize > child.len() {
-            return Err(bad());
-        }
-        if first == last {
+        if col.all_null() {
             self.pad(rows);
             return Ok(());
         }
-        // Only the values this batch's lists use (a slice of a row group's batch shares
-        // the whole row group's child array).
-        self.child.clear();
-        let used = child.slice(first as usize, (last - first) as usize);
-        append_ints(Source::Column(used), used.len(), 0i64, &mut self.child)?;
-        if self.offsets.is_empty() {
-            self.offsets.resize(self.rows + 1, 0);
-        }
-        let valid = col.validity();
-        for i in 0..n {
-            let (lo, hi) = (self.spans[i], self.spans[i + 1]);
-            if hi > lo && valid.is_none_or(|v| v.is_valid(i)) {
-                if lo < first || hi > last {
-                    return Err(bad());
-                }
-                let (a, b) = ((lo - first) as usize, (hi - first) as usize);
-                self.values.extend_from_slice(&self.child[a..b]);
-            }
-            self.offsets.push(self.values.len() as i64);
-        }
-        self.rows += rows;
-        Ok(())
-    }
-
-    fn append_native(
-        &mut self,
-        name: &str,
-        col: &parquet_lite::Column,
-        rows: usize,
-    ) -> PyResult<()> {
         let parquet_lite::Values::Lists { offsets, values } = &col.values else {
             return Err(PyValueError::new_err(format!(
                 "column {name} is not a list of integers"

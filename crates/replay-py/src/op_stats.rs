@@ -11,7 +11,7 @@ use numpy::PyReadonlyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::round_ns;
+use crate::time::round_ns;
 
 #[derive(Default)]
 struct Durations {

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use replay_engine::{JobResult, MessagesOut, ReplayOutput, ReplayStats};
 
-use crate::to_ns;
+use crate::time::to_ns;
 
 /// Replay results of one trace (times in ns from the start of the replay). The per-row
 /// columns become numpy arrays when first read: a streamed replay (its rows went out

@@ -2,10 +2,11 @@
 //! The engine shares schedules through `Rc`, so the object stays on its creating thread
 //! and `run` keeps the GIL.
 //!
-//! A batch given to `feed_arrow` is converted once and handed to the engine in pieces of
-//! `piece_rows` as the engine asks for that rank's rows (`run` feeds them without returning
-//! to Python): Python pays per batch, while the engine buffers only a few thousand rows
-//! over all ranks, which keeps the rows it executes in cache.
+//! A batch of a rank's rows (from `RankFeeder.feed`, trace_file.rs) is converted once and
+//! handed to the engine in pieces of `piece_rows` as the engine asks for that rank's rows
+//! (`run` feeds them without returning to Python): Python pays per batch, while the engine
+//! buffers only a few thousand rows over all ranks, which keeps the rows it executes in
+//! cache.
 
 use std::collections::HashMap;
 
@@ -15,12 +16,14 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use replay_engine::{OpsOut, Progress, ReplayOptions, StreamJob};
 
-use crate::arrow::Exported;
+use crate::config;
 use crate::errors::replay_error as value_error;
-use crate::ingest::{Batch, Constant, OpTable, OwnedColumns};
+use crate::ingest::OwnedColumns;
+use crate::op_names::OpTable;
 use crate::op_stats::OpStats;
 use crate::result::ReplayResult;
-use crate::{config, to_ns, Columns};
+use crate::source::Batch;
+use crate::time::to_ns;
 
 /// One trace replayed from per-rank chunks; see tailcast/_core.pyi.
 #[pyclass(unsendable, module = "tailcast._core")]
@@ -52,8 +55,9 @@ impl ReplayStream {
             .ok_or_else(|| PyRuntimeError::new_err("the stream is finished"))
     }
 
-    /// Converts `batch` (rows of `rank`, Arrow or natively decoded) and feeds the engine
-    /// its first piece; conversion problems are TypeError (see `feed_arrow`).
+    /// Converts `batch` (rows of `rank`) and feeds the engine its first piece. Conversion
+    /// problems are TypeError: the caller tells them (a file that cannot be read as a trace)
+    /// from the engine's ValueError (rows that cannot be replayed).
     pub(crate) fn feed_batch(
         &mut self,
         rank: u32,
@@ -175,42 +179,6 @@ impl ReplayStream {
             ops: OpTable::new(),
             summarised: OpsOut::default(),
         })
-    }
-
-    /// Appends rows of `rank` (a dict of columns as `replay` takes, in seq order);
-    /// `first_row` is the trace row number of the first (for error messages).
-    fn feed(&mut self, rank: u32, columns: Bound<'_, PyDict>, first_row: u64) -> PyResult<()> {
-        let cols = Columns::from_dict(&columns)?;
-        let view = cols.view()?;
-        self.engine()?
-            .feed(0, rank, &view, first_row)
-            .map_err(value_error)
-    }
-
-    /// Like `feed`, with the rows as an Arrow record batch of TRACE columns (converted
-    /// here: nulls filled, op names mapped; the rank column is not read) and the
-    /// columns that hold one value in every row (absent from the batch).
-    #[pyo3(signature = (rank, batch, first_row, constants = None))]
-    fn feed_arrow(
-        &mut self,
-        rank: u32,
-        batch: &Bound<'_, PyAny>,
-        first_row: u64,
-        constants: Option<HashMap<String, Constant>>,
-    ) -> PyResult<()> {
-        // Conversion problems are TypeError: the caller tells them (a file that cannot be
-        // read as a trace) from the engine's ValueError (rows that cannot be replayed).
-        let as_type_error =
-            |err: PyErr| Python::with_gil(|py| PyTypeError::new_err(err.value(py).to_string()));
-        let exported = Exported::new(batch)?;
-        let constants = constants.unwrap_or_default();
-        let batch = Batch::new(&exported.array(), &constants).map_err(as_type_error)?;
-        self.feed_batch(rank, &batch, first_row)
-    }
-
-    /// No more rows will come for `rank`.
-    fn close(&mut self, rank: u32) -> PyResult<()> {
-        self.close_rank(rank)
     }
 
     /// Replays until done (None) or until a rank needs rows (its number). Runs pending

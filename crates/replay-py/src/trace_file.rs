@@ -11,9 +11,10 @@ use parquet_lite::{Column, ColumnCursor, ParquetFile};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::ingest::{Batch, Constant};
+use crate::column_builder::ColumnBuilder;
+use crate::source::Batch;
 use crate::stream::ReplayStream;
-use crate::trace_io::{ColumnBuilder, TraceScan};
+use crate::trace_scan::TraceScan;
 
 /// Columns the layout scan reads, and the ones the engine reads from a rank's rows; a
 /// whole-file load reads both.
@@ -87,15 +88,13 @@ fn batch<'a>(
     cursors: &'a [(&'static str, ColumnCursor)],
     columns: &'a [Column],
     rows: usize,
-    constants: &'a HashMap<String, Constant>,
 ) -> Batch<'a> {
-    Batch::native(
+    Batch::new(
         cursors
             .iter()
             .zip(columns)
             .map(|((name, cursor), col)| (*name, col, cursor.dictionary())),
         rows,
-        constants,
     )
 }
 
@@ -138,14 +137,13 @@ impl TraceFile {
     fn scan(&self) -> PyResult<TraceScan> {
         let mut scan = TraceScan::new();
         let mut cursors = cursors(&self.file, &SCAN_COLUMNS, 0, self.file.num_row_groups())?;
-        let constants = HashMap::new();
         loop {
             let columns = read_rows(&mut cursors, PASS_ROWS)?;
             let rows = columns.first().map_or(0, |c| c.rows);
             if rows == 0 {
                 return Ok(scan);
             }
-            scan.add_batch(&batch(&cursors, &columns, rows, &constants))?;
+            scan.add_batch(&batch(&cursors, &columns, rows))?;
         }
     }
 
@@ -155,14 +153,13 @@ impl TraceFile {
         let mut names = FEED_COLUMNS.to_vec();
         names.extend(SCAN_COLUMNS.iter().filter(|n| !FEED_COLUMNS.contains(n)));
         let mut cursors = cursors(&self.file, &names, 0, self.file.num_row_groups())?;
-        let constants = HashMap::new();
         loop {
             let columns = read_rows(&mut cursors, PASS_ROWS)?;
             let rows = columns.first().map_or(0, |c| c.rows);
             if rows == 0 {
                 return Ok(builder);
             }
-            builder.append_batch(&batch(&cursors, &columns, rows, &constants))?;
+            builder.append_batch(&batch(&cursors, &columns, rows))?;
         }
     }
 
@@ -229,8 +226,7 @@ impl RankFeeder {
                 pos + rows as u64
             )));
         }
-        let constants = HashMap::new();
-        let b = batch(cursors, &columns, rows, &constants);
+        let b = batch(cursors, &columns, rows);
         self.next[r] = pos + rows as u64;
         stream
             .borrow_mut()

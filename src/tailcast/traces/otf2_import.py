@@ -1,7 +1,7 @@
 """OTF2 (Score-P) import: archive → tailcast trace rows, in this process.
 
 The archive is read by tailcast's own OTF2 reader, `tailcast._core.read_otf2` (Rust,
-crates/replay-py/src/otf2): it decodes the anchor file, the global definitions, each
+crates/trace-formats/src/otf2): it decodes the anchor file, the global definitions, each
 location's mapping tables and its event file, checks every length and count against the
 bytes present, and gives the definitions and the MPI events in time order. A damaged
 archive is a ValueError((file, byte offset, what was expected)), an InputError here.

@@ -1,5 +1,5 @@
 """SimGrid TiT → tailcast Parquet trace without Arrow: the native converter
-(`_core.TitConverter`: crates/replay-py/src/tit_convert.rs) parses the lines and writes
+(`_core.TitConverter`: crates/trace-formats/src/tit/convert.rs) parses the lines and writes
 the trace layout (traces.layout) itself. Per-rank files stream through in bounded memory;
 a single file holding every rank is parsed whole (its rows must be sorted by rank)."""
 

@@ -14,7 +14,7 @@ Actions the importer does not map (comm_size, location, …) are counted in the 
 TiT has no clock: each call is given zero duration and `compute F` / `sleep S` advance the
 rank's clock at `flops_per_s` (default 1 Gflop/s, so one flop = one ns).
 
-The lines are parsed natively (`_core.TitReader`, crates/replay-py/src/tit_parse.rs) a
+The lines are parsed natively (`_core.TitReader`, crates/trace-formats/src/tit/parse.rs) a
 chunk of rows at a time; this module builds an Arrow table of them (for `trace info`,
 `validate`, export). Conversion to Parquet does not go through Arrow: `tit_convert`.
 """

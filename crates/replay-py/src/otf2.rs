@@ -1,27 +1,13 @@
-//! A memory-safe reader of OTF2 (Score-P) archives for the records tailcast converts:
-//! `read_otf2` gives Python the definitions and the events, which
-//! tailcast.traces.otf2_import turns into trace rows. Every length and count read from a
-//! file is checked against the bytes that remain, nothing is allocated by a size a file
-//! states, and every loop consumes bytes: a damaged archive ends in an error naming the
-//! file, the byte offset and what was expected there.
-
-mod anchor;
-mod archive;
-mod chunks;
-mod clock;
-mod cursor;
-mod definitions;
-mod error;
-mod events;
-mod local_defs;
+//! `tailcast._core.read_otf2`: an OTF2 archive read by crates/trace-formats (`otf2`), its
+//! definitions and events handed to Python, which tailcast.traces.otf2_import turns into
+//! trace rows.
 
 use std::path::PathBuf;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-
-pub use archive::read_archive;
+use trace_formats::otf2::read_archive;
 
 /// The archive anchored at `path`: a dict of `clock` (timer resolution, global offset),
 /// `strings` {id: text}, `location_groups` {id: name id}, `locations` [(id, group id)],

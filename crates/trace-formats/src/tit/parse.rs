@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 
-use crate::tit_token_cache::{Span, TokenCache, MAX_TOKENS};
+use super::token_cache::{Span, TokenCache, MAX_TOKENS};
+use crate::columns::Rows;
 
 /// SimGrid datatype ids → sizes in bytes (smpi_datatype.cpp, ids 0..24).
 const TYPE_SIZES: [i64; 25] = [
@@ -13,7 +14,7 @@ const TYPE_SIZES: [i64; 25] = [
 ];
 
 /// The op names rows can hold (the `op` column is a dictionary over these).
-pub(crate) const OP_NAMES: [&str; 24] = [
+pub const OP_NAMES: [&str; 24] = [
     "init",
     "finalize",
     "send",
@@ -62,7 +63,7 @@ const fn op_code(name: &str) -> u8 {
 
 /// The optional columns each action may set (beyond rank, seq, op, comm and times): a file
 /// whose actions set none of a column leaves it out.
-pub(crate) fn columns_of(action: &str) -> &'static [&'static str] {
+pub fn columns_of(action: &str) -> &'static [&'static str] {
     match action {
         "send" | "isend" | "recv" | "irecv" => {
             &["peer", "tag", "request", "send_bytes", "recv_bytes"]
@@ -79,195 +80,6 @@ pub(crate) fn columns_of(action: &str) -> &'static [&'static str] {
         "scatterv" => &["root", "send_counts", "send_bytes", "recv_bytes"],
         "reducescatter" => &["recv_counts", "send_bytes", "recv_bytes", "dtype_bytes"],
         _ => &[],
-    }
-}
-
-/// A nullable column being built.
-#[derive(Default)]
-pub(crate) struct Nullable<T> {
-    pub(crate) values: Vec<T>,
-    pub(crate) valid: Vec<bool>,
-    /// A column the file being written leaves out (Rows::skip_absent): it stays empty.
-    skip: bool,
-}
-
-impl<T: Copy + Default> Nullable<T> {
-    fn push(&mut self, v: Option<T>) {
-        if self.skip {
-            return;
-        }
-        self.values.push(v.unwrap_or_default());
-        self.valid.push(v.is_some());
-    }
-
-    fn clear(&mut self) {
-        self.values.clear();
-        self.valid.clear();
-    }
-}
-
-/// A nullable list column being built (offsets start at 0).
-pub(crate) struct Lists {
-    pub(crate) offsets: Vec<i64>,
-    pub(crate) values: Vec<i64>,
-    pub(crate) valid: Vec<bool>,
-    /// As Nullable's `skip`.
-    skip: bool,
-}
-
-impl Default for Lists {
-    fn default() -> Self {
-        Self {
-            offsets: vec![0],
-            values: Vec::new(),
-            valid: Vec::new(),
-            skip: false,
-        }
-    }
-}
-
-impl<T: Copy> Nullable<T> {
-    fn permuted(&self, order: &[usize]) -> Self {
-        if self.skip {
-            return Self {
-                values: Vec::new(),
-                valid: Vec::new(),
-                skip: true,
-            };
-        }
-        Self {
-            values: order.iter().map(|&i| self.values[i]).collect(),
-            valid: order.iter().map(|&i| self.valid[i]).collect(),
-            skip: false,
-        }
-    }
-}
-
-impl Lists {
-    fn permuted(&self, order: &[usize]) -> Self {
-        let mut out = Self {
-            skip: self.skip,
-            ..Self::default()
-        };
-        if self.skip {
-            return out;
-        }
-        for &i in order {
-            let (lo, hi) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
-            out.push(self.valid[i].then_some(&self.values[lo..hi]));
-        }
-        out
-    }
-
-    fn clear(&mut self) {
-        self.offsets.truncate(1);
-        self.values.clear();
-        self.valid.clear();
-    }
-
-    fn push(&mut self, v: Option<&[i64]>) {
-        if self.skip {
-            return;
-        }
-        if let Some(items) = v {
-            self.values.extend_from_slice(items);
-        }
-        self.offsets.push(self.values.len() as i64);
-        self.valid.push(v.is_some());
-    }
-}
-
-/// Rows parsed since the last `take`.
-#[derive(Default)]
-pub(crate) struct Rows {
-    pub(crate) rank: Vec<i64>,
-    pub(crate) seq: Vec<i64>,
-    pub(crate) op: Vec<u32>,      // indices of OP_NAMES
-    pub(crate) time_ns: Vec<i64>, // t_start_ns = t_end_ns: TiT calls take no time
-    pub(crate) peer: Nullable<i64>,
-    pub(crate) root: Nullable<i64>,
-    pub(crate) tag: Nullable<i64>,
-    pub(crate) send_bytes: Nullable<i64>,
-    pub(crate) recv_bytes: Nullable<i64>,
-    pub(crate) request: Nullable<i64>,
-    /// Collectives: the size of the datatype their counts are in (TiT has no reduction
-    /// op, so `commutative` stays absent).
-    pub(crate) dtype_bytes: Nullable<i64>,
-    pub(crate) requests: Lists,
-    pub(crate) send_counts: Lists,
-    pub(crate) recv_counts: Lists,
-}
-
-impl Rows {
-    /// The rows in `order` (a single-file trace's, by rank).
-    pub(crate) fn permuted(&self, order: &[usize]) -> Self {
-        let pick = |v: &[i64]| order.iter().map(|&i| v[i]).collect();
-        Self {
-            rank: pick(&self.rank),
-            seq: pick(&self.seq),
-            op: order.iter().map(|&i| self.op[i]).collect(),
-            time_ns: pick(&self.time_ns),
-            peer: self.peer.permuted(order),
-            root: self.root.permuted(order),
-            tag: self.tag.permuted(order),
-            send_bytes: self.send_bytes.permuted(order),
-            recv_bytes: self.recv_bytes.permuted(order),
-            request: self.request.permuted(order),
-            dtype_bytes: self.dtype_bytes.permuted(order),
-            requests: self.requests.permuted(order),
-            send_counts: self.send_counts.permuted(order),
-            recv_counts: self.recv_counts.permuted(order),
-        }
-    }
-
-    /// Pushes nothing more to the optional columns not in `names` (those a file being
-    /// written leaves out: their pushes were a third of a row's).
-    pub(crate) fn skip_absent(&mut self, names: &[String]) {
-        let absent = |name: &str| !names.iter().any(|n| n == name);
-        for (name, n) in [
-            ("peer", &mut self.peer),
-            ("root", &mut self.root),
-            ("tag", &mut self.tag),
-            ("send_bytes", &mut self.send_bytes),
-            ("recv_bytes", &mut self.recv_bytes),
-            ("request", &mut self.request),
-            ("dtype_bytes", &mut self.dtype_bytes),
-        ] {
-            n.skip = absent(name);
-        }
-        for (name, l) in [
-            ("requests", &mut self.requests),
-            ("send_counts", &mut self.send_counts),
-            ("recv_counts", &mut self.recv_counts),
-        ] {
-            l.skip = absent(name);
-        }
-    }
-
-    /// Drops every row but keeps the buffers: the next rows reuse their memory.
-    pub(crate) fn clear(&mut self) {
-        self.rank.clear();
-        self.seq.clear();
-        self.op.clear();
-        self.time_ns.clear();
-        for n in [
-            &mut self.peer,
-            &mut self.root,
-            &mut self.tag,
-            &mut self.dtype_bytes,
-            &mut self.send_bytes,
-            &mut self.recv_bytes,
-            &mut self.request,
-        ] {
-            n.clear();
-        }
-        for l in [
-            &mut self.requests,
-            &mut self.send_counts,
-            &mut self.recv_counts,
-        ] {
-            l.clear();
-        }
     }
 }
 
@@ -302,9 +114,9 @@ struct RankState {
 
 /// A line that cannot be read: its number and why.
 #[derive(Debug)]
-pub(crate) struct LineError {
-    pub(crate) line: u64,
-    pub(crate) message: String,
+pub struct LineError {
+    pub line: u64,
+    pub message: String,
 }
 
 /// The tokens of a line (`str::split_ascii_whitespace`'s), found by one loop over its
@@ -459,20 +271,26 @@ fn mul(a: i64, b: i64) -> Parsed<i64> {
 }
 
 /// Parses TiT lines of `ranks` ranks into rows.
-pub(crate) struct TitParser {
+pub struct TitParser {
     ranks: usize,
     ns_per_flop: f64,
     states: Vec<RankState>,
-    pub(crate) rows: Rows,
-    pub(crate) unsupported: HashMap<String, u64>,
+    pub rows: Rows,
+    /// Calls of actions not mapped, by name.
+    pub unsupported: HashMap<String, u64>,
     scratch: Vec<i64>,
     scratch2: Vec<i64>,
     tokens: TokenCache,
 }
 
 impl TitParser {
-    pub(crate) fn new(ranks: usize, flops_per_s: f64) -> Self {
-        Self {
+    /// A parser of a trace of `ranks` ranks whose `compute` amounts run at `flops_per_s`
+    /// (which must be positive).
+    pub fn new(ranks: usize, flops_per_s: f64) -> Result<Self, String> {
+        if flops_per_s.is_nan() || flops_per_s <= 0.0 {
+            return Err("flops_per_s must be positive".into());
+        }
+        Ok(Self {
             ranks,
             ns_per_flop: 1e9 / flops_per_s,
             states: (0..ranks)
@@ -486,11 +304,11 @@ impl TitParser {
             scratch: Vec::new(),
             scratch2: Vec::new(),
             tokens: TokenCache::default(),
-        }
+        })
     }
 
     /// Parses one line (`number` for errors); `expect_rank`: the rank of a per-rank file.
-    pub(crate) fn line(
+    pub fn line(
         &mut self,
         text: &str,
         number: u64,
@@ -915,7 +733,7 @@ mod tests {
     use super::*;
 
     fn parse(ranks: usize, text: &str) -> TitParser {
-        let mut p = TitParser::new(ranks, 1e9);
+        let mut p = TitParser::new(ranks, 1e9).unwrap();
         for (i, line) in text.lines().enumerate() {
             p.line(line, i as u64 + 1, None).unwrap();
         }
@@ -958,7 +776,7 @@ mod tests {
 
     #[test]
     fn absent_columns_stay_empty() {
-        let mut p = TitParser::new(2, 1e9);
+        let mut p = TitParser::new(2, 1e9).unwrap();
         p.rows
             .skip_absent(&["peer".to_string(), "requests".to_string()]);
         for (i, line) in ["1 isend 0 1 8", "0 irecv 1 1 8", "1 waitall"]
@@ -1036,7 +854,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_line() {
-        let mut p = TitParser::new(2, 1e9);
+        let mut p = TitParser::new(2, 1e9).unwrap();
         let e = p.line("0 send 1 zero 1e6", 7, None).unwrap_err();
         assert_eq!(e.line, 7);
         assert!(
@@ -1081,7 +899,7 @@ mod tests {
         ];
         for line in lines {
             let action = line.split(' ').next().unwrap();
-            let mut p = TitParser::new(n, 1e9);
+            let mut p = TitParser::new(n, 1e9).unwrap();
             p.line("0 isend 1 0 8", 1, None).unwrap(); // something pending for the waits
             p.line(&format!("0 {line}"), 2, None).unwrap();
             let r = &p.rows;
