@@ -1,6 +1,9 @@
-//! Errors of reading a Parquet file: what is wrong and where (byte offset, column).
+//! Errors of reading a Parquet file: what is wrong and where (the footer, a column).
 
 use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use parquet::errors::ParquetError;
 
 #[derive(Debug)]
 pub enum Error {
@@ -31,6 +34,44 @@ impl From<std::io::Error> for Error {
     }
 }
 
-pub(crate) fn corrupt<T>(what: impl Into<String>) -> Result<T> {
-    Err(Error::Corrupt(what.into()))
+impl From<ParquetError> for Error {
+    fn from(err: ParquetError) -> Self {
+        match err {
+            ParquetError::NYI(what) => Error::Unsupported(what),
+            ParquetError::External(inner) => match inner.downcast::<std::io::Error>() {
+                Ok(io) => Error::Io(*io),
+                Err(other) => Error::Corrupt(other.to_string()),
+            },
+            ParquetError::General(what) | ParquetError::EOF(what) => Error::Corrupt(what),
+            other => Error::Corrupt(other.to_string()),
+        }
+    }
+}
+
+impl Error {
+    /// The error with where it happened in front (`footer`, `column seq`).
+    pub(crate) fn context(self, at: &str) -> Self {
+        match self {
+            Error::Corrupt(what) => Error::Corrupt(format!("{at}: {what}")),
+            Error::Unsupported(what) => Error::Unsupported(format!("{at}: {what}")),
+            Error::Io(err) => Error::Io(std::io::Error::new(err.kind(), format!("{at}: {err}"))),
+        }
+    }
+}
+
+/// Runs a call into the parquet crate: its errors become ours, and a panic on damaged
+/// input (its decoders assert on some impossible values) becomes a `Corrupt` error
+/// instead of unwinding through the Python binding.
+pub(crate) fn guarded<T>(call: impl FnOnce() -> parquet::errors::Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(call)) {
+        Ok(result) => result.map_err(Error::from),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("the decoder stopped");
+            Err(Error::Corrupt(what.to_string()))
+        }
+    }
 }
