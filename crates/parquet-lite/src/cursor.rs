@@ -32,13 +32,12 @@ pub struct ColumnCursor {
     /// Every distinct string the cursor has met (keys of `Values::Strings`).
     dictionary: Vec<Vec<u8>>,
     intern: FastMap<Vec<u8>, u32>,
-    /// One read's levels and present values, as decoded and as integers or keys.
+    /// One read's levels and present values as decoded (`ints`: a list's elements).
     def: Vec<i16>,
     rep: Vec<i16>,
     int32s: Vec<i32>,
     bytes: Vec<ByteArray>,
     ints: Vec<i64>,
-    keys: Vec<u32>,
 }
 
 impl ColumnCursor {
@@ -74,7 +73,6 @@ impl ColumnCursor {
             int32s: Vec::new(),
             bytes: Vec::new(),
             ints: Vec::new(),
-            keys: Vec::new(),
         })
     }
 
@@ -103,54 +101,105 @@ impl ColumnCursor {
         Ok(true)
     }
 
-    /// Decodes up to `rows` more rows of the current chunk into the level buffers and the
-    /// present values into `ints` or `keys`: (rows, levels); (0, 0) at the chunk's end.
-    fn read_chunk(&mut self, rows: usize) -> Result<(usize, usize)> {
+    /// The key of string `text` in the cursor's dictionary (added at its first sight).
+    fn key_of(
+        dictionary: &mut Vec<Vec<u8>>,
+        intern: &mut FastMap<Vec<u8>, u32>,
+        text: &[u8],
+    ) -> u32 {
+        if let Some(&key) = intern.get(text) {
+            return key;
+        }
+        let key = dictionary.len() as u32;
+        dictionary.push(text.to_vec());
+        intern.insert(text.to_vec(), key);
+        key
+    }
+
+    /// Decodes up to `rows` more rows of the current chunk and appends them to `out`
+    /// (sized for `capacity` rows); returns the rows read, 0 at the chunk's end.
+    fn read_chunk(&mut self, rows: usize, capacity: usize, out: &mut Column) -> Result<usize> {
         self.def.clear();
         self.rep.clear();
-        self.ints.clear();
-        self.keys.clear();
-        let leaf = &self.leaf;
-        let def = (leaf.max_def() > 0).then_some(&mut self.def);
+        let full = self.leaf.max_def();
+        let def = (full > 0).then_some(&mut self.def);
         let rep = self.list_def.is_some().then_some(&mut self.rep);
         let Some(reader) = self.reader.as_mut() else {
-            return Ok((0, 0));
+            return Ok(0);
         };
-        let (rows, _, levels) = match reader {
-            Reader::Int32(r) => {
+        let unsigned = matches!(self.kind, Kind::Int32 { unsigned: true });
+        let widen = |v: &i32| {
+            if unsigned {
+                i64::from(*v as u32)
+            } else {
+                i64::from(*v)
+            }
+        };
+        // Flat columns go straight into `out`; a list's values through `ints` first.
+        let (present, levels) = match (reader, &mut out.values) {
+            (Reader::Int64(r), Values::Ints(v)) => {
+                let base = v.len();
+                let (_, present, levels) = guarded(|| r.read_records(rows, def, rep, v))?;
+                if present < levels {
+                    spread(v, base, &self.def[..levels], full);
+                }
+                (present, levels)
+            }
+            (Reader::Int32(r), Values::Ints(v)) => {
                 self.int32s.clear();
                 let got = guarded(|| r.read_records(rows, def, rep, &mut self.int32s))?;
-                let unsigned = matches!(self.kind, Kind::Int32 { unsigned: true });
-                self.ints.extend(self.int32s.iter().map(|&v| {
-                    if unsigned {
-                        i64::from(v as u32)
-                    } else {
-                        i64::from(v)
-                    }
-                }));
-                got
+                place(
+                    v,
+                    self.int32s.iter().map(widen),
+                    &self.def,
+                    got.1,
+                    got.2,
+                    full,
+                );
+                (got.1, got.2)
             }
-            Reader::Int64(r) => guarded(|| r.read_records(rows, def, rep, &mut self.ints))?,
-            Reader::Bytes(r) => {
+            (Reader::Bytes(r), Values::Strings(v)) => {
                 self.bytes.clear();
                 let got = guarded(|| r.read_records(rows, def, rep, &mut self.bytes))?;
-                for value in &self.bytes {
-                    let text = value.data();
-                    let key = match self.intern.get(text) {
-                        Some(&key) => key,
-                        None => {
-                            let key = self.dictionary.len() as u32;
-                            self.dictionary.push(text.to_vec());
-                            self.intern.insert(text.to_vec(), key);
-                            key
-                        }
-                    };
-                    self.keys.push(key);
-                }
-                got
+                let (dictionary, intern) = (&mut self.dictionary, &mut self.intern);
+                let keys = self
+                    .bytes
+                    .iter()
+                    .map(|b| Self::key_of(dictionary, intern, b.data()));
+                place(v, keys, &self.def, got.1, got.2, full);
+                (got.1, got.2)
             }
+            (Reader::Int64(r), Values::Lists { .. }) => {
+                self.ints.clear();
+                let got = guarded(|| r.read_records(rows, def, rep, &mut self.ints))?;
+                (got.1, got.2)
+            }
+            (Reader::Int32(r), Values::Lists { .. }) => {
+                self.int32s.clear();
+                let got = guarded(|| r.read_records(rows, def, rep, &mut self.int32s))?;
+                self.ints.clear();
+                self.ints.extend(self.int32s.iter().map(widen));
+                (got.1, got.2)
+            }
+            _ => unreachable!("a cursor's reader and output are of its kind"),
         };
-        Ok((rows, levels))
+        if self.list_def.is_some() {
+            let before = out.rows;
+            self.scatter_lists(levels, out);
+            return Ok(out.rows - before);
+        }
+        if present < levels {
+            let valid = out.valid.get_or_insert_with(|| {
+                let mut valid = Vec::with_capacity(capacity);
+                valid.resize(out.rows, true);
+                valid
+            });
+            valid.extend(self.def[..levels].iter().map(|&d| d == full));
+        } else if let Some(valid) = &mut out.valid {
+            valid.resize(valid.len() + levels, true);
+        }
+        out.rows += levels;
+        Ok(levels)
     }
 
     /// The next `rows` rows (fewer at the end of the column).
@@ -162,14 +211,12 @@ impl ColumnCursor {
             if self.reader.is_none() && !self.open_chunk()? {
                 break;
             }
-            let (got, levels) = self
-                .read_chunk(rows - out.rows)
+            let got = self
+                .read_chunk(rows - out.rows, rows, &mut out)
                 .map_err(|err| self.at_column(err))?;
-            if got == 0 && levels == 0 {
+            if got == 0 {
                 self.reader = None; // on to the next row group
-                continue;
             }
-            self.scatter(levels, rows, &mut out);
         }
         if let Values::Lists { offsets, values } = &mut out.values {
             if out.rows > 0 {
@@ -179,58 +226,27 @@ impl ColumnCursor {
         Ok(out)
     }
 
-    /// Appends the rows of the `levels` levels just decoded to `out` (which will hold
-    /// `rows` rows).
-    fn scatter(&self, levels: usize, rows: usize, out: &mut Column) {
+    /// Appends the list rows of the `levels` levels just decoded (their present elements
+    /// in `ints`) to `out`.
+    fn scatter_lists(&self, levels: usize, out: &mut Column) {
         let full = self.leaf.max_def();
-        let present = self.ints.len() + self.keys.len();
-        match self.list_def {
-            None if present == levels => {
-                // No nulls among these rows: the values as they are.
-                match &mut out.values {
-                    Values::Ints(v) => v.extend_from_slice(&self.ints),
-                    Values::Strings(v) => v.extend_from_slice(&self.keys),
-                    Values::Lists { .. } => unreachable!("flat column"),
+        let list_def = self.list_def.unwrap_or(0);
+        let Values::Lists { offsets, values } = &mut out.values else {
+            unreachable!("list column")
+        };
+        let mut next = 0;
+        for k in 0..levels {
+            let def = if full == 0 { 0 } else { self.def[k] };
+            if self.rep[k] == 0 {
+                if out.rows > 0 {
+                    offsets.push(values.len() as i64);
                 }
-                if let Some(valid) = &mut out.valid {
-                    valid.resize(valid.len() + present, true);
-                }
-                out.rows += present;
+                push_valid(&mut out.valid, out.rows, def >= list_def);
+                out.rows += 1;
             }
-            None => {
-                let valid = out.valid.get_or_insert_with(|| {
-                    let mut valid = Vec::with_capacity(rows);
-                    valid.resize(out.rows, true);
-                    valid
-                });
-                let defs = &self.def[..levels];
-                valid.extend(defs.iter().map(|&d| d == full));
-                match &mut out.values {
-                    Values::Ints(v) => scatter_flat(defs, full, &self.ints, v),
-                    Values::Strings(v) => scatter_flat(defs, full, &self.keys, v),
-                    Values::Lists { .. } => unreachable!("flat column"),
-                }
-                out.rows += levels;
-            }
-            Some(list_def) => {
-                let Values::Lists { offsets, values } = &mut out.values else {
-                    unreachable!("list column")
-                };
-                let mut next = 0;
-                for k in 0..levels {
-                    let def = if full == 0 { 0 } else { self.def[k] };
-                    if self.rep[k] == 0 {
-                        if out.rows > 0 {
-                            offsets.push(values.len() as i64);
-                        }
-                        push_valid(&mut out.valid, out.rows, def >= list_def);
-                        out.rows += 1;
-                    }
-                    if def > list_def {
-                        values.push(if def == full { self.ints[next] } else { 0 });
-                        next += usize::from(def == full);
-                    }
-                }
+            if def > list_def {
+                values.push(if def == full { self.ints[next] } else { 0 });
+                next += usize::from(def == full);
             }
         }
     }
@@ -260,18 +276,44 @@ impl ColumnCursor {
     }
 }
 
-/// Per level: the next present value when `def == full`, else 0.
+/// Appends `levels` rows to `out`: the `present` values in order where `defs` says a value
+/// (`def == full`), 0 where it says null.
 #[inline]
-fn scatter_flat<T: Copy + Default>(defs: &[i16], full: i16, present: &[T], out: &mut Vec<T>) {
-    let mut next = 0;
-    out.extend(defs.iter().map(|&d| {
+fn place<T: Copy + Default>(
+    out: &mut Vec<T>,
+    values: impl Iterator<Item = T>,
+    defs: &[i16],
+    present: usize,
+    levels: usize,
+    full: i16,
+) {
+    if present == levels {
+        out.extend(values);
+        return;
+    }
+    let mut values = values;
+    out.extend(defs[..levels].iter().map(|&d| {
         if d == full {
-            next += 1;
-            present[next - 1]
+            values.next().unwrap_or_default()
         } else {
             T::default()
         }
     }));
+}
+
+/// Spreads the present values appended to `out` after `base` over the rows `defs` gives
+/// them, 0 in the null rows, in place from the last row back.
+fn spread(out: &mut Vec<i64>, base: usize, defs: &[i16], full: i16) {
+    let mut next = out.len();
+    out.resize(base + defs.len(), 0);
+    for (k, &d) in defs.iter().enumerate().rev() {
+        out[base + k] = if d == full {
+            next -= 1;
+            out[next]
+        } else {
+            0
+        };
+    }
 }
 
 /// Marks the row after `rows` rows valid or not (the bitmap is made at the first null).

@@ -72,6 +72,16 @@ impl ParquetFile {
         for g in meta.row_groups() {
             let rows = u64::try_from(g.num_rows())
                 .map_err(|_| Error::Corrupt("negative row count".into()))?;
+            for c in g.columns() {
+                // (the parquet crate asserts these when it reads the chunk)
+                let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+                let len = c.compressed_size();
+                if start < 0 || len < 0 || start.saturating_add(len) as u64 > size {
+                    return Err(Error::Corrupt(format!(
+                        "column chunk of {len} bytes at byte {start} outside the file"
+                    )));
+                }
+            }
             group_starts.push(group_starts.last().copied().unwrap_or(0) + rows);
         }
         Ok(Self {
@@ -97,8 +107,14 @@ impl ParquetFile {
 
     /// The pages of `leaf`'s column chunk in row group `group`.
     pub(crate) fn pages(&self, group: usize, leaf: &Leaf) -> Result<Box<dyn PageReader>> {
-        let g = self.meta.row_group(group);
-        let chunk = g.column(leaf.index);
+        let missing = || {
+            Error::Corrupt(format!(
+                "no column chunk {} in row group {group}",
+                leaf.index
+            ))
+        };
+        let g = self.meta.row_groups().get(group).ok_or_else(missing)?;
+        let chunk = g.columns().get(leaf.index).ok_or_else(missing)?;
         let rows = usize::try_from(g.num_rows()).unwrap_or(0);
         let pages = error::guarded(|| {
             SerializedPageReader::new(Arc::clone(&self.source), chunk, rows, None)
