@@ -1,14 +1,14 @@
-//! One column chunk of a row group written as pages: levels and values flattened from the
-//! rows, the dictionary (or delta / plain) values, pages of at most `page_rows` rows.
+//! One column chunk of a row group encoded as pages (`ChunkEncoder`): levels and values
+//! flattened from the rows, the dictionary (or delta / plain) values, pages of at most
+//! `page_rows` rows, compressed or not. The writer places the bytes in the file.
 
 use std::borrow::Cow;
-use std::io::Write;
 
-use crate::compress::SMALL_CHUNK;
+use crate::compress::{Compressor, SMALL_CHUNK};
 use crate::encode::{delta, rle_hybrid, width_of};
 use crate::error::{Error, Result};
+use crate::spec::{physical, ColumnData, ColumnSpec, Encoding, ValueKind, WriteOptions};
 use crate::thrift_write::{uleb, Struct};
-use crate::writer::{physical, ChunkMeta, ColumnData, ColumnSpec, Encoding, ValueKind, Writer};
 use fast_hash::FastMap;
 
 /// Dictionaries larger than this fall back to PLAIN (a dictionary page must stay small).
@@ -19,6 +19,33 @@ const PLAIN: i32 = 0;
 const RLE: i32 = 3;
 const DELTA_BINARY_PACKED: i32 = 5;
 const RLE_DICTIONARY: i32 = 8;
+
+/// What the footer says of an encoded chunk; offsets count from the chunk's first byte
+/// until the writer `place`s it in the file.
+#[derive(Clone)]
+pub(crate) struct ChunkMeta {
+    /// zstd-compressed (else uncompressed: small chunks are, see compress.rs).
+    pub(crate) zstd: bool,
+    pub(crate) encodings: Vec<i32>,
+    pub(crate) num_values: i64,
+    pub(crate) uncompressed: i64,
+    pub(crate) compressed: i64,
+    pub(crate) data_page_offset: i64,
+    pub(crate) dictionary_page_offset: Option<i64>,
+    pub(crate) null_count: i64,
+    pub(crate) min_max: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl ChunkMeta {
+    /// The metadata of the chunk written at byte `at` of the file.
+    pub(crate) fn placed(&self, at: u64) -> Self {
+        let at = at as i64;
+        let mut meta = self.clone();
+        meta.data_page_offset += at;
+        meta.dictionary_page_offset = meta.dictionary_page_offset.map(|d| d + at);
+        meta
+    }
+}
 
 /// Levels and non-null values of one column's rows.
 pub(crate) struct Flattened<'a> {
@@ -48,7 +75,7 @@ impl Flattened<'_> {
 /// to the kernel after each chunk and were page-faulted in again (a tenth of a TiT
 /// conversion's CPU).
 #[derive(Default)]
-pub(crate) struct Buffers {
+struct Buffers {
     rep: Vec<u64>,
     def: Vec<u64>,
     starts: Vec<usize>,
@@ -117,7 +144,7 @@ fn present<'a, T: Copy>(
     }
 }
 
-pub(crate) fn flatten<'a>(
+fn flatten<'a>(
     spec: &ColumnSpec,
     data: &ColumnData<'a>,
     rows: usize,
@@ -227,14 +254,32 @@ fn plain_str(out: &mut Vec<u8>, s: &[u8]) {
     out.extend_from_slice(s);
 }
 
-impl Writer {
-    /// Encodes and writes one column chunk; returns its metadata.
-    pub(crate) fn chunk(
+/// Encodes column chunks, one after another, with the buffers and compressor they share.
+pub(crate) struct ChunkEncoder {
+    options: WriteOptions,
+    compressor: Compressor,
+    buffers: Buffers,
+}
+
+impl ChunkEncoder {
+    pub(crate) fn new(options: WriteOptions) -> Self {
+        Self {
+            options,
+            compressor: Compressor::new(),
+            buffers: Buffers::default(),
+        }
+    }
+
+    /// Encodes `rows` rows of one column into `out` (emptied first), pages with their
+    /// headers; returns the chunk's metadata.
+    pub(crate) fn encode(
         &mut self,
         spec: &ColumnSpec,
         data: &ColumnData<'_>,
         rows: usize,
+        out: &mut Vec<u8>,
     ) -> Result<ChunkMeta> {
+        out.clear();
         let f = flatten(spec, data, rows, &mut self.buffers)?;
         let int32 = physical(spec.kind) == 1;
         let dict_strings = match data {
@@ -325,9 +370,10 @@ impl Writer {
         let mut dictionary_page_offset = None;
         let mut encodings = vec![RLE];
         if let Values::Dictionary { page, entries, .. } = &values {
-            dictionary_page_offset = Some(self.pos as i64);
+            dictionary_page_offset = Some(out.len() as i64);
             let n = *entries as i32;
             let (u, c) = self.page(
+                out,
                 2,
                 |s| {
                     s.structure(7, |d| {
@@ -347,9 +393,10 @@ impl Writer {
                 PLAIN
             });
         }
-        let data_page_offset = self.pos as i64;
+        let data_page_offset = out.len() as i64;
         for (levels_count, encoding, body) in &pages {
             let (u, c) = self.page(
+                out,
                 0,
                 |s| {
                     s.structure(5, |d| {
@@ -458,10 +505,12 @@ impl Writer {
         })
     }
 
-    /// Writes one page (`kind`: 0 data, 2 dictionary; `header` adds its typed header;
-    /// `zstd`: compressed) and returns (uncompressed, compressed) bytes with the header.
+    /// Appends one page to `out` (`kind`: 0 data, 2 dictionary; `header` adds its typed
+    /// header; `zstd`: compressed) and returns (uncompressed, compressed) bytes with the
+    /// header.
     fn page(
         &mut self,
+        out: &mut Vec<u8>,
         kind: i32,
         header: impl FnOnce(&mut Struct<'_>),
         body: &[u8],
@@ -479,14 +528,8 @@ impl Writer {
             .i32(3, stored.len() as i32);
         header(&mut s);
         s.end();
-        // (the fields, not `emit`: `stored` may borrow the compressor)
-        self.out.write_all(&head)?;
-        self.out.write_all(stored)?;
-        self.pos += (head.len() + stored.len()) as u64;
-        if let Some(copy) = &mut self.repeat {
-            copy.extend_from_slice(&head);
-            copy.extend_from_slice(stored);
-        }
+        out.extend_from_slice(&head);
+        out.extend_from_slice(stored);
         Ok((
             (head.len() + body.len()) as i64,
             (head.len() + stored.len()) as i64,

@@ -1,9 +1,9 @@
-//! Reads Parquet files of the kind tailcast and pyarrow write: the footer (schema, row
-//! groups, statistics, key-value metadata) and flat integer / string columns and lists of
-//! integers, decoded a few rows at a time (`ColumnCursor`). Encodings: PLAIN, dictionary
-//! (RLE_DICTIONARY, PLAIN_DICTIONARY), DELTA_BINARY_PACKED; data pages v1 and v2;
-//! uncompressed, zstd or snappy. Anything else is an `Error::Unsupported` naming it.
-//! Writes such files too (`Writer`): tailcast's trace layout, without pyarrow.
+//! Reads the Parquet files users give tailcast, a few rows at a time (`ColumnCursor`): flat
+//! integer and string columns and lists of integers, whatever wrote them (pyarrow, polars,
+//! DuckDB, tailcast) with whatever codec, encoding and page version. The decoding is the
+//! parquet crate's (arrow-rs, its column readers without arrow); this crate turns its
+//! levels and values into the rows the trace converters read, and names what it cannot.
+//! Writes tailcast's trace layout too (`Writer`), without pyarrow.
 //!
 //! Format: github.com/apache/parquet-format (parquet.thrift, Encodings.md).
 
@@ -11,15 +11,11 @@ mod column;
 mod column_write;
 mod compress;
 mod cursor;
-mod delta;
 mod encode;
 mod error;
-mod metadata;
-mod page;
-mod rle;
 mod schema;
-mod snappy;
-mod thrift;
+mod source;
+mod spec;
 mod thrift_write;
 mod writer;
 
@@ -28,81 +24,68 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
+use parquet::column::page::PageReader;
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::serialized_reader::SerializedPageReader;
+
 pub use column::{Column, Values};
 pub use cursor::ColumnCursor;
 pub use error::{Error, Result};
-pub use metadata::{ColumnChunk, FileMetaData, Physical, RowGroup, Statistics};
-pub use schema::{Leaf, Schema, Shape};
-pub use writer::{ColumnData, ColumnSpec, Encoding, ValueKind, WriteOptions, Writer};
+pub use schema::{Kind, Leaf, Schema, Shape};
+pub use spec::{ColumnData, ColumnSpec, Encoding, ValueKind, WriteOptions};
+pub use writer::Writer;
+
+use source::Source;
 
 const MAGIC: &[u8; 4] = b"PAR1";
 
 /// An open Parquet file and its parsed footer.
 pub struct ParquetFile {
-    file: File,
-    pub meta: FileMetaData,
+    source: Arc<Source>,
+    meta: ParquetMetaData,
     pub schema: Schema,
     /// First row of each row group, and the total at the end.
     group_starts: Vec<u64>,
 }
 
-/// What a column chunk's statistics say about its integer values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IntStats {
-    /// Every value null.
-    AllNull,
-    /// No nulls, and min == max: the one value.
-    Constant(i64),
-    /// Anything else (or no statistics).
-    Varied,
-}
-
 impl ParquetFile {
     pub fn open(path: &Path) -> Result<Self> {
         let file = File::open(path)?;
+        // The magic checked here: the parquet crate says "corrupt footer" of any file.
         let size = file.metadata()?.len();
         if size < 12 {
-            return error::corrupt(format!("{size} bytes is too short for Parquet"));
+            return Err(Error::Corrupt(format!(
+                "{size} bytes is too short for Parquet"
+            )));
         }
-        let mut tail = [0u8; 8];
-        file.read_exact_at(&mut tail, size - 8)?;
-        let mut head = [0u8; 4];
+        let (mut head, mut tail) = ([0u8; 4], [0u8; 4]);
         file.read_exact_at(&mut head, 0)?;
-        if &tail[4..] != MAGIC || &head != MAGIC {
-            return error::corrupt("no PAR1 magic: not a Parquet file");
+        file.read_exact_at(&mut tail, size - 4)?;
+        if &head != MAGIC || &tail != MAGIC {
+            return Err(Error::Corrupt("no PAR1 magic: not a Parquet file".into()));
         }
-        let footer_len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
-        if footer_len + 12 > size {
-            return error::corrupt(format!(
-                "footer of {footer_len} bytes in a {size}-byte file"
-            ));
-        }
-        let mut footer = vec![0u8; footer_len as usize];
-        file.read_exact_at(&mut footer, size - 8 - footer_len)?;
-        let meta = FileMetaData::parse(&footer)?;
-        let schema = Schema::new(&meta.schema)?;
+        let source = Source::new(file, size);
+        let meta = error::guarded(|| ParquetMetaDataReader::new().parse_and_finish(&source))
+            .map_err(|err| err.context("footer"))?;
+        let schema = Schema::new(meta.file_metadata().schema_descr());
         let mut group_starts = vec![0u64];
-        for g in &meta.row_groups {
-            if g.num_rows < 0 {
-                return error::corrupt("negative row count");
-            }
-            for c in &g.columns {
-                let (start, len) = c.byte_range()?;
-                if start.saturating_add(len) > size {
-                    return error::corrupt(format!("column chunk at byte {start} past the end"));
+        for g in meta.row_groups() {
+            let rows = u64::try_from(g.num_rows())
+                .map_err(|_| Error::Corrupt("negative row count".into()))?;
+            for c in g.columns() {
+                // (the parquet crate asserts these when it reads the chunk)
+                let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+                let len = c.compressed_size();
+                if start < 0 || len < 0 || start.saturating_add(len) as u64 > size {
+                    return Err(Error::Corrupt(format!(
+                        "column chunk of {len} bytes at byte {start} outside the file"
+                    )));
                 }
             }
-            if g.columns.len() != schema.leaves.len() {
-                return error::corrupt(format!(
-                    "row group has {} column chunks, the schema {} leaves",
-                    g.columns.len(),
-                    schema.leaves.len()
-                ));
-            }
-            group_starts.push(group_starts.last().copied().unwrap_or(0) + g.num_rows as u64);
+            group_starts.push(group_starts.last().copied().unwrap_or(0) + rows);
         }
         Ok(Self {
-            file,
+            source: Arc::new(source),
             meta,
             schema,
             group_starts,
@@ -114,7 +97,7 @@ impl ParquetFile {
     }
 
     pub fn num_row_groups(&self) -> usize {
-        self.meta.row_groups.len()
+        self.meta.num_row_groups()
     }
 
     /// First row of each row group, then the number of rows.
@@ -122,12 +105,22 @@ impl ParquetFile {
         &self.group_starts
     }
 
-    pub(crate) fn chunk(&self, group: usize, leaf: usize) -> Result<&ColumnChunk> {
-        self.meta
-            .row_groups
-            .get(group)
-            .and_then(|g| g.columns.get(leaf))
-            .ok_or_else(|| Error::Corrupt(format!("no column chunk {leaf} in row group {group}")))
+    /// The pages of `leaf`'s column chunk in row group `group`.
+    pub(crate) fn pages(&self, group: usize, leaf: &Leaf) -> Result<Box<dyn PageReader>> {
+        let missing = || {
+            Error::Corrupt(format!(
+                "no column chunk {} in row group {group}",
+                leaf.index
+            ))
+        };
+        let g = self.meta.row_groups().get(group).ok_or_else(missing)?;
+        let chunk = g.columns().get(leaf.index).ok_or_else(missing)?;
+        let rows = usize::try_from(g.num_rows()).unwrap_or(0);
+        let pages = error::guarded(|| {
+            SerializedPageReader::new(Arc::clone(&self.source), chunk, rows, None)
+        })
+        .map_err(|err| err.context(&format!("column {}", leaf.name)))?;
+        Ok(Box::new(pages))
     }
 
     /// A cursor over top-level column `name` from row `first_row` to the end of row group
@@ -159,55 +152,16 @@ impl ParquetFile {
             .min(self.num_row_groups())
     }
 
-    /// Statistics of a flat integer column in a row group.
-    pub fn int_stats(&self, group: usize, name: &str) -> IntStats {
-        let Some(leaf) = self.schema.leaf(name) else {
-            return IntStats::AllNull;
-        };
-        let rows = self.meta.row_groups.get(group).map_or(0, |g| g.num_rows);
-        let Ok(chunk) = self.chunk(group, leaf.index) else {
-            return IntStats::Varied;
-        };
-        let Some(stats) = &chunk.statistics else {
-            return IntStats::Varied;
-        };
-        if leaf.shape != Ok(Shape::Flat) || stats.null_count.is_none() {
-            return IntStats::Varied;
-        }
-        if stats.null_count == Some(rows) {
-            return IntStats::AllNull;
-        }
-        if stats.null_count != Some(0) {
-            return IntStats::Varied;
-        }
-        let value = |b: &Option<Vec<u8>>| -> Option<i64> {
-            let b = b.as_ref()?;
-            let unsigned = leaf.int_type.is_some_and(|(_, s)| !s);
-            match (leaf.physical, b.len()) {
-                (Physical::Int32, 4) => {
-                    let raw = [b[0], b[1], b[2], b[3]];
-                    Some(if unsigned {
-                        i64::from(u32::from_le_bytes(raw))
-                    } else {
-                        i64::from(i32::from_le_bytes(raw))
-                    })
-                }
-                (Physical::Int64, 8) => Some(i64::from_le_bytes(b[..8].try_into().ok()?)),
-                _ => None,
-            }
-        };
-        match (value(&stats.min), value(&stats.max)) {
-            (Some(lo), Some(hi)) if lo == hi => IntStats::Constant(lo),
-            _ => IntStats::Varied,
-        }
+    /// The footer's key-value metadata (entries without a value left out).
+    pub fn key_values(&self) -> impl Iterator<Item = (&str, &str)> {
+        let kv = self.meta.file_metadata().key_value_metadata();
+        kv.into_iter()
+            .flatten()
+            .filter_map(|e| Some((e.key.as_str(), e.value.as_deref()?)))
     }
 
     /// The key-value metadata entry `key`.
     pub fn key_value(&self, key: &str) -> Option<&str> {
-        self.meta
-            .key_value
-            .iter()
-            .find(|(k, _)| k == key)
-            .and_then(|(_, v)| v.as_deref())
+        self.key_values().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 }

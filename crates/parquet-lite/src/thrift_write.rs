@@ -1,4 +1,4 @@
-//! Writing the Thrift compact protocol (the inverse of thrift.rs): structs as fields in
+//! Writing the Thrift compact protocol (the footer and page headers): structs as fields in
 //! increasing id order, each with a one-byte header carrying the id delta and the type.
 
 pub(crate) const BOOL_TRUE: u8 = 1;

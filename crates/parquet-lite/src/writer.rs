@@ -3,108 +3,17 @@
 //! DELTA_BINARY_PACKED integers, PLAIN when a dictionary grows too large; data pages v1 of
 //! at most `page_rows` rows; zstd (chunks too small to gain from it uncompressed) or
 //! uncompressed; statistics; logical integer widths.
-//! pyarrow and DuckDB read the files (tests check both).
+//! pyarrow and DuckDB read the files (tests check both). The chunks' encoding is
+//! column_write.rs's; this places them in the file and writes the footer.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use crate::column_write::Buffers;
-use crate::compress::Compressor;
+use crate::column_write::{ChunkEncoder, ChunkMeta};
 use crate::error::{Error, Result};
+use crate::spec::{physical, same_kind, ColumnData, ColumnSpec, ValueKind, WriteOptions};
 use crate::thrift_write::{element, Struct, BINARY, I32, STRUCT};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ValueKind {
-    /// Integers stored as INT32 (`bits` <= 32, annotated when narrower) or INT64.
-    Int { bits: u8 },
-    /// UTF-8 strings.
-    String,
-    /// A list of integers per row (optional list of optional elements, pyarrow's layout).
-    IntList { bits: u8 },
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Encoding {
-    Dictionary,
-    Delta,
-}
-
-#[derive(Clone, Debug)]
-pub struct ColumnSpec {
-    pub name: String,
-    pub kind: ValueKind,
-    pub nullable: bool,
-    pub encoding: Encoding,
-}
-
-/// One column's rows of a row group.
-pub enum ColumnData<'a> {
-    Ints {
-        values: &'a [i64],
-        valid: Option<&'a [bool]>,
-    },
-    /// `keys` index `dict`.
-    Strings {
-        keys: &'a [u32],
-        dict: &'a [&'a str],
-        valid: Option<&'a [bool]>,
-    },
-    /// `offsets` has rows + 1 entries into `values`.
-    Lists {
-        offsets: &'a [i64],
-        values: &'a [i64],
-        valid: Option<&'a [bool]>,
-    },
-}
-
-/// Same type and encoding (the name aside).
-fn same_kind(a: &ColumnSpec, b: &ColumnSpec) -> bool {
-    (a.kind, a.nullable, a.encoding) == (b.kind, b.nullable, b.encoding)
-}
-
-impl ColumnData<'_> {
-    /// The same slices (not merely equal values: no comparison of the data).
-    fn same(&self, other: &Self) -> bool {
-        fn opt<T>(a: Option<&[T]>, b: Option<&[T]>) -> bool {
-            match (a, b) {
-                (Some(a), Some(b)) => std::ptr::eq(a, b),
-                (None, None) => true,
-                _ => false,
-            }
-        }
-        match (self, other) {
-            (
-                Self::Ints { values, valid },
-                Self::Ints {
-                    values: v2,
-                    valid: d2,
-                },
-            ) => std::ptr::eq(*values, *v2) && opt(*valid, *d2),
-            _ => false,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct WriteOptions {
-    pub page_rows: usize,
-    pub zstd: bool,
-}
-
-#[derive(Clone)]
-pub(crate) struct ChunkMeta {
-    /// zstd-compressed (else uncompressed: small chunks are, see compress.rs).
-    pub(crate) zstd: bool,
-    pub(crate) encodings: Vec<i32>,
-    pub(crate) num_values: i64,
-    pub(crate) uncompressed: i64,
-    pub(crate) compressed: i64,
-    pub(crate) data_page_offset: i64,
-    pub(crate) dictionary_page_offset: Option<i64>,
-    pub(crate) null_count: i64,
-    pub(crate) min_max: Option<(Vec<u8>, Vec<u8>)>,
-}
 
 struct GroupMeta {
     rows: i64,
@@ -113,24 +22,14 @@ struct GroupMeta {
 }
 
 pub struct Writer {
-    pub(crate) out: BufWriter<File>,
-    pub(crate) pos: u64,
+    out: BufWriter<File>,
+    pos: u64,
     specs: Vec<ColumnSpec>,
-    pub(crate) options: WriteOptions,
     groups: Vec<GroupMeta>,
     key_value: Vec<(String, String)>,
-    pub(crate) compressor: Compressor,
-    pub(crate) buffers: Buffers,
-    /// The bytes of the chunk being written when the next column repeats its data.
-    pub(crate) repeat: Option<Vec<u8>>,
-}
-
-pub(crate) fn physical(kind: ValueKind) -> i32 {
-    match kind {
-        ValueKind::Int { bits } | ValueKind::IntList { bits } if bits <= 32 => 1,
-        ValueKind::Int { .. } | ValueKind::IntList { .. } => 2,
-        ValueKind::String => 6,
-    }
+    encoder: ChunkEncoder,
+    /// The bytes of the last chunk encoded (reused from chunk to chunk).
+    chunk: Vec<u8>,
 }
 
 impl Writer {
@@ -141,12 +40,10 @@ impl Writer {
             out,
             pos: 4,
             specs,
-            options,
             groups: Vec::new(),
             key_value: Vec::new(),
-            compressor: Compressor::new(),
-            buffers: Buffers::default(),
-            repeat: None,
+            encoder: ChunkEncoder::new(options),
+            chunk: Vec::new(),
         })
     }
 
@@ -156,7 +53,7 @@ impl Writer {
         self.key_value.push((key.to_string(), value.to_string()));
     }
 
-    pub(crate) fn emit(&mut self, bytes: &[u8]) -> Result<()> {
+    fn emit(&mut self, bytes: &[u8]) -> Result<()> {
         self.out.write_all(bytes)?;
         self.pos += bytes.len() as u64;
         Ok(())
@@ -173,31 +70,19 @@ impl Writer {
         }
         let offset = self.pos as i64;
         let mut chunks: Vec<ChunkMeta> = Vec::with_capacity(columns.len());
-        let specs = self.specs.clone();
-        for (k, (spec, data)) in specs.iter().zip(columns).enumerate() {
+        // The metadata of the chunk in `self.chunk`, its offsets counted from its start.
+        let mut encoded: Option<ChunkMeta> = None;
+        for (k, (spec, data)) in self.specs.iter().zip(columns).enumerate() {
             // A column with the same data and type as the one before (a trace's end
             // times of calls that take no time) repeats its pages: the same bytes.
-            let repeats = |j: usize| {
-                j > 0 && same_kind(&specs[j - 1], &specs[j]) && columns[j - 1].same(&columns[j])
-            };
-            if repeats(k) {
-                if let (Some(copy), Some(previous)) = (self.repeat.take(), chunks.last()) {
-                    let shift = self.pos as i64
-                        - previous
-                            .data_page_offset
-                            .min(previous.dictionary_page_offset.unwrap_or(i64::MAX));
-                    let mut meta = previous.clone();
-                    meta.data_page_offset += shift;
-                    meta.dictionary_page_offset = meta.dictionary_page_offset.map(|d| d + shift);
-                    self.emit(&copy)?;
-                    chunks.push(meta);
-                    continue;
-                }
+            let repeats = k > 0 && same_kind(&self.specs[k - 1], spec) && columns[k - 1].same(data);
+            if !repeats || encoded.is_none() {
+                encoded = Some(self.encoder.encode(spec, data, rows, &mut self.chunk)?);
             }
-            self.repeat = (k + 1 < columns.len() && repeats(k + 1)).then(Vec::new);
-            chunks.push(self.chunk(spec, data, rows)?);
+            chunks.push(encoded.as_ref().expect("encoded above").placed(self.pos));
+            self.out.write_all(&self.chunk)?;
+            self.pos += self.chunk.len() as u64;
         }
-        self.repeat = None;
         self.groups.push(GroupMeta {
             rows: rows as i64,
             offset,
@@ -205,9 +90,7 @@ impl Writer {
         });
         Ok(())
     }
-}
 
-impl Writer {
     /// Writes the footer and closes the file.
     pub fn finish(mut self) -> Result<()> {
         let mut footer = Vec::new();

@@ -318,3 +318,100 @@ fn a_dictionary_too_large_falls_back_to_plain() {
     assert_eq!(got, ints);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Writes one non-null integer column of `bits` bits and reads it back.
+fn write_and_read(
+    path: &std::path::Path,
+    values: &[i64],
+    bits: u8,
+    encoding: Encoding,
+) -> Vec<i64> {
+    let spec = ColumnSpec {
+        name: "v".into(),
+        kind: ValueKind::Int { bits },
+        nullable: false,
+        encoding,
+    };
+    let options = WriteOptions {
+        page_rows: 1000,
+        zstd: false,
+    };
+    let mut w = Writer::create(path, vec![spec], options).unwrap();
+    let column = ColumnData::Ints {
+        values,
+        valid: None,
+    };
+    w.write_row_group(values.len(), &[column]).unwrap();
+    w.finish().unwrap();
+    let file = Arc::new(ParquetFile::open(path).unwrap());
+    let Values::Ints(got) = file
+        .cursor("v", 0, 1)
+        .unwrap()
+        .unwrap()
+        .read(values.len())
+        .unwrap()
+        .values
+    else {
+        panic!()
+    };
+    got
+}
+
+/// The RLE/bit-packed hybrid of dictionary indices of every width a dictionary takes (1 to
+/// 16 bits: up to 1 << 16 entries), in runs and in bit-packed stretches, as the parquet
+/// crate decodes it.
+#[test]
+fn dictionary_indices_of_every_width_read_back() {
+    let dir = std::env::temp_dir().join(format!("parquet-lite-rle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut seed = 7u64;
+    for width in 1..=16u32 {
+        let distinct = 1u64 << width;
+        let mut values: Vec<i64> = (0..distinct as i64).collect(); // every entry once
+        while values.len() < 3000 {
+            let v = (xorshift(&mut seed) % distinct) as i64;
+            let run = 1 + (xorshift(&mut seed) % 20) as usize;
+            values.extend(std::iter::repeat_n(v, run));
+        }
+        let path = dir.join(format!("w{width}.parquet"));
+        let got = write_and_read(&path, &values, 32, Encoding::Dictionary);
+        assert_eq!(got, values, "width {width}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// DELTA_BINARY_PACKED in both widths: counters, full-range values (whose deltas
+/// overflow and wrap) and small noise.
+#[test]
+fn delta_values_read_back_in_both_widths() {
+    let dir = std::env::temp_dir().join(format!("parquet-lite-delta-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut seed = 11u64;
+    for case in 0..40 {
+        let n = (xorshift(&mut seed) % 2500) as usize;
+        let bits32 = case % 2 == 0;
+        let values: Vec<i64> = (0..n)
+            .map(|i| {
+                let v = match case % 4 {
+                    0 => i as i64 * 3,
+                    1 => xorshift(&mut seed) as i64,
+                    _ => (xorshift(&mut seed) % 1000) as i64 - 500,
+                };
+                if bits32 {
+                    i64::from(v as i32)
+                } else {
+                    v
+                }
+            })
+            .collect();
+        let path = dir.join(format!("d{case}.parquet"));
+        let got = write_and_read(
+            &path,
+            &values,
+            if bits32 { 32 } else { 64 },
+            Encoding::Delta,
+        );
+        assert_eq!(got, values, "case {case}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
