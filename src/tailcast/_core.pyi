@@ -32,7 +32,6 @@ __all__ = [
     "place",
     "read_otf2",
     "replay",
-    "replay_local",
     "squeue_columns",
 ]
 
@@ -43,12 +42,6 @@ class _ArrowBatch(Protocol):
     def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
 
 def engine_version() -> str: ...
-def replay_local(
-    rank: NDArray[np.uint32],
-    t_start_ns: NDArray[np.int64],
-    t_end_ns: NDArray[np.int64],
-    compute_scale: float = 1.0,
-) -> NDArray[np.int64]: ...
 def op_codes() -> dict[str, int]: ...
 
 @final

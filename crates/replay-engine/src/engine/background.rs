@@ -283,14 +283,14 @@ impl Engine {
             id: background_id(slot),
             ..t
         };
-        if let Submitted::At(at) = self.net.submit(now, &t) {
-            self.background_delivered(slot, at);
+        if let Submitted::At(_) = self.net.submit(now, &t) {
+            self.background_delivered(slot);
         }
         self.push(next, Ev::Background(n));
     }
 
     /// A background message arrived.
-    pub(super) fn background_delivered(&mut self, slot: u32, _at: Time) {
+    pub(super) fn background_delivered(&mut self, slot: u32) {
         let bytes = self.background.in_flight[slot as usize].bytes;
         self.stats.background_delivered += 1;
         self.stats.background_delivered_bytes += bytes;

@@ -364,7 +364,7 @@ impl Engine {
     pub(super) fn on_fabric_delivery(&mut self, d: &Delivery) {
         let (background, slot) = slot_of(d.id);
         if background {
-            self.background_delivered(slot, d.at);
+            self.background_delivered(slot);
         } else if self.msgs[slot].kind.is_control() {
             self.control_arrived(slot, d.at);
         } else {

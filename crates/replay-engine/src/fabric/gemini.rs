@@ -169,11 +169,6 @@ impl Gemini {
         &self.p
     }
 
-    /// Eq. 3: a control signal's latency without queueing.
-    pub fn min_signal_latency(&self) -> f64 {
-        self.net.min_latency()
-    }
-
     /// Eq. 5: the least idle time between two optical messages of one source.
     pub fn min_idle(&self) -> f64 {
         self.p.t_sig() * (2.0 * (1.0 + self.p.alpha_sig) * f64::from(self.stages()) + 3.0)

@@ -48,8 +48,8 @@ use finish_queue::FinishQueue;
 /// Flow handle (slot in the solver's slab).
 pub type FlowSlot = u32;
 
-/// Route links a flow keeps in its own first cache line (a Dragonfly+ route, with a
-/// capped flow's private link, has at most 9; longer routes live in `Flow::long`).
+/// Route links a flow keeps in its own first cache line (a Dragonfly+ route has at most
+/// 8; longer routes live in `Flow::long`).
 const INLINE_HOPS: usize = 11;
 
 /// Two cache lines: the first holds what a settle reads of every flow it visits (its rate,
@@ -160,11 +160,6 @@ pub struct MaxMin {
     dirty: Vec<u32>,
     /// Scratch state of the local re-solve, reused to avoid allocation.
     scratch: resolve::Scratch,
-    /// Links given at construction; ids from here on are private links of capped flows.
-    physical: u32,
-    /// Private links no flow uses any more.
-    free_private: Vec<u32>,
-    route_buf: Vec<u32>,
     live: usize,
     pub stats: Stats,
 }
@@ -188,9 +183,6 @@ impl MaxMin {
             finish: FinishQueue::default(),
             dirty: Vec::new(),
             scratch: resolve::Scratch::new(n),
-            physical: n as u32,
-            free_private: Vec::new(),
-            route_buf: Vec::new(),
             live: 0,
             stats: Stats::default(),
         }
@@ -252,11 +244,6 @@ impl MaxMin {
         } else {
             &long[..]
         };
-        if let Some(&last) = links.last() {
-            if last >= self.physical {
-                self.free_private.push(last);
-            }
-        }
         for &l in links {
             self.counts[l as usize] -= 1;
             self.unlink(l, slot);
@@ -292,42 +279,6 @@ impl MaxMin {
             }
         }
         link.len -= 1;
-    }
-
-    /// Adds a flow whose rate never exceeds `cap` bytes/ns (a circuit, a NIC limit): it
-    /// crosses a private link of that capacity besides `links`, which keeps the allocation
-    /// max-min fair with the cap as one more constraint.
-    pub fn add_capped(
-        &mut self,
-        now: f64,
-        links: &[u32],
-        bytes: f64,
-        tag: u32,
-        cap: f64,
-    ) -> FlowSlot {
-        let private = match self.free_private.pop() {
-            Some(l) => {
-                self.links[l as usize].capacity = cap;
-                l
-            }
-            None => {
-                self.links.push(Link {
-                    capacity: cap,
-                    ..Link::default()
-                });
-                self.counts.push(0);
-                self.spill.push(Vec::new());
-                self.scratch.add_link();
-                (self.links.len() - 1) as u32
-            }
-        };
-        let mut route = std::mem::take(&mut self.route_buf);
-        route.clear();
-        route.extend_from_slice(links);
-        route.push(private);
-        let slot = self.add(now, &route, bytes, tag);
-        self.route_buf = route;
-        slot
     }
 
     /// Removes a live flow before it drained (dropped, or re-routed by the caller);

@@ -92,11 +92,6 @@ impl Scratch {
         }
     }
 
-    /// Makes room for one more link (a capped flow's private link).
-    pub(super) fn add_link(&mut self) {
-        self.sums.push((0, 0.0, 0.0));
-    }
-
     /// Makes room for one more flow slot.
     pub(super) fn add_flow(&mut self) {
         self.flow.push(FlowMark::default());
