@@ -3,7 +3,7 @@
 //! post order), waits on given requests, local reductions, and the waitany refill loop of
 //! alltoall linear_sync. Blocking calls are a post followed by a wait, as the PML does them.
 //! The engine runs a program event by event (engine/collective.rs) or, when every member's
-//! exit depends on every entry, evaluates all members' programs at once (engine/plan.rs).
+//! exit depends on every entry, evaluates all members' programs at once (engine/plan/).
 
 /// One call. Request numbers count the `Send`/`Recv` instructions of the program from 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

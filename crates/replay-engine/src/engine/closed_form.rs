@@ -1,4 +1,4 @@
-//! Closed-form collectives in the event loop (see plan.rs). Members entering an instance
+//! Closed-form collectives in the event loop (see plan/). Members entering an instance
 //! wait ("gather") until the last one enters; then the plan gives every member's exit time
 //! at once and each resumes then. Used only on stateless fabrics and for collective shapes
 //! whose exits depend on every entry, so no member could have left earlier.

@@ -1,9 +1,9 @@
 //! The local re-solve behind `MaxMin::settle`: restricted progressive filling over the set S
 //! of flows to re-rate, then verification of the max-min characterisation around S
 //! (Bertsekas & Gallager, "Data Networks", §6.5.2). The algorithm and why it is exact are
-//! described in maxmin.rs.
+//! described in mod.rs.
 //!
-//! Step 1 (filling) is in maxmin_fill.rs; this file holds the scratch state and steps 2-4.
+//! Step 1 (filling) is in fill.rs; this file holds the scratch state and steps 2-4.
 //!
 //! Marks are 64-bit stamps (one per settle, one per filling round) compared for equality,
 //! so nothing is cleared between calls and nothing ever wraps.
@@ -14,7 +14,7 @@ use super::{FlowSlot, MaxMin};
 use fill::Candidate;
 pub(super) use fill::SCAN_LINKS;
 
-#[path = "maxmin_fill.rs"]
+#[path = "fill.rs"]
 mod fill;
 
 /// Relative tolerance of the verification: a link is saturated if its load is within

@@ -9,7 +9,7 @@
 //! (Σ rates = capacity) on which no other flow has a higher rate. The max-min fair
 //! allocation is unique.
 //!
-//! **Local re-solve** (maxmin_fill.rs, maxmin_resolve.rs). Let S be the flows whose
+//! **Local re-solve** (fill.rs, resolve.rs). Let S be the flows whose
 //! remembered bottleneck is a dirty link (new flows included); every other flow (F) keeps
 //! its rate, its finish-queue entry and its byte account untouched.
 //! 1. Progressive filling (B&G §6.5.2) over S alone, on the links S uses, each offering its
@@ -38,9 +38,7 @@
 //! gives bit-identical rates. (Grouping the same arrivals into fewer or more settles at one
 //! instant may change rates by rounding, since S depends on it.)
 
-#[path = "finish_queue.rs"]
 mod finish_queue;
-#[path = "maxmin_resolve.rs"]
 mod resolve;
 
 use finish_queue::FinishQueue;
@@ -354,5 +352,4 @@ impl MaxMin {
 }
 
 #[cfg(test)]
-#[path = "maxmin_tests.rs"]
 mod tests;
