@@ -9,7 +9,7 @@
 //! (Σ rates = capacity) on which no other flow has a higher rate. The max-min fair
 //! allocation is unique.
 //!
-//! **Local re-solve** (fill.rs, resolve.rs). Let S be the flows whose
+//! **Local re-solve** (fill.rs, resolve.rs, on scratch.rs). Let S be the flows whose
 //! remembered bottleneck is a dirty link (new flows included); every other flow (F) keeps
 //! its rate, its finish-queue entry and its byte account untouched.
 //! 1. Progressive filling (B&G §6.5.2) over S alone, on the links S uses, each offering its
@@ -38,10 +38,28 @@
 //! gives bit-identical rates. (Grouping the same arrivals into fewer or more settles at one
 //! instant may change rates by rounding, since S depends on it.)
 
+mod fill;
 mod finish_queue;
 mod resolve;
+mod scratch;
 
 use finish_queue::FinishQueue;
+
+/// Relative tolerance of the verification: a link is saturated if its load is within
+/// `EPS` of its capacity, and a flow is the fastest on a link if no other flow there beats
+/// it by more than a factor `1 + EPS`. It only absorbs rounding noise of the float sums
+/// (~1e-15 relative); a larger margin would let a non-bottleneck pass.
+const EPS: f64 = 1e-11;
+
+/// Equal share of `rem` among `n` flows; 0 when nothing is left (never -0.0, whose bits
+/// would sort after every positive share).
+fn share(rem: f64, n: u32) -> f64 {
+    if rem > 0.0 {
+        rem / f64::from(n)
+    } else {
+        0.0
+    }
+}
 
 /// Flow handle (slot in the solver's slab).
 pub type FlowSlot = u32;
@@ -96,7 +114,7 @@ impl Flow {
 struct Link {
     /// Bandwidth, bytes per ns.
     capacity: f64,
-    mark: resolve::LinkMark,
+    mark: scratch::LinkMark,
     /// Flows crossing the link, in the order they arrived (swap-removed): the first
     /// `INLINE` in `head`, the rest in `MaxMin::spill` at the link's index.
     len: u32,
@@ -157,7 +175,7 @@ pub struct MaxMin {
     finish: FinishQueue,
     dirty: Vec<u32>,
     /// Scratch state of the local re-solve, reused to avoid allocation.
-    scratch: resolve::Scratch,
+    scratch: scratch::Scratch,
     live: usize,
     pub stats: Stats,
 }
@@ -180,7 +198,7 @@ impl MaxMin {
             free: Vec::new(),
             finish: FinishQueue::default(),
             dirty: Vec::new(),
-            scratch: resolve::Scratch::new(n),
+            scratch: scratch::Scratch::new(n),
             live: 0,
             stats: Stats::default(),
         }
