@@ -1,6 +1,6 @@
-//! Lists the fabric models: every `src/fabric/models/*.rs` (and, with the
-//! `fixture-fabrics` feature, every `tests/fixture_fabrics/*.rs`) becomes a module whose
-//! `MODEL` joins the registry. Adding a fabric is adding its file.
+//! Lists the fabric models: every `src/fabric/models/*.rs` and `src/fabric/models/*/mod.rs`
+//! (and, with the `fixture-fabrics` feature, every `tests/fixture_fabrics/*.rs`) becomes a
+//! module whose `MODEL` joins the registry. Adding a fabric is adding its file.
 
 use std::env;
 use std::fmt::Write as _;
@@ -15,14 +15,15 @@ fn modules(dir: &Path) -> Vec<(String, PathBuf)> {
     let mut found: Vec<(String, PathBuf)> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-        .map(|p| {
-            let name = p
-                .file_stem()
-                .expect("file name")
-                .to_string_lossy()
-                .into_owned();
-            (name, p)
+        .filter_map(|p| {
+            let name = p.file_stem()?.to_string_lossy().into_owned();
+            if p.extension().is_some_and(|x| x == "rs") {
+                Some((name, p))
+            } else {
+                // A model with files of its own (its tests): a folder with mod.rs.
+                let face = p.join("mod.rs");
+                face.is_file().then_some((name, face))
+            }
         })
         .collect();
     found.sort();

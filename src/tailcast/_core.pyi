@@ -32,17 +32,10 @@ __all__ = [
     "place",
     "read_otf2",
     "replay",
-    "replay_local",
     "squeue_columns",
 ]
 
 def engine_version() -> str: ...
-def replay_local(
-    rank: NDArray[np.uint32],
-    t_start_ns: NDArray[np.int64],
-    t_end_ns: NDArray[np.int64],
-    compute_scale: float = 1.0,
-) -> NDArray[np.int64]: ...
 def op_codes() -> dict[str, int]: ...
 
 @final

@@ -12,7 +12,6 @@ pub mod fabric;
 pub mod ops;
 pub mod placement;
 pub mod prng;
-pub mod timeline;
 pub mod trace;
 
 pub use config::{HostParams, LocalityClass, Placement, ReplayOptions};

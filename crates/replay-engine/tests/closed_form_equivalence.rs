@@ -1,4 +1,4 @@
-//! Closed-form collectives (engine/plan.rs) give bit-identical times to the event-driven
+//! Closed-form collectives (engine/plan/) give bit-identical times to the event-driven
 //! path: random collective sequences with skewed entry times, several algorithms, eager
 //! and rendezvous sizes, host overheads and reduction costs, on the α-β fabric.
 

@@ -17,10 +17,12 @@
 
 use std::collections::HashMap;
 
-use replay_engine::fabric::arbitration::{Arbiter, Policy};
-use replay_engine::fabric::psf_cells::{Cells, PowerSpread, Routing};
-use replay_engine::fabric::psf_paths::{Layout, Losses, PathTable};
-use replay_engine::fabric::psf_switch::{Finished, PsfSwitch, SwitchTiming, Switching};
+use replay_engine::fabric::photonic_switches::arbitration::{Arbiter, Policy};
+use replay_engine::fabric::photonic_switches::psf_cells::{Cells, PowerSpread, Routing};
+use replay_engine::fabric::photonic_switches::psf_paths::{Layout, Losses, PathTable};
+use replay_engine::fabric::photonic_switches::psf_switch::{
+    Finished, PsfSwitch, SwitchTiming, Switching,
+};
 use replay_engine::prng::SplitMix64;
 
 /// Partitions of every total 0..=n with at most n parts, sorted descending.

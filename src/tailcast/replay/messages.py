@@ -44,7 +44,10 @@ def fabric_columns(ops: pa.Table, messages: pa.Table) -> pa.Table:
     each row of the foreground trace (job 0) sent; null for rows that sent none. A row
     whose messages took different path classes says `mixed`."""
     mine = messages.filter(pc.equal(messages.column("job"), 0))
-    grouped = mine.group_by(["src_rank", "send_seq"]).aggregate(
+    # In this thread (use_threads=False): Acero's pool workers could still be dropping the
+    # last batch over numpy memory when the command returns, and one that needs the GIL
+    # during interpreter shutdown aborts the process (std::terminate, exit -6).
+    grouped = mine.group_by(["src_rank", "send_seq"], use_threads=False).aggregate(
         [
             ("setup_ns", "sum"),
             ("wait_ns", "sum"),
@@ -69,6 +72,6 @@ def fabric_columns(ops: pa.Table, messages: pa.Table) -> pa.Table:
     )
     order = pa.array(np.arange(ops.num_rows))
     joined = ops.append_column("_order", order).join(
-        per_row, ["rank", "seq"], join_type="left outer"
+        per_row, ["rank", "seq"], join_type="left outer", use_threads=False
     )
     return joined.sort_by("_order").drop_columns(["_order"])

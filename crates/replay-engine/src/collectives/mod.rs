@@ -366,6 +366,3 @@ impl Ctx<'_> {
 pub fn parse_overrides(text: &str) -> Result<HashMap<CollKind, (Algo, AlgoParams)>, CollError> {
     names::parse_overrides(text)
 }
-
-#[cfg(test)]
-mod consistency;

@@ -3,7 +3,7 @@
 //! post order), waits on given requests, local reductions, and the waitany refill loop of
 //! alltoall linear_sync. Blocking calls are a post followed by a wait, as the PML does them.
 //! The engine runs a program event by event (engine/collective.rs) or, when every member's
-//! exit depends on every entry, evaluates all members' programs at once (engine/plan.rs).
+//! exit depends on every entry, evaluates all members' programs at once (engine/plan/).
 
 /// One call. Request numbers count the `Send`/`Recv` instructions of the program from 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,30 +49,6 @@ impl Program {
         self.instrs
             .iter()
             .any(|i| matches!(i, Instr::Window { .. }))
-    }
-
-    /// Bytes this program sends, in total.
-    pub fn bytes_sent(&self) -> u64 {
-        let direct: u64 = self
-            .instrs
-            .iter()
-            .map(|i| match i {
-                Instr::Send { bytes, .. } => *bytes,
-                _ => 0,
-            })
-            .sum();
-        let windowed: u64 = self
-            .instrs
-            .iter()
-            .map(|i| match *i {
-                Instr::Window { mid, hi, .. } => self.window[mid as usize..hi as usize]
-                    .iter()
-                    .map(|w| w.1)
-                    .sum(),
-                _ => 0,
-            })
-            .sum();
-        direct + windowed
     }
 
     pub fn is_empty(&self) -> bool {
@@ -217,6 +193,30 @@ impl Program {
 mod tests {
     use super::*;
 
+    /// Bytes a program sends, in total.
+    fn bytes_sent(p: &Program) -> u64 {
+        let direct: u64 = p
+            .instrs
+            .iter()
+            .map(|i| match i {
+                Instr::Send { bytes, .. } => *bytes,
+                _ => 0,
+            })
+            .sum();
+        let windowed: u64 = p
+            .instrs
+            .iter()
+            .map(|i| match *i {
+                Instr::Window { mid, hi, .. } => p.window[mid as usize..hi as usize]
+                    .iter()
+                    .map(|w| w.1)
+                    .sum(),
+                _ => 0,
+            })
+            .sum();
+        direct + windowed
+    }
+
     #[test]
     fn blocking_calls_are_a_post_and_a_wait_and_adjacent_waits_merge() {
         let mut p = Program::default();
@@ -249,7 +249,7 @@ mod tests {
         q.recv(5, 2);
         p.append(&q);
         assert_eq!(p.waited(3, 4), &[3]);
-        assert_eq!(p.bytes_sent(), 9);
+        assert_eq!(bytes_sent(&p), 9);
         let mut self_copy = Program::default();
         self_copy.sendrecv(4, 4, 8, 4, 8);
         assert!(self_copy.is_empty());

@@ -53,16 +53,6 @@ pub fn in_order_bmtree(p: u32, root: u32, me: u32) -> Tree {
     Tree { parent, children }
 }
 
-/// Number of ranks in the subtree of virtual rank `v` of an in-order binomial tree.
-pub fn in_order_subtree(p: u32, v: u32) -> u32 {
-    let low = if v == 0 {
-        p.next_power_of_two()
-    } else {
-        v & v.wrapping_neg()
-    };
-    low.min(p - v)
-}
-
 /// K-nomial tree of radix `radix` (largest subtrees first, as in the knomial comment's
 /// example: radix 4, 10 ranks: 0 -> 4 8 1 2 3).
 pub fn kmtree(p: u32, root: u32, me: u32, radix: u32) -> Tree {

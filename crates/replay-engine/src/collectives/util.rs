@@ -13,11 +13,6 @@ pub fn pof2_ceil(n: u32) -> u32 {
     n.max(1).next_power_of_two()
 }
 
-/// ceil(log2(n)) for n >= 1.
-pub fn ceil_log2(n: u32) -> u32 {
-    pof2_ceil(n).trailing_zeros()
-}
-
 /// Open MPI's split of `count` elements into `p` blocks: the first `count % p` ("early")
 /// blocks carry one element more than the others (COLL_BASE_COMPUTE_BLOCKCOUNT).
 pub fn block_counts(count: u64, p: u32) -> Vec<u64> {
@@ -119,8 +114,5 @@ mod tests {
         assert_eq!(pof2_floor(16), 16);
         assert_eq!(pof2_floor(17), 16);
         assert_eq!(pof2_ceil(17), 32);
-        assert_eq!(ceil_log2(16), 4);
-        assert_eq!(ceil_log2(17), 5);
-        assert_eq!(ceil_log2(1), 0);
     }
 }

@@ -4,8 +4,8 @@
 //! fabric (no MPI matching); they contend with the traces' traffic and are dropped when
 //! the foreground ends.
 
-use super::core::{Engine, Ev};
 use super::network::{background_id, Network};
+use super::output::ReplayStats;
 use crate::error::ReplayError;
 use crate::fabric::{Kind, Submitted, Time, Transfer};
 use crate::prng::SplitMix64;
@@ -212,6 +212,64 @@ impl Background {
         (dst, now + gap)
     }
 
+    /// Node `n` sends its next message at `now` (`posted`: its posting number, the receive's
+    /// too); returns when it sends again.
+    pub fn send(
+        &mut self,
+        n: u32,
+        now: Time,
+        posted: u64,
+        net: &mut Network,
+        stats: &mut ReplayStats,
+    ) -> Time {
+        let (dst, next) = self.next_message(n, now);
+        let node = &self.nodes[n as usize];
+        let gen = &self.gens[node.gen as usize];
+        let bytes = gen.spec.bytes;
+        let t = Transfer {
+            id: 0,
+            src: node.endpoint,
+            dst: gen.spec.endpoints[dst as usize],
+            bytes,
+            kind: Kind::Background,
+            collective: false,
+            job: self.first_job + node.gen,
+            src_rank: node.index,
+            dst_rank: dst,
+            tag: 0,
+            send_posted: posted,
+            recv_posted: posted,
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.in_flight[s as usize] = InFlight { bytes };
+                s
+            }
+            None => {
+                self.in_flight.push(InFlight { bytes });
+                (self.in_flight.len() - 1) as u32
+            }
+        };
+        stats.background_messages += 1;
+        stats.background_bytes += bytes;
+        let t = Transfer {
+            id: background_id(slot),
+            ..t
+        };
+        if let Submitted::At(_) = net.submit(now, &t) {
+            self.delivered(slot, stats);
+        }
+        next
+    }
+
+    /// The message in `slot` arrived.
+    pub fn delivered(&mut self, slot: u32, stats: &mut ReplayStats) {
+        let bytes = self.in_flight[slot as usize].bytes;
+        stats.background_delivered += 1;
+        stats.background_delivered_bytes += bytes;
+        self.free.push(slot);
+    }
+
     /// Bytes the background nodes could have injected by `end` (None without
     /// generators): offered and delivered loads are fractions of it.
     pub fn capacity_bytes(&self, end: Time) -> Option<f64> {
@@ -240,62 +298,6 @@ fn derangement(n: u32, rng: &mut SplitMix64) -> Vec<u32> {
         p.swap(i, j);
     }
     p
-}
-
-impl Engine {
-    /// Background node `n` sends its next message now and schedules the one after.
-    pub(super) fn background_send(&mut self, n: u32) {
-        let now = self.now;
-        let (dst, next) = self.background.next_message(n, now);
-        // Posted as it is generated (its receive too).
-        let posted = self.reqs.post();
-        let bg = &mut self.background;
-        let node = &bg.nodes[n as usize];
-        let gen = &bg.gens[node.gen as usize];
-        let bytes = gen.spec.bytes;
-        let t = Transfer {
-            id: 0,
-            src: node.endpoint,
-            dst: gen.spec.endpoints[dst as usize],
-            bytes,
-            kind: Kind::Background,
-            collective: false,
-            job: bg.first_job + node.gen,
-            src_rank: node.index,
-            dst_rank: dst,
-            tag: 0,
-            send_posted: posted,
-            recv_posted: posted,
-        };
-        let slot = match bg.free.pop() {
-            Some(s) => {
-                bg.in_flight[s as usize] = InFlight { bytes };
-                s
-            }
-            None => {
-                bg.in_flight.push(InFlight { bytes });
-                (bg.in_flight.len() - 1) as u32
-            }
-        };
-        self.stats.background_messages += 1;
-        self.stats.background_bytes += bytes;
-        let t = Transfer {
-            id: background_id(slot),
-            ..t
-        };
-        if let Submitted::At(at) = self.net.submit(now, &t) {
-            self.background_delivered(slot, at);
-        }
-        self.push(next, Ev::Background(n));
-    }
-
-    /// A background message arrived.
-    pub(super) fn background_delivered(&mut self, slot: u32, _at: Time) {
-        let bytes = self.background.in_flight[slot as usize].bytes;
-        self.stats.background_delivered += 1;
-        self.stats.background_delivered_bytes += bytes;
-        self.background.free.push(slot);
-    }
 }
 
 #[cfg(test)]

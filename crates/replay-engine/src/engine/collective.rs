@@ -11,45 +11,14 @@
 
 use std::rc::Rc;
 
-use super::closed_form::ClosedForms;
-use super::core::{Engine, Outcome};
-use super::plan::ShapeKey;
+use super::closed_form::Entry;
+use super::core::{Engine, Ev, Outcome};
+use super::plan::{Plan, ShapeKey};
 use super::ranks::{CollMemo, CollPath, CollRun, RState};
-use crate::collectives::{self, CollKind, CollSpec, Instr, Program, Selector};
+use crate::collectives::{self, CollKind, CollSpec, Instr, Program};
 use crate::error::ReplayError;
 use crate::ops::Op;
 use crate::trace::SAME;
-use fast_hash::FastMap;
-
-/// A collective shape and one member's communicator rank.
-type ProgramKey = (ShapeKey, u32);
-
-/// What the engine keeps about collectives: the algorithm selector, programs and
-/// communicator member lists built so far, and the closed-form evaluation.
-pub(super) struct Collectives {
-    selector: Selector,
-    programs: FastMap<ProgramKey, Rc<Program>>,
-    members: FastMap<(u32, i32), Rc<[u32]>>,
-    /// Request-slot buffers of finished runs, reused.
-    spare: Vec<Vec<u32>>,
-    pub closed: ClosedForms,
-}
-
-impl Collectives {
-    pub fn new(selector: Selector, closed: ClosedForms) -> Self {
-        Self {
-            selector,
-            programs: FastMap::default(),
-            members: FastMap::default(),
-            spare: Vec::new(),
-            closed,
-        }
-    }
-
-    pub fn selector(&self) -> &Selector {
-        &self.selector
-    }
-}
 
 fn to_u64(v: &[i64]) -> Vec<u64> {
     v.iter().map(|&x| x.max(0) as u64).collect()
@@ -150,12 +119,12 @@ impl Engine {
                 };
             }
         }
-        let members = match self.colls.members.get(&(job_id, comm)) {
+        let members = match self.programs.members.get(&(job_id, comm)) {
             Some(m) => m.clone(),
             None => {
                 let local = job.comms.get(&comm).map(Vec::as_slice).unwrap_or(&[]);
                 let m: Rc<[u32]> = local.iter().map(|&l| job.base + l).collect();
-                self.colls.members.insert((job_id, comm), m.clone());
+                self.programs.members.insert((job_id, comm), m.clone());
                 m
             }
         };
@@ -188,11 +157,12 @@ impl Engine {
         if commute != SAME {
             spec.commutative = commute != 0;
         }
-        let (algo, params) = self.colls.selector.select(&spec);
+        let (algo, params) = self.programs.selector.select(&spec);
         let cacheable = spec.per_peer_bytes.is_empty() && spec.recv_per_peer_bytes.is_empty();
         let shape = ShapeKey::of(&spec, algo, params);
-        if cacheable && self.colls.closed.enabled {
-            if let Some(plan) = self.plan_for(shape, &spec, algo, &params) {
+        if cacheable && self.closed.enabled() {
+            let selector = &self.programs.selector;
+            if let Some(plan) = self.closed.plan_for(shape, &spec, algo, &params, selector) {
                 let rank = &mut self.ranks[r as usize];
                 if plain {
                     rank.memo = Some(CollMemo {
@@ -211,25 +181,27 @@ impl Engine {
         }
         let key = (shape, me);
         let cached = if cacheable {
-            self.colls.programs.get(&key).cloned()
+            self.programs.built.get(&key).cloned()
         } else {
             None
         };
         let prog = match cached {
             Some(prog) => prog,
-            None => match collectives::schedule(&spec, algo, &params, me, &self.colls.selector) {
-                Ok(prog) => {
-                    let prog: Rc<Program> = Rc::new(prog);
-                    if cacheable {
-                        self.colls.programs.insert(key, prog.clone());
+            None => {
+                match collectives::schedule(&spec, algo, &params, me, &self.programs.selector) {
+                    Ok(prog) => {
+                        let prog: Rc<Program> = Rc::new(prog);
+                        if cacheable {
+                            self.programs.built.insert(key, prog.clone());
+                        }
+                        prog
                     }
-                    prog
+                    Err(e) => {
+                        let m = format!("{} ({algo:?}): {e}", op.name());
+                        return self.fail(job_id, row_id, m);
+                    }
                 }
-                Err(e) => {
-                    let m = format!("{} ({algo:?}): {e}", op.name());
-                    return self.fail(job_id, row_id, m);
-                }
-            },
+            }
         };
         if plain && cacheable {
             self.ranks[r as usize].memo = Some(CollMemo {
@@ -242,6 +214,51 @@ impl Engine {
         self.start_program(r, prog, members, comm)
     }
 
+    /// Rank `r` (member `me`) enters instance `inst` of a closed-form collective.
+    #[allow(clippy::too_many_arguments)]
+    fn gather(
+        &mut self,
+        r: u32,
+        me: u32,
+        comm: i32,
+        inst: u64,
+        shape: ShapeKey,
+        plan: Rc<Plan>,
+        members: Rc<[u32]>,
+    ) -> Outcome {
+        let job = self.ranks[r as usize].job;
+        match self
+            .closed
+            .enter(job, comm, inst, shape, plan, members, me, self.now)
+        {
+            Entry::Disagree => {
+                let row = self.ranks[r as usize].rows.current_id() as usize;
+                let message = format!(
+                    "members of communicator {comm} disagree on collective #{inst} (kind, \
+                     size, root or bytes differ from the first member's)"
+                );
+                self.fail(job, row, message)
+            }
+            Entry::Waiting => {
+                self.ranks[r as usize].state = RState::Gathered;
+                Outcome::Blocked
+            }
+            Entry::Complete { members, messages } => {
+                let exits = self.closed.exits();
+                for &m in members.iter() {
+                    if m != r {
+                        self.ranks[m as usize].state = RState::Woken;
+                    }
+                }
+                let others = members.iter().zip(exits).filter(|(&m, _)| m != r);
+                self.queue
+                    .push_batch(others.map(|(&m, &t)| (t, Ev::Resume(m))));
+                self.stats.messages += messages;
+                Outcome::End(exits[me as usize])
+            }
+        }
+    }
+
     /// Rank `r` starts running its program of a collective on `comm` (the next step runs
     /// at once).
     fn start_program(
@@ -251,7 +268,7 @@ impl Engine {
         members: Rc<[u32]>,
         comm: i32,
     ) -> Outcome {
-        let mut slots = self.colls.spare.pop().unwrap_or_default();
+        let mut slots = self.programs.spare.pop().unwrap_or_default();
         slots.clear();
         let rank = &mut self.ranks[r as usize];
         let inst = rank.next_instance(comm);
@@ -288,7 +305,7 @@ impl Engine {
             let run = self.coll_run(r);
             let Some(&ins) = run.prog.instrs.get(run.pc) else {
                 let run = self.ranks[r as usize].coll.take().expect("in a collective");
-                self.colls.spare.push(run.slots);
+                self.programs.spare.push(run.slots);
                 return Outcome::End(self.now);
             };
             let (comm, inst) = (run.comm, run.inst);

@@ -1,53 +1,40 @@
 //! The engine: its parts and the event loop.
 //!
-//! Parts and who owns what:
-//! - `ranks` (ranks.rs): each rank's state machine and buffered rows; `jobs`: each trace's
-//!   ranks, communicators and outputs (output.rs);
+//! Parts and who owns what (each part's file imports nothing of the engine's core):
+//! - `ranks` (ranks.rs): each rank's state machine and buffered rows; `jobs` (jobs.rs):
+//!   each trace's ranks, communicators and outputs (output.rs);
 //! - `reqs`, `msgs` (requests.rs, messages.rs): request and message slabs;
 //! - `matching` (matching.rs): MPI matching queues;
-//! - `colls` (collective.rs, closed_form.rs): algorithm overrides, schedules, closed forms;
+//! - `programs` (programs.rs): the algorithm selector and the collective programs built;
+//!   `closed` (closed_form.rs): collectives evaluated in closed form;
 //! - `queue` (event_queue.rs) and `now`: simulated time;
 //! - `net` (network.rs): the fabric and what the engine caches about it, host costs;
-//! - `background` (background.rs): synthetic traffic generators.
+//! - `background` (background.rs): synthetic traffic generators;
+//! - `records`, `stats` (output.rs): the delivered messages when recorded, the counters.
 //!
-//! Behaviour lives in `impl Engine` blocks by concern: executing rows (execute.rs),
-//! point-to-point protocols (p2p.rs), collectives (collective.rs, closed_form.rs), end
-//! checks (completion.rs). Drivers (replay.rs, stream.rs) feed rows and collect results.
-
-use std::collections::HashMap;
+//! Behaviour lives in `impl Engine` blocks by concern, in files that import this one:
+//! executing rows (execute.rs), point-to-point protocols (p2p.rs), collectives
+//! (collective.rs), end checks (completion.rs). Drivers (replay.rs, stream.rs) feed rows
+//! and collect results (feed.rs).
 
 use super::background::{Background, Generator};
 use super::closed_form::ClosedForms;
-use super::collective::Collectives;
 use super::event_queue::EventQueue;
-use super::iterations::IterationLatency;
+use super::jobs::{JobRt, JobSetup};
 use super::matching::Matching;
 use super::messages::Messages;
 use super::network::Network;
-use super::output::Output;
+use super::output::{MessagesOut, ReplayStats};
+use super::plan::Costs;
+use super::programs::Programs;
 use super::ranks::{RState, RankRt};
 use super::requests::Requests;
 use crate::collectives;
-use crate::config::{Placement, ReplayOptions};
+use crate::config::ReplayOptions;
 use crate::error::ReplayError;
 use crate::fabric::registry::FabricSpec;
 use crate::fabric::Time;
 use crate::placement::place;
-
-/// Whole-replay counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ReplayStats {
-    /// Trace rows executed.
-    pub actions: u64,
-    /// Point-to-point messages (user and collective-internal) of the traces.
-    pub messages: u64,
-    pub events: u64,
-    /// Background generator messages injected and delivered, and their bytes.
-    pub background_messages: u64,
-    pub background_delivered: u64,
-    pub background_bytes: u64,
-    pub background_delivered_bytes: u64,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Ev {
@@ -77,29 +64,6 @@ pub(super) enum Outcome {
     Failed,
 }
 
-/// What the engine knows about one trace before its rows come.
-#[derive(Debug, Clone)]
-pub(super) struct JobSetup {
-    pub ranks: u32,
-    /// Communicator id → ranks in communicator-rank order (0 = every rank if absent).
-    pub comms: HashMap<i32, Vec<u32>>,
-    pub placement: Placement,
-    pub output: Output,
-    /// The replay ends when every foreground job's ranks finished; background jobs are
-    /// cut off then.
-    pub foreground: bool,
-}
-
-pub(super) struct JobRt {
-    pub base: u32,
-    pub ranks: u32,
-    pub comms: HashMap<i32, Vec<u32>>,
-    pub output: Output,
-    pub foreground: bool,
-    /// Iteration → latency (longest per-rank span), folded as ranks leave iterations.
-    pub iterations: IterationLatency,
-}
-
 /// Where a replay stands after `run`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress {
@@ -117,7 +81,8 @@ pub(crate) struct Engine {
     pub(super) reqs: Requests,
     pub(super) msgs: Messages,
     pub(super) matching: Matching,
-    pub(super) colls: Collectives,
+    pub(super) programs: Programs,
+    pub(super) closed: ClosedForms,
     pub(super) queue: EventQueue<Ev>,
     pub(super) now: Time,
     pub(super) net: Network,
@@ -137,6 +102,8 @@ pub(crate) struct Engine {
     started: bool,
     pub(super) fatal: Option<ReplayError>,
     pub(super) stats: ReplayStats,
+    /// One row per delivered message, when recording.
+    pub(super) records: Option<MessagesOut>,
 }
 
 impl Engine {
@@ -194,16 +161,30 @@ impl Engine {
         let cut_off = !generators.is_empty() || jobs.iter().any(|j| !j.foreground);
         let background = Background::new(generators, jobs.len() as u32, &net, options.seed)?;
         let nranks = ranks.len();
+        let record = options
+            .record_messages
+            .unwrap_or_else(|| net.fabric().reports_transfers());
         // Closed forms skip per-message work, so not when messages are recorded.
-        let closed_form =
-            options.closed_form_collectives && net.allows_closed_forms() && net.records.is_none();
+        let closed_form = options.closed_form_collectives && net.allows_closed_forms() && !record;
+        let costs = match net.alpha_beta {
+            Some((alpha_ns, beta_ns_per_byte)) if closed_form => Some(Costs {
+                alpha_ns,
+                beta_ns_per_byte,
+                overhead_ns: net.host.overhead_ns,
+                overhead_ns_per_byte: net.host.overhead_ns_per_byte,
+                gamma_ns_per_byte: net.host.gamma_ns_per_byte,
+                eager_threshold: net.eager_threshold,
+            }),
+            _ => None,
+        };
         Ok(Self {
             jobs,
             ranks,
             reqs: Requests::default(),
             msgs: Messages::default(),
             matching: Matching::new(nranks),
-            colls: Collectives::new(selector, ClosedForms::new(closed_form)),
+            programs: Programs::new(selector),
+            closed: ClosedForms::new(costs),
             queue: EventQueue::with_capacity(nranks * 2),
             now: 0.0,
             net,
@@ -217,6 +198,7 @@ impl Engine {
             started: false,
             fatal: None,
             stats: ReplayStats::default(),
+            records: record.then(MessagesOut::default),
         })
     }
 
@@ -317,7 +299,13 @@ impl Engine {
                         Ev::Inject(m) => self.inject(m),
                         Ev::Control(m) => self.send_control(m),
                         Ev::Signal(slot) => self.on_signal(slot, t),
-                        Ev::Background(node) => self.background_send(node),
+                        Ev::Background(node) => {
+                            // Posted as it is generated (its receive too).
+                            let posted = self.reqs.post();
+                            let (net, stats) = (&mut self.net, &mut self.stats);
+                            let next = self.background.send(node, t, posted, net, stats);
+                            self.push(next, Ev::Background(node));
+                        }
                     }
                 }
             }

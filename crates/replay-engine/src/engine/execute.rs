@@ -40,7 +40,7 @@ impl Engine {
     pub(super) fn finish_row(&mut self, r: u32, end: Time) -> Option<Time> {
         let rank = &mut self.ranks[r as usize];
         let job = &mut self.jobs[rank.job as usize];
-        super::output::record(job, rank, end);
+        job.record(rank, end);
         let captured_end = rank.rows.current().t_end;
         // The current row started only with its successor buffered (or as the last one).
         let Some(next_start) = rank.rows.advance() else {

@@ -1,8 +1,8 @@
 //! What both drivers (replay.rs, stream.rs) do to an engine: feed a rank's rows, close its
 //! input, and collect the results at the end.
 
-use super::core::{Engine, ReplayStats};
-use super::output::{JobResult, MessagesOut, Output};
+use super::core::Engine;
+use super::output::{JobResult, MessagesOut, Output, ReplayStats};
 use super::ranks::RState;
 use super::rows::Chunk;
 
@@ -69,7 +69,7 @@ impl Engine {
             stats: self.stats,
             fabric_stats: self.fabric_stats(),
             path_classes: self.net.fabric().path_classes(),
-            messages: self.net.records.take(),
+            messages: self.records.take(),
         }
     }
 }

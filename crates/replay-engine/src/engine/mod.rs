@@ -1,7 +1,7 @@
 //! The discrete-event core. Ranks are state machines stepping through their rows; messages
 //! are matched with MPI semantics (p2p.rs, matching.rs), collectives run as point-to-point
-//! step schedules (collective.rs) or in closed form (closed_form.rs), and every message's
-//! data and rendezvous control are transfers on the fabric. Time is f64 ns; ties are broken
+//! step schedules (collective.rs, programs.rs) or in closed form (closed_form.rs, plan/),
+//! and every message's data and rendezvous control are transfers on the fabric. Time is f64 ns; ties are broken
 //! by insertion order, so a replay is a pure function of its inputs. core.rs says which
 //! part owns what.
 
@@ -14,22 +14,24 @@ mod event_queue;
 mod execute;
 mod feed;
 mod iterations;
+mod jobs;
 mod matching;
 mod messages;
 mod network;
 mod output;
 mod p2p;
 mod plan;
+mod programs;
 mod ranks;
 mod replay;
 mod requests;
 mod rows;
 mod stream;
 
-pub use self::core::{Progress, ReplayStats};
+pub use self::core::Progress;
 pub use background::{Arrivals, Generator, Pattern};
 pub use feed::ReplayOutput;
-pub use output::{JobResult, MessagesOut, OpsOut};
+pub use output::{JobResult, MessagesOut, OpsOut, ReplayStats};
 pub use replay::{engine_chunk_rows, replay, replay_interruptible, JobInput};
 pub use stream::{ReplayStream, StreamJob};
 

@@ -2,7 +2,6 @@
 //! caches (the shortcuts that keep contention-free replays fast), host costs, and the
 //! transfer ids messages and background traffic use.
 
-use super::output::MessagesOut;
 use crate::config::{HostParams, ReplayOptions};
 use crate::error::ReplayError;
 use crate::fabric::registry::Built;
@@ -48,8 +47,6 @@ pub(super) struct Network {
     /// instants submitted nothing, and skipping the call skips a settle check too.
     next: Option<Option<Time>>,
     delivered: Vec<Delivery>,
-    /// One row per delivered message, when recording.
-    pub records: Option<MessagesOut>,
 }
 
 impl Network {
@@ -65,9 +62,6 @@ impl Network {
                 "host costs must be finite and >= 0".into(),
             ));
         }
-        let record = options
-            .record_messages
-            .unwrap_or_else(|| fabric.reports_transfers());
         Ok(Self {
             holds_transfers: fabric.holds_transfers(),
             alpha_beta: fabric.alpha_beta(),
@@ -79,7 +73,6 @@ impl Network {
             eager_threshold: options.eager_threshold_bytes,
             next: None,
             delivered: Vec::new(),
-            records: record.then(MessagesOut::default),
         })
     }
 

@@ -1,10 +1,23 @@
 //! What a replay produces: per-row simulated times (in-memory traces) or executed rows in
-//! completion order (streamed ones), per-iteration latencies, and, when recorded, one row
-//! per delivered message with what the fabric reported about it.
+//! completion order (streamed ones), per-iteration latencies, whole-replay counters, and,
+//! when recorded, one row per delivered message with what the fabric reported about it.
 
-use super::core::JobRt;
-use super::ranks::RankRt;
 use crate::fabric::{Time, TransferInfo};
+
+/// Whole-replay counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReplayStats {
+    /// Trace rows executed.
+    pub actions: u64,
+    /// Point-to-point messages (user and collective-internal) of the traces.
+    pub messages: u64,
+    pub events: u64,
+    /// Background generator messages injected and delivered, and their bytes.
+    pub background_messages: u64,
+    pub background_delivered: u64,
+    pub background_bytes: u64,
+    pub background_delivered_bytes: u64,
+}
 
 /// Replay results of one trace.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,30 +137,4 @@ pub(super) enum Output {
     },
     Ops(OpsOut),
     Discard,
-}
-
-/// Records the end of rank `r`'s current row: its output and its iteration span.
-#[inline]
-pub(super) fn record(job: &mut JobRt, rank: &mut RankRt, end: Time) {
-    let row = rank.rows.current();
-    match &mut job.output {
-        Output::Rows { start, end: ends } => {
-            let id = rank.rows.current_id() as usize;
-            start[id] = rank.cur_start;
-            ends[id] = end;
-        }
-        Output::Ops(o) => {
-            o.rank.push(rank.local);
-            o.seq.push(row.seq);
-            o.op.push(row.op);
-            o.sim_start_ns.push(rank.cur_start);
-            o.sim_end_ns.push(end);
-        }
-        Output::Discard => {}
-    }
-    let it = row.iteration;
-    if it >= 0 {
-        rank.spans
-            .record(&mut job.iterations, it, rank.cur_start, end);
-    }
 }

@@ -132,7 +132,7 @@ impl Engine {
             delivered_at: f64::NAN,
             kind: if rndv { Kind::Rendezvous } else { Kind::Eager },
         });
-        if self.net.records.is_some() {
+        if self.records.is_some() {
             let send_seq = self.ranks[src as usize].rows.current().seq;
             let origin = Origin {
                 posted_at: now,
@@ -364,7 +364,7 @@ impl Engine {
     pub(super) fn on_fabric_delivery(&mut self, d: &Delivery) {
         let (background, slot) = slot_of(d.id);
         if background {
-            self.background_delivered(slot, d.at);
+            self.background.delivered(slot, &mut self.stats);
         } else if self.msgs[slot].kind.is_control() {
             self.control_arrived(slot, d.at);
         } else {
@@ -375,7 +375,7 @@ impl Engine {
     /// The message's last byte arrived at `t`.
     #[inline(always)]
     fn on_deliver(&mut self, m: u32, t: Time, info: TransferInfo) {
-        if self.net.records.is_some() {
+        if self.records.is_some() {
             self.record_message(m, t, info);
         }
         let msg = &self.msgs[m];
@@ -413,7 +413,7 @@ impl Engine {
             delivered_ns: t,
             info,
         };
-        if let Some(out) = self.net.records.as_mut() {
+        if let Some(out) = self.records.as_mut() {
             out.push(row);
         }
     }

@@ -2,8 +2,9 @@
 //! as it asks for them, simulated times written per trace row.
 
 use super::background::Generator;
-use super::core::{Engine, JobSetup, Progress};
+use super::core::{Engine, Progress};
 use super::feed::ReplayOutput;
+use super::jobs::JobSetup;
 use super::output::Output;
 use super::rows::Chunk;
 use crate::config::{Placement, ReplayOptions};

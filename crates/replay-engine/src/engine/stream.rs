@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 
 use super::background::Generator;
-use super::core::{Engine, JobSetup, Progress};
+use super::core::{Engine, Progress};
 use super::feed::ReplayOutput;
+use super::jobs::JobSetup;
 use super::output::{OpsOut, Output};
 use super::rows::{self, Chunk};
 use crate::config::{Placement, ReplayOptions};

@@ -18,29 +18,18 @@
 //! once (`Submitted::At`), which keeps the engine's hot path free of fabric bookkeeping.
 //!
 //! Models live in `models/`, one module each, found by the registry (`registry.rs`):
-//! each declares its parameters once (`schema.rs`) and a builder.
+//! each declares its parameters once (`schema.rs`) and a builder. Their mechanisms sit in
+//! folders by family: flow sharing (`flow/`), Dragonfly+ (`dragonfly/`), photonic switches
+//! (`photonic_switches/`) and photonic networks (`photonic_networks/`); `ports.rs` (the
+//! endpoint ports of α-β and LogGP), `timers.rs` and `slab.rs` serve several families.
 
-pub mod arbitration;
-pub mod banyan;
-pub mod benes;
-pub mod butterfly;
-pub mod circuit_net;
-pub mod circuit_setup;
-pub mod control_network;
-pub mod dragonfly_routing;
-pub mod dragonfly_wiring;
-pub mod flow_network;
-pub mod gemini;
-pub mod graphs;
-pub mod held_links;
-pub mod maxmin;
+pub mod dragonfly;
+pub mod flow;
+pub mod photonic_networks;
+pub mod photonic_switches;
 pub mod ports;
-pub mod psf_cells;
-pub mod psf_paths;
-pub mod psf_switch;
 pub mod registry;
 pub mod schema;
-pub mod segment_switching;
 pub mod slab;
 pub mod timers;
 

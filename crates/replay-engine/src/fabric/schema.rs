@@ -112,7 +112,7 @@ pub enum Type {
 pub enum DefaultValue {
     /// The key must be given.
     Required,
-    /// Optional with no value when absent (`Config::opt_*` getters).
+    /// Optional with no value when absent (`Config::has` says whether it was given).
     Absent,
     Float(f64),
     Int(i64),
@@ -195,14 +195,6 @@ impl Config {
 
     pub fn has(&self, key: &str) -> bool {
         self.values.contains_key(key)
-    }
-
-    pub fn opt_f64(&self, key: &str) -> Option<f64> {
-        self.has(key).then(|| self.f64(key))
-    }
-
-    pub fn opt_str(&self, key: &str) -> Option<&str> {
-        self.has(key).then(|| self.str(key))
     }
 
     pub fn f64s(&self, key: &str) -> Vec<f64> {

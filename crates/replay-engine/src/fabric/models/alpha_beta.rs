@@ -7,7 +7,7 @@
 //! apply it to Open MPI's collectives, so a root's linear bcast of p-1 messages takes
 //! (p-1)(α + nβ). A message holds its send port and then its destination's receive port
 //! for α + nβ each. `ports = 0` is the contention-free form: every message costs exactly
-//! α + nβ whatever else is in flight, and collectives have closed forms (engine/plan.rs).
+//! α + nβ whatever else is in flight, and collectives have closed forms (engine/plan/).
 
 use crate::config::{host_params, HostParams, HOST};
 use crate::fabric::ports::{Costs, PortedLinks};

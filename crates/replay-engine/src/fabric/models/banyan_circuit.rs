@@ -1,6 +1,6 @@
 //! The Gemini interconnect of seed 003 (Baw, Chamberlain, Franklin & Wrighton, 1999): an
 //! N × N Banyan whose optical data path is circuit-switched, set up and torn down by
-//! signals on a parallel packet-switched electrical Banyan (gemini.rs), with the basic
+//! signals on a parallel packet-switched electrical Banyan (fabric/photonic_networks/banyan_circuit/), with the basic
 //! setup–teardown or the VOQ protocol.
 //!
 //! MPI traffic: messages travel optically; messages of at most `electrical_max_bytes` (none
@@ -10,7 +10,7 @@
 //! (`rendezvous = "electrical"`), where they queue with the control signals.
 
 use crate::config::{HostParams, HOST};
-use crate::fabric::gemini::{Done, Gemini, GeminiParams, Protocol};
+use crate::fabric::photonic_networks::banyan_circuit::{Done, Gemini, GeminiParams, Protocol};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::fabric::{Delivery, Fabric, Submitted, Time, Transfer, TransferInfo};

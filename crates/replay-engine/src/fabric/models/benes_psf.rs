@@ -12,10 +12,10 @@
 //! as a bufferless ToR would have to.
 
 use crate::config::{HostParams, HOST};
-use crate::fabric::arbitration::{Arbiter, Policy};
-use crate::fabric::psf_cells::{Cells, PowerSpread, Routing};
-use crate::fabric::psf_paths::{Layout, Losses, PathTable};
-use crate::fabric::psf_switch::{Finished, PsfSwitch, SwitchTiming, Switching};
+use crate::fabric::photonic_switches::arbitration::{Arbiter, Policy};
+use crate::fabric::photonic_switches::psf_cells::{Cells, PowerSpread, Routing};
+use crate::fabric::photonic_switches::psf_paths::{Layout, Losses, PathTable};
+use crate::fabric::photonic_switches::psf_switch::{Finished, PsfSwitch, SwitchTiming, Switching};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::fabric::{Delivery, Fabric, Submitted, Time, Transfer, TransferInfo};

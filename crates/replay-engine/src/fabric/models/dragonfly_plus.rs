@@ -1,7 +1,7 @@
 //! Dragonfly+ (Shpiner et al., HiPINEB 2017) as a flow network: leaf and spine routers in
 //! groups, complete bipartite leaf–spine links inside a group, spine–spine global links
-//! between groups (wiring: `fabric/dragonfly_wiring.rs`), minimal / Valiant / progressive
-//! and fully progressive adaptive routing (`fabric/dragonfly_routing.rs`), three link
+//! between groups (wiring: `fabric/dragonfly/wiring.rs`), minimal / Valiant / progressive
+//! and fully progressive adaptive routing (`fabric/dragonfly/routing.rs`), three link
 //! classes (terminal, local, global) with a bandwidth and a cable latency each.
 //!
 //! Timing follows CODES' dragonfly-plus model (`router_packet_send`, `packet_send`): every
@@ -18,9 +18,9 @@
 //! different_islands).
 
 use crate::config::{host_params, HOST};
-use crate::fabric::dragonfly_routing::{Chooser, Routing};
-use crate::fabric::dragonfly_wiring::{Shape, Wiring, CLASS_NAMES, GLOBAL, LOCAL, TERMINAL};
-use crate::fabric::flow_network::{FlowNetwork, LinkClasses, LinkLoad, Route, Topology};
+use crate::fabric::dragonfly::routing::{Chooser, Routing};
+use crate::fabric::dragonfly::wiring::{Shape, Wiring, CLASS_NAMES, GLOBAL, LOCAL, TERMINAL};
+use crate::fabric::flow::network::{FlowNetwork, LinkClasses, LinkLoad, Route, Topology};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::fabric::Locality;

@@ -3,8 +3,8 @@
 //! one latency per hop).
 
 use crate::config::{host_params, HostParams, HOST};
-use crate::fabric::flow_network::FlowNetwork;
-use crate::fabric::graphs::{Duplex, Graph, Routing, Shape};
+use crate::fabric::flow::network::FlowNetwork;
+use crate::fabric::flow::graphs::{Duplex, Graph, Routing, Shape};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::prng::SplitMix64;

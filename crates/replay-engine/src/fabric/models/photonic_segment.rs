@@ -1,15 +1,15 @@
 //! Photonic segment switching (seed 002, "Segment Switching", IEEE Access 2020) on a 3-D
 //! torus or a k-ary n-tree of WDM links: circuit, packetised-circuit or segment switching
-//! (`fabric/segment_switching.rs`), with buffers on a share of the torus switches or on the
+//! (`fabric/photonic_networks/segment_switching/`), with buffers on a share of the torus switches or on the
 //! top levels of the fat tree. Seed defaults: 5 channels × 320 Gb/s per link (§III-2),
 //! MTU 4 KB (§VI-A).
 
 use crate::config::{host_params, HOST};
-use crate::fabric::circuit_net::HopGraph;
-use crate::fabric::graphs::{Duplex, Graph, Routing, Shape};
+use crate::fabric::photonic_networks::circuit_net::HopGraph;
+use crate::fabric::flow::graphs::{Duplex, Graph, Routing, Shape};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
-use crate::fabric::segment_switching::{Mode, Params, SegmentNet};
+use crate::fabric::photonic_networks::segment_switching::{Mode, Params, SegmentNet};
 use crate::fabric::{Delivery, Fabric, Submitted, Time, Transfer};
 
 const POSITIVE: Type = Type::Float {

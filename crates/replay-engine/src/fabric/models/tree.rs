@@ -6,7 +6,7 @@
 //! (placement by locality class).
 
 use crate::config::{host_params, HOST};
-use crate::fabric::flow_network::{FlowNetwork, LinkClasses, LinkLoad, Route, Topology};
+use crate::fabric::flow::network::{FlowNetwork, LinkClasses, LinkLoad, Route, Topology};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::fabric::Locality;

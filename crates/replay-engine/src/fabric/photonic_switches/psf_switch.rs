@@ -22,8 +22,8 @@ use std::collections::VecDeque;
 use super::arbitration::{Arbiter, PortHistory};
 use super::psf_cells::{Cells, Routing};
 use super::psf_paths::PathTable;
-use super::timers::Timers;
-use super::Time;
+use crate::fabric::timers::Timers;
+use crate::fabric::Time;
 use crate::prng::SplitMix64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

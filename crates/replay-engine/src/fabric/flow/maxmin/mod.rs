@@ -9,7 +9,7 @@
 //! (Σ rates = capacity) on which no other flow has a higher rate. The max-min fair
 //! allocation is unique.
 //!
-//! **Local re-solve** (maxmin_fill.rs, maxmin_resolve.rs). Let S be the flows whose
+//! **Local re-solve** (fill.rs, resolve.rs, on scratch.rs). Let S be the flows whose
 //! remembered bottleneck is a dirty link (new flows included); every other flow (F) keeps
 //! its rate, its finish-queue entry and its byte account untouched.
 //! 1. Progressive filling (B&G §6.5.2) over S alone, on the links S uses, each offering its
@@ -38,18 +38,34 @@
 //! gives bit-identical rates. (Grouping the same arrivals into fewer or more settles at one
 //! instant may change rates by rounding, since S depends on it.)
 
-#[path = "finish_queue.rs"]
+mod fill;
 mod finish_queue;
-#[path = "maxmin_resolve.rs"]
 mod resolve;
+mod scratch;
 
 use finish_queue::FinishQueue;
+
+/// Relative tolerance of the verification: a link is saturated if its load is within
+/// `EPS` of its capacity, and a flow is the fastest on a link if no other flow there beats
+/// it by more than a factor `1 + EPS`. It only absorbs rounding noise of the float sums
+/// (~1e-15 relative); a larger margin would let a non-bottleneck pass.
+const EPS: f64 = 1e-11;
+
+/// Equal share of `rem` among `n` flows; 0 when nothing is left (never -0.0, whose bits
+/// would sort after every positive share).
+fn share(rem: f64, n: u32) -> f64 {
+    if rem > 0.0 {
+        rem / f64::from(n)
+    } else {
+        0.0
+    }
+}
 
 /// Flow handle (slot in the solver's slab).
 pub type FlowSlot = u32;
 
-/// Route links a flow keeps in its own first cache line (a Dragonfly+ route, with a
-/// capped flow's private link, has at most 9; longer routes live in `Flow::long`).
+/// Route links a flow keeps in its own first cache line (a Dragonfly+ route has at most
+/// 8; longer routes live in `Flow::long`).
 const INLINE_HOPS: usize = 11;
 
 /// Two cache lines: the first holds what a settle reads of every flow it visits (its rate,
@@ -98,7 +114,7 @@ impl Flow {
 struct Link {
     /// Bandwidth, bytes per ns.
     capacity: f64,
-    mark: resolve::LinkMark,
+    mark: scratch::LinkMark,
     /// Flows crossing the link, in the order they arrived (swap-removed): the first
     /// `INLINE` in `head`, the rest in `MaxMin::spill` at the link's index.
     len: u32,
@@ -159,12 +175,7 @@ pub struct MaxMin {
     finish: FinishQueue,
     dirty: Vec<u32>,
     /// Scratch state of the local re-solve, reused to avoid allocation.
-    scratch: resolve::Scratch,
-    /// Links given at construction; ids from here on are private links of capped flows.
-    physical: u32,
-    /// Private links no flow uses any more.
-    free_private: Vec<u32>,
-    route_buf: Vec<u32>,
+    scratch: scratch::Scratch,
     live: usize,
     pub stats: Stats,
 }
@@ -187,10 +198,7 @@ impl MaxMin {
             free: Vec::new(),
             finish: FinishQueue::default(),
             dirty: Vec::new(),
-            scratch: resolve::Scratch::new(n),
-            physical: n as u32,
-            free_private: Vec::new(),
-            route_buf: Vec::new(),
+            scratch: scratch::Scratch::new(n),
             live: 0,
             stats: Stats::default(),
         }
@@ -252,11 +260,6 @@ impl MaxMin {
         } else {
             &long[..]
         };
-        if let Some(&last) = links.last() {
-            if last >= self.physical {
-                self.free_private.push(last);
-            }
-        }
         for &l in links {
             self.counts[l as usize] -= 1;
             self.unlink(l, slot);
@@ -292,42 +295,6 @@ impl MaxMin {
             }
         }
         link.len -= 1;
-    }
-
-    /// Adds a flow whose rate never exceeds `cap` bytes/ns (a circuit, a NIC limit): it
-    /// crosses a private link of that capacity besides `links`, which keeps the allocation
-    /// max-min fair with the cap as one more constraint.
-    pub fn add_capped(
-        &mut self,
-        now: f64,
-        links: &[u32],
-        bytes: f64,
-        tag: u32,
-        cap: f64,
-    ) -> FlowSlot {
-        let private = match self.free_private.pop() {
-            Some(l) => {
-                self.links[l as usize].capacity = cap;
-                l
-            }
-            None => {
-                self.links.push(Link {
-                    capacity: cap,
-                    ..Link::default()
-                });
-                self.counts.push(0);
-                self.spill.push(Vec::new());
-                self.scratch.add_link();
-                (self.links.len() - 1) as u32
-            }
-        };
-        let mut route = std::mem::take(&mut self.route_buf);
-        route.clear();
-        route.extend_from_slice(links);
-        route.push(private);
-        let slot = self.add(now, &route, bytes, tag);
-        self.route_buf = route;
-        slot
     }
 
     /// Removes a live flow before it drained (dropped, or re-routed by the caller);
@@ -403,5 +370,4 @@ impl MaxMin {
 }
 
 #[cfg(test)]
-#[path = "maxmin_tests.rs"]
 mod tests;

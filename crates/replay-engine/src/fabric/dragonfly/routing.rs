@@ -26,7 +26,7 @@
 //! random (`get_best_connection_from_conns`), ties broken at random. The load score of a
 //! link is the number of flows crossing it (CODES counts buffered bytes of a port).
 
-use super::dragonfly_wiring::Wiring;
+use super::wiring::Wiring;
 use crate::prng::SplitMix64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,7 +236,7 @@ impl Chooser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fabric::dragonfly_wiring::{Shape, GLOBAL};
+    use crate::fabric::dragonfly::wiring::{Shape, GLOBAL};
     use std::collections::BTreeSet;
 
     fn wiring(groups: u32, spines: u32, h: u32) -> Wiring {

@@ -1,4 +1,4 @@
-//! The order a plan is evaluated in, and its causality check (see plan.rs).
+//! The order a plan is evaluated in, and its causality check (see mod.rs).
 
 use super::{Node, Plan, Request};
 

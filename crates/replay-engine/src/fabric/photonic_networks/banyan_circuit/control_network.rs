@@ -11,8 +11,8 @@
 //! `forward` → reaches the next stage, and after the last one its destination terminal.
 
 use super::banyan::{Banyan, Hop};
-use super::slab::Slab;
-use super::Time;
+use crate::fabric::slab::Slab;
+use crate::fabric::Time;
 
 /// What a signal is (§4: setup, ackSetup, block, teardown) or a data packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

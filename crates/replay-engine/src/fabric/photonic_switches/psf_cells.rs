@@ -208,7 +208,7 @@ impl Cells {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fabric::psf_paths::{Layout, Losses};
+    use crate::fabric::photonic_switches::psf_paths::{Layout, Losses};
 
     const LOSSES: Losses = Losses {
         bar_db: 1.4,

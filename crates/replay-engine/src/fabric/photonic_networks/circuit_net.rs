@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use super::Time;
+use crate::fabric::Time;
 
 /// Where a reservation walk stands: an endpoint's interface or a switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

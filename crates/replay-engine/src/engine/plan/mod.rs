@@ -24,7 +24,6 @@ use crate::collectives::{Algo, AlgoParams, CollKind, CollSpec, Instr, Program};
 use crate::fabric::Time;
 use fast_hash::FastMap;
 
-#[path = "plan_order.rs"]
 mod order;
 use order::topological;
 

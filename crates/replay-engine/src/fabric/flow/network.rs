@@ -1,6 +1,6 @@
 //! Flow-level network shared by the packet-switched models: every transfer is a flow over
 //! the route its topology picks; rates are max-min fair shares of the links (re-solved
-//! locally, see maxmin.rs); a flow's last byte arrives one path latency after it drained.
+//! locally, see maxmin/); a flow's last byte arrives one path latency after it drained.
 //! Admission is immediate (packet switching); the circuit models replace exactly that step.
 //!
 //! A topology ([`Topology`]) numbers its links, gives each a class (capacity and latency
@@ -11,7 +11,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::maxmin::MaxMin;
-use super::{Delivery, Fabric, Locality, Submitted, Time, Transfer, TransferId, TransferInfo};
+use crate::fabric::{
+    Delivery, Fabric, Locality, Submitted, Time, Transfer, TransferId, TransferInfo,
+};
 use crate::prng::SplitMix64;
 
 /// A route a topology picked: links crossed, path latency and path class.

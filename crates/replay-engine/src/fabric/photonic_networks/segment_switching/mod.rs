@@ -21,9 +21,11 @@
 //! link's channels; each packet is then an independent unit (§IV-B).
 
 use super::circuit_net::{quantiles, At, ChannelNet, HopGraph};
-use super::held_links::HeldLinks;
-use super::timers::Timers;
-use super::{Delivery, Time, TransferId, TransferInfo};
+use crate::fabric::timers::Timers;
+use crate::fabric::{Delivery, Time, TransferId, TransferInfo};
+use held_links::HeldLinks;
+
+mod held_links;
 
 /// How units are formed and how far they reserve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -560,5 +562,4 @@ fn push_spread(out: &mut Vec<(String, f64)>, name: &str, values: &mut [f64]) {
 }
 
 #[cfg(test)]
-#[path = "segment_switching_tests.rs"]
 mod tests;

@@ -3,8 +3,8 @@
 //! a transfer crosses. Half duplex maps both directions of a cable to one id, so they share
 //! its bandwidth. All links are of one class (one capacity, one per-hop latency).
 
-use super::circuit_net::{walk_by_options, At, HopGraph};
-use super::flow_network::{LinkClasses, LinkLoad, Route, Topology};
+use super::network::{LinkClasses, LinkLoad, Route, Topology};
+use crate::fabric::photonic_networks::circuit_net::{walk_by_options, At, HopGraph};
 use crate::prng::SplitMix64;
 
 /// Topology graph of the flow model.
@@ -476,5 +476,4 @@ fn with(mut c: [u32; 3], d: usize, v: u32) -> [u32; 3] {
 }
 
 #[cfg(test)]
-#[path = "graphs_tests.rs"]
 mod tests;

@@ -1,23 +1,11 @@
-//! Step 1 of the local re-solve (see maxmin.rs): progressive filling (Bertsekas &
+//! Step 1 of the local re-solve (see mod.rs): progressive filling (Bertsekas &
 //! Gallager, "Data Networks", §6.5.2) over the flows of S, on the links they use, each link
 //! offering the capacity its other (F) flows leave.
 
 use std::cmp::Reverse;
 
-use super::{share, LinkMark, EPS};
-use crate::fabric::maxmin::MaxMin;
-
-/// Up to this many links, `fill` selects by scanning rather than with a candidate queue.
-pub(in crate::fabric::maxmin) const SCAN_LINKS: usize = 16;
-
-/// Candidate (share, link) of progressive filling as one min-heap key, share bits << 32 |
-/// link: shares are >= +0.0, whose bits order as the numbers do, so keys pop by share, then
-/// link.
-pub(super) type Candidate = Reverse<u128>;
-
-fn candidate(share: f64, link: u32) -> Candidate {
-    Reverse(u128::from(share.to_bits()) << 32 | u128::from(link))
-}
+use super::scratch::{candidate, LinkMark};
+use super::{share, MaxMin, EPS};
 
 impl MaxMin {
     /// Step 1: progressive filling over S on the links it uses, each offering what its F
@@ -27,7 +15,7 @@ impl MaxMin {
     /// exactly that sequence of choices, so they give bit-identical rates: a scan of the
     /// links for the handful a departure or an arrival usually touches, a candidate queue
     /// for large sets (a collective step, the first settle of a halo ring).
-    pub(in crate::fabric::maxmin) fn fill(&mut self) {
+    pub(super) fn fill(&mut self) {
         self.measure_links();
         if self.scratch.s_links.len() <= self.scratch.scan_links {
             self.fill_by_scan();

@@ -5,8 +5,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::names::algorithms;
-use super::*;
+use replay_engine::collectives::names::algorithms;
+use replay_engine::collectives::*;
 
 #[derive(Default)]
 struct Channel {

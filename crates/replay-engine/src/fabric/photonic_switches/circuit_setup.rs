@@ -17,9 +17,9 @@
 //! serialization of the SETUP, Table IV).
 
 use super::butterfly::Butterfly;
-use super::circuit_net::ChannelNet;
-use super::timers::Timers;
-use super::{Delivery, Time, TransferId, TransferInfo};
+use crate::fabric::photonic_networks::circuit_net::ChannelNet;
+use crate::fabric::timers::Timers;
+use crate::fabric::{Delivery, Time, TransferId, TransferInfo};
 use crate::prng::SplitMix64;
 
 /// Path class of circuit transfers in the hybrid model (0 is the packet network).

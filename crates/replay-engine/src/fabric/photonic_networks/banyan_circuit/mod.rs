@@ -1,6 +1,7 @@
 //! The Gemini interconnect (seed 003, Baw et al. 1999): a circuit-switched optical Banyan
 //! in parallel with a packet-switched electrical Banyan of the same shape that carries
-//! the control signals (and small messages).
+//! the control signals (and small messages). Model `banyan_circuit`
+//! (models/banyan_circuit.rs) carries MPI traffic on it.
 //!
 //! The electrical side lives in control_network.rs; this module holds the terminals, the
 //! optical switches' reservations (banyan.rs) and the protocols.
@@ -22,11 +23,14 @@
 
 use std::collections::VecDeque;
 
-use super::banyan::{Banyan, Reservations};
-use super::control_network::{ControlNetwork, Sig, Signal};
-use super::slab::Slab;
-use super::timers::Timers;
-use super::Time;
+use crate::fabric::slab::Slab;
+use crate::fabric::timers::Timers;
+use crate::fabric::Time;
+use banyan::{Banyan, Reservations};
+use control_network::{ControlNetwork, Sig, Signal};
+
+pub mod banyan;
+pub mod control_network;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
@@ -167,11 +171,6 @@ impl Gemini {
 
     pub fn params(&self) -> &GeminiParams {
         &self.p
-    }
-
-    /// Eq. 3: a control signal's latency without queueing.
-    pub fn min_signal_latency(&self) -> f64 {
-        self.net.min_latency()
     }
 
     /// Eq. 5: the least idle time between two optical messages of one source.

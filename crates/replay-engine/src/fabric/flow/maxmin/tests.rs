@@ -2,7 +2,7 @@
 //! from-scratch solve and against the max-min characterisation (Bertsekas & Gallager,
 //! "Data Networks", §6.5.2) over random topologies and arrival/departure sequences.
 
-use super::resolve::SCAN_LINKS;
+use super::scratch::SCAN_LINKS;
 use super::*;
 use crate::prng::SplitMix64;
 

@@ -2,7 +2,7 @@
 //! Network Chips for HPC", §IV-B, Table IV): messages below the MPI rendezvous threshold go
 //! on an electrical packet network (a 3-D torus, flow model); larger ones on circuits of a
 //! photonic butterfly chip that the rendezvous RTS reserves over a low-speed electrical
-//! setup network (`fabric/circuit_setup.rs`: SETUP / PATH-ACK / TEARDOWN, path timeout,
+//! setup network (`fabric/photonic_switches/circuit_setup.rs`: SETUP / PATH-ACK / TEARDOWN, path timeout,
 //! incremental randomized backoff).
 //!
 //! Mapping of the rendezvous onto the setup protocol (§I: "we use the small message that
@@ -15,10 +15,10 @@
 //! its SETUP when it is submitted and follows its PATH-ACK.
 
 use crate::config::{host_params, HOST};
-use crate::fabric::butterfly::Butterfly;
-use crate::fabric::circuit_setup::{CircuitChip, SetupParams, PATH_CIRCUIT};
-use crate::fabric::flow_network::FlowNetwork;
-use crate::fabric::graphs::{Duplex, Graph, Routing, Shape};
+use crate::fabric::photonic_switches::butterfly::Butterfly;
+use crate::fabric::photonic_switches::circuit_setup::{CircuitChip, SetupParams, PATH_CIRCUIT};
+use crate::fabric::flow::network::FlowNetwork;
+use crate::fabric::flow::graphs::{Duplex, Graph, Routing, Shape};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::fabric::{Delivery, Fabric, Kind, Submitted, Time, Transfer, TransferId};
@@ -299,5 +299,4 @@ impl Fabric for PhotonicHybrid {
 }
 
 #[cfg(test)]
-#[path = "../photonic_hybrid_tests.rs"]
 mod tests;
