@@ -165,15 +165,21 @@ def test_agent_keeps_completed_runs(
     finished and stored. Either way every completed run is kept whole."""
     home = tmp_path / "home"
     env = slurm_cluster.full_env(TAILCAST_HOME=str(home), OMPI_MCA_btl="self,tcp")
-    iterations = 3000
+    # The signal is sent once the first run is reported, well before the second one ends (its
+    # queue snapshot and mpirun start-up alone take a second); more iterations would only
+    # slow the test down on a loaded host (each waits 1 ms, a sleep that wakes late there).
+    iterations = 500
     argv = [TAILCAST, "agent", "run", "--impl", "builtin", "--launcher", "mpirun"]
     argv += ["--ranks", "2", "--total-nodes", "16", "--benchmarks", "bcast,allreduce,alltoall"]
     argv += ["--sizes", "4", "--warmup", "5", "--iterations", str(iterations)]
+    err = tmp_path / "err"
 
     def one_stored(_pid: int) -> bool:
-        return len(list((home / "runs").glob("*.parquet"))) >= 1 if home.exists() else False
+        # The agent's line for a run comes after its all-or-nothing store has ended. Its
+        # `runs` file appears before that, and a signal in between undoes the store.
+        return err.exists() and f"bcast 4 B: {iterations} rows" in err.read_text()
 
-    rc, wall, stderr = _signal_when(argv, env, one_stored, signum, tmp_path / "err")
+    rc, wall, stderr = _signal_when(argv, env, one_stored, signum, err)
     kept = 1 if signum == signal.SIGINT else 2
     detail = (
         "nothing partial was stored"
