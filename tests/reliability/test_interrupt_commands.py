@@ -133,7 +133,9 @@ def _png_whole(path: Path) -> bool:
 def test_report_interrupted_leaves_the_earlier_report_whole(
     results_home: Path, tmp_path: Path
 ) -> None:
-    write_campaign(ResultsDir(results_home))
+    # 3 runs a group of 60 iterations: the same 22 plots as the default campaign, for 14 s of
+    # CPU a report instead of 21 s
+    write_campaign(ResultsDir(results_home), runs_per_group=3, iterations=60)
     out = tmp_path / "report"
     env = {**os.environ, "TAILCAST_HOME": str(results_home)}
     argv = [TAILCAST, "report", "--out", str(out), "--fit-groups", "3"]
@@ -166,9 +168,10 @@ def test_agent_keeps_completed_runs(
     home = tmp_path / "home"
     env = slurm_cluster.full_env(TAILCAST_HOME=str(home), OMPI_MCA_btl="self,tcp")
     # The signal is sent once the first run is reported, well before the second one ends (its
-    # queue snapshot and mpirun start-up alone take a second); more iterations would only
-    # slow the test down on a loaded host (each waits 1 ms, a sleep that wakes late there).
-    iterations = 500
+    # queue snapshot and mpirun start-up alone take a second). More iterations only slow the
+    # test down on a loaded host: two busy-polling ranks there took ~65 ms an iteration at a
+    # load of 18 on the 2 cores (3000 iterations: 395 s for this test's SIGTERM case).
+    iterations = 100
     argv = [TAILCAST, "agent", "run", "--impl", "builtin", "--launcher", "mpirun"]
     argv += ["--ranks", "2", "--total-nodes", "16", "--benchmarks", "bcast,allreduce,alltoall"]
     argv += ["--sizes", "4", "--warmup", "5", "--iterations", str(iterations)]
