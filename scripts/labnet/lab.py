@@ -24,6 +24,7 @@ from typing import Any
 from labnet.config import LabConfig, LinkClass
 from labnet.netops import (
     LabError,
+    batch,
     host_networks,
     in_netns,
     ip,
@@ -34,7 +35,6 @@ from labnet.netops import (
     processes_in,
     qdisc_stats,
     shaped_rate_bit,
-    tc,
 )
 from labnet.plan import HOST, Plan, Port, build_plan, subnet
 
@@ -101,54 +101,52 @@ def _new_tag() -> str:
             return tag
 
 
-def _shape(port: Port, lc: LinkClass, config: LabConfig, mtu: int) -> None:
-    """Egress shaping of one veth end: tbf; or htb, one class at the link's rate with a bfifo
-    leaf, or — with a control band — two leaves under it, the first (prio 0) for IP packets
-    shorter than control_priority_bytes (TCP ACKs, header-only segments), so they do not wait
-    behind the bulk data queued in the other direction's flows."""
+def _shaping(port: Port, lc: LinkClass, config: LabConfig, mtu: int) -> list[str]:
+    """`tc` commands shaping the egress of one veth end: tbf; or htb, one class at the link's
+    rate with a bfifo leaf, or — with a control band — two leaves under it, the first (prio 0)
+    for IP packets shorter than control_priority_bytes (TCP ACKs, header-only segments), so
+    they do not wait behind the bulk data queued in the other direction's flows."""
     rate, dev = f"{round(lc.rate_mbit * 1e6)}bit", f"dev {port.ifname}"
     shape = f"burst {lc.burst_bytes} cburst {lc.burst_bytes} quantum {mtu + 14}"
     if config.qdisc == "tbf":
-        tc(
-            port.netns,
+        return [
             f"qdisc replace {dev} root tbf rate {rate} burst {lc.burst_bytes} "
-            f"limit {lc.queue_bytes}",
-        )
-        return
+            f"limit {lc.queue_bytes}"
+        ]
     band = config.control_priority_bytes
-    tc(port.netns, f"qdisc replace {dev} root handle 1: htb default {20 if band else 1}")
-    tc(port.netns, f"class add {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} {shape}")
+    commands = [
+        f"qdisc replace {dev} root handle 1: htb default {20 if band else 1}",
+        f"class add {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} {shape}",
+    ]
     if not band:
-        tc(port.netns, f"qdisc add {dev} parent 1:1 handle 10: bfifo limit {lc.queue_bytes}")
-        return
+        return [*commands, f"qdisc add {dev} parent 1:1 handle 10: bfifo limit {lc.queue_bytes}"]
     tenth = f"{round(lc.rate_mbit * 1e5)}bit"
     rest = f"{round(lc.rate_mbit * 9e5)}bit"
     for leaf, share, prio in ((10, tenth, 0), (20, rest, 1)):
-        tc(
-            port.netns,
+        commands.append(
             f"class add {dev} parent 1:1 classid 1:{leaf} htb rate {share} "
-            f"ceil {rate} {shape} prio {prio}",
+            f"ceil {rate} {shape} prio {prio}"
         )
-        tc(
-            port.netns,
-            f"qdisc add {dev} parent 1:{leaf} handle {leaf}: bfifo limit {lc.queue_bytes}",
+        commands.append(
+            f"qdisc add {dev} parent 1:{leaf} handle {leaf}: bfifo limit {lc.queue_bytes}"
         )
     # IPv4 total length (offset 2) below a power of two: its high bits are all zero
     mask = 0xFFFF & ~(band - 1)
-    tc(
-        port.netns,
+    commands.append(
         f"filter add {dev} parent 1: protocol ip prio 1 u32 "
-        f"match u16 0x0000 {mask:#06x} at 2 flowid 1:10",
+        f"match u16 0x0000 {mask:#06x} at 2 flowid 1:10"
     )
+    return commands
 
 
-def _configure_port(port: Port, mtu: int) -> None:
-    ip(port.netns, f"link set {port.ifname} mtu {mtu}")
+def _port_setup(port: Port, mtu: int) -> list[str]:
+    """`ip` commands configuring one veth end."""
+    commands = [f"link set {port.ifname} mtu {mtu}"]
     if port.bridge:
-        ip(port.netns, f"link set {port.ifname} master {port.bridge}")
+        commands.append(f"link set {port.ifname} master {port.bridge}")
     if port.address:
-        ip(port.netns, f"addr add {port.address} dev {port.ifname}")
-    ip(port.netns, f"link set {port.ifname} up")
+        commands.append(f"addr add {port.address} dev {port.ifname}")
+    return [*commands, f"link set {port.ifname} up"]
 
 
 def _check_congestion_control(config: LabConfig) -> None:
@@ -197,13 +195,14 @@ def create(directory: Path, tree: list[list[list[str]]], config: LabConfig) -> L
 
 
 def _build(ledger: Ledger, plan: Plan, config: LabConfig, directory: Path) -> None:
+    # Namespaces one by one, each recorded (intent, then inode); everything inside them is
+    # removed with them, so the rest goes in one `ip` / `tc` batch per namespace and step.
     for ns in plan.namespaces:
         ledger.data["namespaces"][ns] = None  # intent first: a crash here is still cleaned
         ledger.save()
         ip(HOST, f"netns add {ns}")
         ledger.data["namespaces"][ns] = netns_inode(ns)
         ledger.save()
-        ip(ns, "link set lo up")
         sysctls = [
             "net.ipv6.conf.all.disable_ipv6=1",
             "net.ipv6.conf.default.disable_ipv6=1",
@@ -211,27 +210,41 @@ def _build(ledger: Ledger, plan: Plan, config: LabConfig, directory: Path) -> No
             f"net.ipv4.tcp_slow_start_after_idle={int(config.tcp_slow_start_after_idle)}",
         ]
         in_netns(ns, ["sysctl", "-qw", *sysctls])
+    setup: dict[str, list[str]] = {ns: ["link set lo up"] for ns in plan.namespaces}
     for bridge in plan.bridges:
-        ip(plan.switch_ns, f"link add {bridge} type bridge stp_state 0 forward_delay 0")
-        ip(plan.switch_ns, f"link set {bridge} up")
+        setup[plan.switch_ns] += [
+            f"link add {bridge} type bridge stp_state 0 forward_delay 0",
+            f"link set {bridge} up",
+        ]
+    batch("ip", plan.switch_ns, setup.pop(plan.switch_ns))
+    pairs: list[str] = []
+    shaping: dict[str, list[str]] = {}
     for veth in plan.veths:
         a, b = veth.a, veth.b
-        if a.netns == HOST:
+        where = f"netns {a.netns}" if a.netns else ""
+        pair = f"link add {a.ifname} {where} type veth peer name {b.ifname} netns {b.netns}"
+        if a.netns == HOST:  # the one link outside the namespaces: recorded, made alone
             alias = _alias(plan, directory)
             ledger.data["host_link"] = {"name": a.ifname, "ifindex": None, "alias": alias}
             ledger.save()
-        where = f"netns {a.netns}" if a.netns else ""
-        ip(HOST, f"link add {a.ifname} {where} type veth peer name {b.ifname} netns {b.netns}")
-        if a.netns == HOST:
+            ip(HOST, pair)
             ip(HOST, f"link set {a.ifname} alias", alias)
             ledger.data["host_link"]["ifindex"] = next(
                 link["ifindex"] for link in links() if link.get("ifname") == a.ifname
             )
             ledger.save()
+        else:
+            pairs.append(pair)
         for port in (a, b):
-            _configure_port(port, veth.mtu)
+            setup.setdefault(port.netns, []).extend(_port_setup(port, veth.mtu))
             if veth.level is not None:
-                _shape(port, config.links[veth.level], config, veth.mtu)
+                lc = config.links[veth.level]
+                shaping.setdefault(port.netns, []).extend(_shaping(port, lc, config, veth.mtu))
+    batch("ip", HOST, pairs)
+    for ns, commands in setup.items():
+        batch("ip", ns, commands)
+    for ns, commands in shaping.items():
+        batch("tc", ns, commands)
     ledger.data["state"] = "up"
     ledger.save()
 

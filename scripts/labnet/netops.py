@@ -21,9 +21,9 @@ class LabError(Exception):
     """The lab could not be built, inspected or removed."""
 
 
-def run(argv: list[str], timeout: float = 30) -> str:
+def run(argv: list[str], timeout: float = 30, stdin: str | None = None) -> str:
     try:
-        res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        res = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError as exc:
         raise LabError(f"{argv[0]} not found (install iproute2 / util-linux)") from exc
     except subprocess.TimeoutExpired as exc:
@@ -41,6 +41,14 @@ def ip(netns: str, command: str, *verbatim: str) -> str:
 
 def tc(netns: str, command: str) -> str:
     return run(["tc", *(["-n", netns] if netns else []), *command.split()])
+
+
+def batch(tool: str, netns: str, commands: list[str], timeout: float = 60) -> None:
+    """`ip` or `tc` commands (as `ip` / `tc` take them, without the tool's name) run by one
+    process in a namespace: `-batch` stops at the first that fails, and its error names the
+    line. A lab is ~650 commands; one process each cost 29 s at a load of 16 on 2 cores."""
+    if commands:
+        run([tool, *(["-n", netns] if netns else []), "-batch", "-"], timeout, "\n".join(commands))
 
 
 def in_netns(netns: str, argv: list[str], timeout: float = 30) -> str:

@@ -7,6 +7,7 @@ share of the replay), so the test lands in the same phase however loaded the mac
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -17,7 +18,7 @@ import pytest
 
 from tailcast import interrupts
 from tailcast.errors import Interrupted
-from tailcast.store import ResultsDir
+from tailcast.store import ResultsDir, atomic
 from tests.reliability.conftest import TAILCAST, signal_at_cpu, signal_when, startup_cpu_s
 
 # CPU the process may use after the signal: the rest of one piece of engine work (≤ 20 ms
@@ -145,3 +146,33 @@ def test_a_swallowed_signal_still_ends_the_command_interrupted() -> None:
     assert done.stderr.splitlines()[-1] == (
         "tailcast: interrupted by SIGINT: nothing partial was stored"
     )
+
+
+def test_a_signal_right_after_the_record_is_renamed_still_undoes_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 41: `agent run`'s SIGINT landed after the `runs` record had been renamed into
+    place (while its directory was fsynced) but before `ResultsDir.write` had counted it in
+    the all-or-nothing group: the group removed the run's `samples` and left its `runs`
+    record, a run without data. A file is counted before it is written now."""
+    results = ResultsDir(tmp_path)
+    fsync_dir = atomic._fsync_dir
+
+    def fsync_then_signal(directory: Path) -> None:
+        fsync_dir(directory)
+        if directory.name == "runs":
+            interrupts.interrupt(signal.SIGINT)  # as the handler runs, right after the rename
+
+    monkeypatch.setattr(atomic, "_fsync_dir", fsync_then_signal)
+    with pytest.raises(Interrupted), results.all_or_nothing():
+        results.write(
+            "samples",
+            {"run_id": ["r"], "iteration": [0], "latency_us": [1.0]},
+            name="r",
+            part_of="runs/r",
+        )
+        results.write("runs", [{"run_id": "r"}], name="r")
+    assert _stored_files(tmp_path) == []
+    # The process would now be unwinding to its exit; forget the signal as the exit would.
+    with contextlib.suppress(Interrupted):
+        interrupts.raise_pending()

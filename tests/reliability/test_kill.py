@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.mpi, pytest.mark.slow]
 TAILCAST = f"{sys.executable} -m tailcast"
 BENCHMARKS = ["bcast", "allreduce", "alltoall", "reduce"]
 SIZES = ["4", "1K", "4K"]
-ITERATIONS = 400
+ITERATIONS = 100  # what is checked is that each run is whole, not how long it is
 
 
 def test_agent_killed_mid_campaign_keeps_every_completed_run(

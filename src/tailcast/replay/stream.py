@@ -148,6 +148,8 @@ def stream_replay(
         results.all_or_nothing() if results is not None else contextlib.nullcontext([])
     )
     with group:
+        if in_store and results is not None and ops_path is not None:
+            results.adopt(ops_path)
         with _ops_file(ops_path if keep_ops else None, rid, in_store) as writer:
             try:
                 while (rank := stream.run()) is not None:
@@ -160,8 +162,6 @@ def stream_replay(
             except ValueError as err:
                 # Bad rows and deadlocks; column conversion errors name a column.
                 raise ReplayFailed(f"{trace}: {err}") from err
-        if in_store and results is not None and ops_path is not None:
-            results.adopt(ops_path)
         job = result.jobs[0]
         outcome = StreamOutcome(
             replay_id=rid,

@@ -66,14 +66,16 @@ class ResultsDir:
         if part_of is not None:
             self.table_dir(part_of.partition("/")[0])  # validates the record's table name
             meta[PART_OF_KEY] = part_of
-        path = write_parquet_atomic(
-            table, data, self.table_dir(table) / f"{stem}.parquet", metadata=meta
-        )
+        path = self.table_dir(table) / f"{stem}.parquet"
+        # Counted before it exists: a signal between the rename and the end of the write
+        # would otherwise leave the file in place, unknown to `all_or_nothing` (CI: a `runs`
+        # record outlived the `samples` its group removed).
         self.adopt(path)
-        return path
+        return write_parquet_atomic(table, data, path, metadata=meta)
 
     def adopt(self, path: Path) -> None:
-        """Counts a file written by other means as part of the open `all_or_nothing`."""
+        """Counts a file written by other means as part of the open `all_or_nothing`: before
+        it is renamed into place, so that no interruption falls between the two."""
         if self._groups:
             self._groups[-1].append(path)
 
