@@ -28,11 +28,16 @@ sys.path.insert(0, str(HERE))
 from child_usage import run_measured  # noqa: E402
 from photonic_bench import progress  # noqa: E402
 
-from tailcast.replay.photonic_setups import PROTOCOLS, GeminiPoint, seed003_options  # noqa: E402
+from tailcast.replay.photonic_setups import (  # noqa: E402
+    PROTOCOLS,
+    GeminiPoint,
+    gemini_link,
+    seed003_options,
+    seed003_poisson_trace,
+)
 from tailcast.replay.run import replay_trace  # noqa: E402
 from tailcast.store import ResultsDir  # noqa: E402
 from tailcast.traces.io import TraceMeta, write_trace  # noqa: E402
-from tailcast.traces.synth import gemini_link, poisson_trace  # noqa: E402
 
 PORTS = (4, 8, 16, 32)
 LENGTHS = ("constant", "exponential")
@@ -56,8 +61,9 @@ def sweep(messages: int, store: Path | None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         for done, (protocol, ports, lengths, load) in enumerate(grid, start=1):
             fabric = GeminiPoint(ports, protocol).fabric()
-            table = poisson_trace(ports, gemini_link(fabric), load=load, messages=messages,
-                                  mean_bytes=MEAN_BYTES, lengths=lengths, seed=1)  # fmt: skip
+            table = seed003_poisson_trace(ports, gemini_link(fabric), load=load,
+                                          messages=messages, mean_bytes=MEAN_BYTES,
+                                          lengths=lengths, seed=1)  # fmt: skip
             meta = TraceMeta(ranks=ports, application="seed003-poisson",
                              source_format="synthetic", clock="synthetic: Poisson arrivals",
                              extra={"seed": "1", "load": str(load), "lengths": lengths,

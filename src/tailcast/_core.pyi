@@ -102,7 +102,7 @@ def replay(
     fabric: dict[str, Any],
     *,
     seed: int = 0,
-    eager_threshold_bytes: int = 8192,
+    eager_threshold_bytes: int | None = None,
     compute_scale: float = 1.0,
     coll: str = "",
     foreground: list[bool] | None = None,
@@ -117,6 +117,8 @@ def replay(
     `placements[i]`: "linear[:OFFSET]", "random[:SEED]", "explicit:E0,E1,..." or
     "locality:same_group|same_island|different_islands:NODES[:SEED]".
     `fabric`: the fabric's TOML table (validated against its model; `fabric_models()`).
+    `eager_threshold_bytes`: the largest eager message (default: the fabric's host model,
+    its `[host]` table).
     `foreground[i]`: the replay ends when every foreground trace ended (default: all).
     `background`: generators, dicts of pattern (uniform | nearest_neighbour | all_to_all |
     permutation | hot_spot), endpoints (list), bytes, load (fraction of injection
@@ -188,7 +190,7 @@ class ReplayStream:
         fabric: dict[str, Any],
         *,
         seed: int = 0,
-        eager_threshold_bytes: int = 8192,
+        eager_threshold_bytes: int | None = None,
         compute_scale: float = 1.0,
         coll: str = "",
         keep_ops: bool = True,

@@ -8,11 +8,18 @@ from dataclasses import replace
 from pathlib import Path
 
 from tailcast.analysis.report import build_report
-from tailcast.replay.photonic_setups import GeminiPoint, PsfPoint, seed000_options, seed003_options
+from tailcast.replay.photonic_setups import (
+    GeminiPoint,
+    PsfPoint,
+    gemini_link,
+    seed000_options,
+    seed003_options,
+    seed003_poisson_trace,
+)
 from tailcast.replay.run import replay_trace
 from tailcast.store import ResultsDir
 from tailcast.traces.io import TraceMeta, write_trace
-from tailcast.traces.synth import WorkloadParams, gemini_link, poisson_trace, workload_trace
+from tailcast.traces.synth import WorkloadParams, workload_trace
 
 
 def _store(tmp_path: Path) -> ResultsDir:
@@ -30,7 +37,7 @@ def _store(tmp_path: Path) -> ResultsDir:
     for protocol in ("basic", "voq"):
         point = GeminiPoint(8, protocol)
         for load in (0.2, 0.6):
-            table = poisson_trace(
+            table = seed003_poisson_trace(
                 8,
                 gemini_link(point.fabric()),
                 load=load,

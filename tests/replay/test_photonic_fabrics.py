@@ -14,11 +14,15 @@ from tailcast.cli.main import app
 from tailcast.errors import UsageError
 from tailcast.quickstart import bundled_dir
 from tailcast.replay.fabric import load_fabric
-from tailcast.replay.photonic_setups import GeminiPoint, seed003_options
+from tailcast.replay.photonic_setups import (
+    GeminiPoint,
+    gemini_link,
+    seed003_options,
+    seed003_poisson_trace,
+)
 from tailcast.replay.run import ReplayOptions, replay_trace
 from tailcast.store import Catalog, ResultsDir
 from tailcast.traces.io import read_meta, read_trace
-from tailcast.traces.synth import gemini_link, poisson_trace
 
 
 @pytest.mark.parametrize("fabric", ["benes-psf-16", "gemini-16"])
@@ -104,7 +108,7 @@ def test_trace_synth_poisson_writes_seed_003s_load(tmp_path: Path) -> None:
 
 def _throughput(tmp_path: Path, protocol: str, load: float) -> dict[str, float]:
     point = GeminiPoint(8, protocol)
-    table = poisson_trace(
+    table = seed003_poisson_trace(
         8,
         gemini_link(point.fabric()),
         load=load,

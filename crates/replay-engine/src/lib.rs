@@ -14,12 +14,13 @@ pub mod placement;
 pub mod prng;
 pub mod trace;
 
-pub use config::{HostParams, LocalityClass, Placement, ReplayOptions};
+pub use config::{LocalityClass, Placement, ReplayOptions};
 pub use engine::{
     engine_chunk_rows, replay, replay_interruptible, Arrivals, Generator, JobInput, JobResult,
     MessagesOut, OpsOut, Pattern, Progress, ReplayOutput, ReplayStats, ReplayStream, StreamJob,
 };
 pub use error::ReplayError;
+pub use fabric::host::HostParams;
 pub use fabric::registry::FabricSpec;
 pub use trace::TraceColumns;
 

@@ -162,9 +162,9 @@ fn control_messages_ride_circuits_only_with_rendezvous_through_the_fabric() {
         ])
         .unwrap()
     };
-    assert!(!spec("none").build(0).unwrap().host.handshake);
+    assert!(!spec("none").build(0).unwrap().handshake);
     let built = spec("fabric").build(0).unwrap();
-    assert!(built.host.handshake);
+    assert!(built.handshake);
     let mut f = built.fabric;
     let rts = Transfer::new(4, 2, 9, 1 << 20, Kind::Rts);
     assert_eq!(f.submit(0.0, &rts), Submitted::Later);

@@ -184,7 +184,7 @@ impl<'py> Columns<'py> {
 
 /// Replays traces together on one fabric; see tailcast/_core.pyi for the contract.
 #[pyfunction]
-#[pyo3(signature = (traces, placements, fabric, *, seed = 0, eager_threshold_bytes = 8192,
+#[pyo3(signature = (traces, placements, fabric, *, seed = 0, eager_threshold_bytes = None,
                     compute_scale = 1.0, coll = "", foreground = None, background = None,
                     record_messages = None))]
 #[allow(clippy::too_many_arguments)]
@@ -194,7 +194,7 @@ fn replay<'py>(
     placements: Vec<String>,
     fabric: Bound<'py, PyDict>,
     seed: u64,
-    eager_threshold_bytes: u64,
+    eager_threshold_bytes: Option<u64>,
     compute_scale: f64,
     coll: &str,
     foreground: Option<Vec<bool>>,

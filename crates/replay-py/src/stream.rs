@@ -123,7 +123,7 @@ impl ReplayStream {
 impl ReplayStream {
     #[new]
     #[pyo3(signature = (ranks, comms, placement, fabric, *, seed = 0,
-                        eager_threshold_bytes = 8192, compute_scale = 1.0, coll = "",
+                        eager_threshold_bytes = None, compute_scale = 1.0, coll = "",
                         keep_ops = true, piece_rows = None, background = None,
                         record_messages = None))]
     #[allow(clippy::too_many_arguments)]
@@ -134,7 +134,7 @@ impl ReplayStream {
         placement: &str,
         fabric: Bound<'_, PyDict>,
         seed: u64,
-        eager_threshold_bytes: u64,
+        eager_threshold_bytes: Option<u64>,
         compute_scale: f64,
         coll: &str,
         keep_ops: bool,

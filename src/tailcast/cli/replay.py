@@ -133,9 +133,14 @@ def run(
         typer.Option("--compute-scale", help="Factor on captured compute gaps (0 = comm only)."),
     ] = 1.0,
     eager_threshold: Annotated[
-        int,
-        typer.Option("--eager-threshold", help="Largest eager message in bytes (seed 004: 8 KiB)."),
-    ] = 8192,
+        int | None,
+        typer.Option(
+            "--eager-threshold",
+            help="Largest eager message in bytes; default: the fabric's host model "
+            "([host] eager_threshold_bytes).",
+            show_default=False,
+        ),
+    ] = None,
     store: Annotated[
         bool, typer.Option("--store/--no-store", help="Write results to $TAILCAST_HOME.")
     ] = True,
@@ -169,7 +174,7 @@ def run(
     from tailcast.store.results import ResultsDir
     from tailcast.units import parse_size
 
-    if compute_scale < 0 or eager_threshold < 0:
+    if compute_scale < 0 or (eager_threshold is not None and eager_threshold < 0):
         raise UsageError("--compute-scale and --eager-threshold must be >= 0")
     if coll:  # as the engine will parse it, before the trace is read
         from tailcast import _core

@@ -200,13 +200,13 @@ def _poisson(
     ranks: int, fabric: str, load: float, messages: int, mean: int | None, lengths: str, seed: int
 ) -> "tuple[pa.Table, TraceMeta]":
     from tailcast.replay.fabric import load_fabric
+    from tailcast.replay.photonic_setups import gemini_link, seed003_poisson_trace
     from tailcast.traces.io import TraceMeta
-    from tailcast.traces.synth import gemini_link, poisson_trace
 
     link = gemini_link(load_fabric(fabric))
     mean_bytes = 1 << 20 if mean is None else mean
-    table = poisson_trace(ranks, link, load=load, messages=messages, mean_bytes=mean_bytes,
-                          lengths=lengths, seed=seed)  # fmt: skip
+    table = seed003_poisson_trace(ranks, link, load=load, messages=messages,
+                                  mean_bytes=mean_bytes, lengths=lengths, seed=seed)  # fmt: skip
     extra = {"seed": str(seed), "load": str(load), "lengths": lengths,
              "mean_bytes": str(mean_bytes), "normalised_to": fabric}  # fmt: skip
     meta = TraceMeta(ranks=ranks, application="seed003-poisson", source_format="synthetic",

@@ -1,8 +1,9 @@
 """A calibration (calibrate.py) written as a `tree` fabric for the replay engine: the
 cluster's switch hierarchy (arity per level from the topology), each level's measured
-achievable rate and per-link latency, the per-message host overhead and the reduction cost,
-with the measurements they come from in comments. `tailcast lab calibrate --fabric-out`
-writes it; the bundled `lab` fabric is such a file, written on the network lab."""
+achievable rate and per-link latency, and in its [host] table the per-message host overhead
+and the reduction cost, with the measurements they come from in comments. `tailcast lab
+calibrate --fabric-out` writes it; the bundled `lab` fabric is such a file, written on the
+network lab."""
 
 from __future__ import annotations
 
@@ -69,8 +70,6 @@ def fabric_toml(cal: Calibration, topo: Topology, name: str = "lab") -> str:
         f'description = "{name}: {shape} tree, measured {rates} Mbit/s"',
         f'nodes = "{nodes}"',
         "switch_latency_ns = 0.0",
-        f"overhead_ns = {half:.1f}                # half the per-message cost (o at each end)",
-        f"gamma_ns_per_byte = {cal.gamma_ns_per_byte:.4f}  # MPI_Reduce_local, MPI_SUM on bytes",
         "",
     ]
     for level, a in zip(levels, arity, strict=True):
@@ -82,4 +81,10 @@ def fabric_toml(cal: Calibration, topo: Topology, name: str = "lab") -> str:
             f"link_latency_ns = {cal.link_latency_us * 1e3:.1f}",
             "",
         ]
+    lines += [
+        "[host]",
+        f"overhead_ns = {half:.1f}                # half the per-message cost (o at each end)",
+        f"gamma_ns_per_byte = {cal.gamma_ns_per_byte:.4f}  # MPI_Reduce_local, MPI_SUM on bytes",
+        "",
+    ]
     return "\n".join(lines)

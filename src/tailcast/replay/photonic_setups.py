@@ -1,6 +1,7 @@
 """The experiments of seed 000 (MZI Beneš ToR, `benes_psf`) and seed 003 (Gemini,
-`banyan_circuit`) as tailcast replays: the fabric variants they sweep and the replay options
-that give a trace the papers' traffic semantics. The bench, the tests and the report build
+`banyan_circuit`) as tailcast replays: the fabric variants they sweep, the replay options
+that give a trace the papers' traffic semantics, and seed 003's load normalised to a Gemini
+fabric (Eq. 8). The bench, the tests and the report build
 on these so that a stored replay says by its fabric TOML which point of a sweep it is.
 
 Seed 000 (§IV-A): a flow leaves when its task issues it — INRFlow's flows do not wait for
@@ -11,10 +12,16 @@ zero (flow-level model). Seed 003 (§4.3): open-loop Poisson arrivals, no handsh
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from tailcast.errors import UsageError
 from tailcast.replay.fabric import Fabric, parse_fabric
 from tailcast.replay.run import ReplayOptions
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 POLICIES = ("fifo", "lru", "lfu", "rnd", "rr", "arr", "mrr")
 ROUTINGS = ("rnd", "mb", "mx")
@@ -70,3 +77,64 @@ class GeminiPoint:
 
 def seed003_options(seed: int) -> ReplayOptions:
     return ReplayOptions(seed=seed, placement="linear", record_messages=False)
+
+
+@dataclass(frozen=True)
+class GeminiLink:
+    """What Eq. 8 needs of a Gemini fabric."""
+
+    ports: int
+    optical_gbps: float
+    electrical_gbps: float
+    signal_bytes: int
+    alpha_sig: float
+
+    def max_efficiency(self, mean_bytes: float) -> float:
+        """Eq. 9: η = Γ / (Γ + Θ(2(1 + α_sig) log2 N + 3))."""
+        gamma = mean_bytes / self.signal_bytes
+        theta = self.optical_gbps / self.electrical_gbps
+        return gamma / (gamma + theta * (2 * (1 + self.alpha_sig) * math.log2(self.ports) + 3))
+
+    def message_rate_per_ns(self, load: float, mean_bytes: float) -> float:
+        """Messages per ns per terminal at `load` × Eq. 8's per-terminal throughput."""
+        bytes_per_ns = self.optical_gbps / 8.0 * self.max_efficiency(mean_bytes)
+        return load * bytes_per_ns / mean_bytes
+
+
+def gemini_link(fabric: Fabric) -> GeminiLink:
+    """Eq. 8's inputs from a `banyan_circuit` fabric (UsageError for another model)."""
+    if fabric.model != "banyan_circuit" or fabric.endpoints is None:
+        raise UsageError(
+            f"poisson loads are normalised to a banyan_circuit fabric, not {fabric.model}"
+        )
+    return GeminiLink(
+        ports=fabric.endpoints,
+        optical_gbps=float(fabric.value("optical_gbps")),
+        electrical_gbps=float(fabric.value("electrical_gbps")),
+        signal_bytes=int(fabric.value("signal_bytes")),
+        alpha_sig=float(fabric.value("alpha_sig")),
+    )
+
+
+def seed003_poisson_trace(
+    ranks: int,
+    link: GeminiLink,
+    *,
+    load: float,
+    messages: int,
+    mean_bytes: int,
+    lengths: str = "exponential",
+    seed: int = 0,
+) -> pa.Table:
+    """Seed 003's Poisson load (traces/synth/poisson.py) on `ranks` of `link`'s terminals,
+    offered at `load` × Eq. 8's throughput, `messages` per rank on average."""
+    from tailcast.traces.synth.poisson import poisson_trace
+
+    if ranks < 2 or ranks > link.ports:
+        raise UsageError(f"poisson needs 2 to {link.ports} ranks (the fabric's terminals)")
+    if not 0 < load <= 10 or mean_bytes < 1:
+        raise UsageError("poisson needs 0 < load <= 10 and mean bytes >= 1")
+    rate = link.message_rate_per_ns(load, mean_bytes)
+    return poisson_trace(
+        ranks, rate, messages=messages, mean_bytes=mean_bytes, lengths=lengths, seed=seed
+    )

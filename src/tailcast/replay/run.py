@@ -54,7 +54,8 @@ class ReplayOptions:
     coll: str = ""
     placement: str = "linear"  # see placement.py
     compute_scale: float = 1.0
-    eager_threshold_bytes: int = 8192
+    # None: the fabric's host model ([host] eager_threshold_bytes).
+    eager_threshold_bytes: int | None = None
     # Nodes of a locality-class placement (default: one per rank).
     nodes: int | None = None
     background: tuple[BackgroundJob, ...] = ()

@@ -23,7 +23,6 @@ from tailcast.replay.fabric import Fabric
 # Collectives whose size is OSU's per-peer block (the others: the whole buffer).
 PER_PEER = frozenset({"alltoall", "allgather", "gather", "scatter"})
 ROOTED = frozenset({"bcast", "reduce", "gather", "scatter"})
-EAGER_BYTES = 8192
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ def _timed(req: Request, fabric: Fabric) -> tuple[float, list[float], dict[str, 
         arrays = load_columns(trace).arrays()
     forced = req.coll if "=" in req.coll else ""
     result = _core.replay([arrays], ["linear"], fabric.table, coll=forced, compute_scale=0.0,
-                          eager_threshold_bytes=EAGER_BYTES, record_messages=True)  # fmt: skip
+                          record_messages=True)  # fmt: skip
     job = result.jobs[0]
     ends = [float(job.sim_end_ns[3 * r + 1]) for r in range(req.ranks)]
     messages = result.messages or {}

@@ -123,7 +123,7 @@ impl Engine {
         let built = spec
             .build(options.seed)
             .map_err(|e| ReplayError::BadConfig(e.to_string()))?;
-        let net = Network::new(built, options)?;
+        let net = Network::new(built, spec.host(), options)?;
         let mut jobs = Vec::with_capacity(setups.len());
         let mut ranks = Vec::new();
         let mut foreground_left = 0;

@@ -2,8 +2,9 @@
 //! caches (the shortcuts that keep contention-free replays fast), host costs, and the
 //! transfer ids messages and background traffic use.
 
-use crate::config::{HostParams, ReplayOptions};
+use crate::config::ReplayOptions;
 use crate::error::ReplayError;
+use crate::fabric::host::HostParams;
 use crate::fabric::registry::Built;
 use crate::fabric::{Delivery, Fabric, Submitted, Time, Transfer, TransferId};
 use fast_hash::FastMap;
@@ -41,6 +42,9 @@ pub(super) struct Network {
     /// `fabric.serves_in_post_order()`, asked once.
     pub post_order: bool,
     pub host: HostParams,
+    /// Rendezvous messages pay an RTS/CTS handshake (`Built::handshake`).
+    pub handshake: bool,
+    /// The host model's, or the replay's override.
     pub eager_threshold: u64,
     /// `fabric.next_time()` as last asked, until a submit or advance may change it (None:
     /// ask again). The engine asks before every event and after every row; most of those
@@ -50,8 +54,12 @@ pub(super) struct Network {
 }
 
 impl Network {
-    pub fn new(built: Built, options: &ReplayOptions) -> Result<Self, ReplayError> {
-        let Built { fabric, host } = built;
+    pub fn new(
+        built: Built,
+        host: HostParams,
+        options: &ReplayOptions,
+    ) -> Result<Self, ReplayError> {
+        let Built { fabric, handshake } = built;
         let host_values = [
             host.overhead_ns,
             host.overhead_ns_per_byte,
@@ -70,7 +78,10 @@ impl Network {
             post_order: fabric.serves_in_post_order(),
             fabric,
             host,
-            eager_threshold: options.eager_threshold_bytes,
+            handshake,
+            eager_threshold: options
+                .eager_threshold_bytes
+                .unwrap_or(host.eager_threshold_bytes),
             next: None,
             delivered: Vec::new(),
         })
@@ -82,7 +93,7 @@ impl Network {
 
     /// Closed-form collectives need α-β costs and no handshake.
     pub fn allows_closed_forms(&self) -> bool {
-        !self.host.handshake && self.alpha_beta.is_some()
+        !self.handshake && self.alpha_beta.is_some()
     }
 
     #[inline]

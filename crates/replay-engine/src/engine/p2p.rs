@@ -140,7 +140,7 @@ impl Engine {
             };
             self.msgs.set_origin(m, origin);
         }
-        if rndv && self.net.host.handshake {
+        if rndv && self.net.handshake {
             self.msgs[m].kind = Kind::Rts;
             self.msgs[m].rts_at = f64::NAN;
             self.schedule_control(m, now + o);
@@ -236,7 +236,7 @@ impl Engine {
     fn clear_to_send(&mut self, m: u32) {
         let now = self.now;
         let ready = now.max(self.msgs[m].rts_at);
-        if !self.net.host.handshake {
+        if !self.net.handshake {
             if ready > now {
                 self.push(ready, Ev::Inject(m));
             } else {

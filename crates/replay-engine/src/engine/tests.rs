@@ -215,19 +215,43 @@ fn eager_sends_return_at_once_rendezvous_waits_for_the_receiver() {
             .row(1, Op::Init, -2, 0, 0, -1, 0)
             .row(1, Op::Recv, 0, 0, bytes, -1, 10_001)
     };
-    let eager = run(&trace(8192), &loggp(100.0), &opts(1.0)).unwrap();
+    // The host model's threshold (fabric/host.rs): at most this many bytes go eagerly.
+    let limit = loggp(100.0).host().eager_threshold_bytes as i64;
+    let eager = run(&trace(limit), &loggp(100.0), &opts(1.0)).unwrap();
     assert_eq!(eager.sim_end_ns[0], 100.0); // o
     assert_eq!(eager.sim_end_ns[2], 10_000.0 + 100.0); // data long arrived: o to copy
-    let rndv = run(&trace(8193), &loggp(100.0), &opts(1.0)).unwrap();
+    let rndv = run(&trace(limit + 1), &loggp(100.0), &opts(1.0)).unwrap();
     // RTS arrived at 700; recv posted at 10 000; CTS o + L + o; data L; receiver o.
     assert_eq!(rndv.sim_end_ns[0], 10_000.0 + 700.0 + 500.0);
     assert_eq!(rndv.sim_end_ns[2], 10_000.0 + 700.0 + 500.0 + 100.0);
-    // A lower threshold makes the small message rendezvous too.
+    // A lower threshold makes the small message rendezvous too (G = 0: times do not depend
+    // on the size): the replay's override...
     let o = ReplayOptions {
-        eager_threshold_bytes: 1024,
+        eager_threshold_bytes: Some(1024),
         ..opts(1.0)
     };
-    assert!(run(&trace(8192), &loggp(100.0), &o).unwrap().sim_end_ns[0] > 10_000.0);
+    let lowered = run(&trace(limit), &loggp(100.0), &o).unwrap();
+    assert_eq!(lowered.sim_end_ns, rndv.sim_end_ns);
+    // ...or the fabric file's [host] table, which the override beats in turn.
+    let lower = FabricSpec::from_pairs([
+        ("model", Value::from("loggp")),
+        ("L_ns", Value::from(500.0)),
+        (
+            "host",
+            Value::table([
+                ("overhead_ns", Value::from(100.0)),
+                ("eager_threshold_bytes", Value::Int(1024)),
+            ]),
+        ),
+    ])
+    .unwrap();
+    let lowered = run(&trace(limit), &lower, &opts(1.0)).unwrap();
+    assert_eq!(lowered.sim_end_ns, rndv.sim_end_ns);
+    let back = ReplayOptions {
+        eager_threshold_bytes: Some(limit as u64),
+        ..opts(1.0)
+    };
+    assert_eq!(run(&trace(limit), &lower, &back).unwrap(), eager);
 }
 
 #[test]

@@ -18,13 +18,16 @@
 //! once (`Submitted::At`), which keeps the engine's hot path free of fabric bookkeeping.
 //!
 //! Models live in `models/`, one module each, found by the registry (`registry.rs`):
-//! each declares its parameters once (`schema.rs`) and a builder. Their mechanisms sit in
-//! folders by family: flow sharing (`flow/`), Dragonfly+ (`dragonfly/`), photonic switches
-//! (`photonic_switches/`) and photonic networks (`photonic_networks/`); `ports.rs` (the
-//! endpoint ports of α-β and LogGP), `timers.rs` and `slab.rs` serve several families.
+//! each declares its parameters once (`schema.rs`) and a builder; the host model every
+//! fabric file carries besides (`[host]`: CPU overheads, reduction cost, eager threshold)
+//! is declared once in `host.rs`. The models' mechanisms sit in folders by family: flow
+//! sharing (`flow/`), Dragonfly+ (`dragonfly/`), photonic switches (`photonic_switches/`)
+//! and photonic networks (`photonic_networks/`); `ports.rs` (the endpoint ports of α-β and
+//! LogGP), `timers.rs` and `slab.rs` serve several families.
 
 pub mod dragonfly;
 pub mod flow;
+pub mod host;
 pub mod photonic_networks;
 pub mod photonic_switches;
 pub mod ports;

@@ -3,12 +3,11 @@
 //! `tests/fixture_fabrics/` with the `fixture-fabrics` feature): adding a fabric is adding
 //! its module and its bundled TOML, nothing else.
 
+use super::host::{self, HostParams};
 use super::schema::{self, Config, ConfigError, DefaultValue, Param, Type, Value};
 use super::Fabric;
-use crate::config::HostParams;
 
-/// A fabric model: its parameters (its own, plus shared groups such as host costs) and
-/// how to build it from a validated configuration.
+/// A fabric model: its parameters and how to build it from a validated configuration.
 pub struct Model {
     pub name: &'static str,
     /// One line: what the model is and where it comes from.
@@ -17,13 +16,15 @@ pub struct Model {
     pub build: fn(&Config, u64) -> Result<Built, ConfigError>,
 }
 
-/// A built fabric and the host-side costs its configuration declares.
+/// A built fabric, and how MPI's rendezvous maps onto it.
 pub struct Built {
     pub fabric: Box<dyn Fabric>,
-    pub host: HostParams,
+    /// Whether messages above the eager threshold pay a rendezvous handshake (RTS/CTS) on
+    /// this fabric. The α-β-γ form has none (a message costs exactly α + nβ).
+    pub handshake: bool,
 }
 
-/// Keys every fabric file may carry besides its model's own.
+/// Keys every fabric file may carry besides its model's own (the host model among them).
 pub const COMMON: &[Param] = &[
     Param {
         key: "model",
@@ -49,6 +50,7 @@ pub const COMMON: &[Param] = &[
         default: DefaultValue::Absent,
         doc: "host names of endpoints 0, 1, … as a Slurm hostlist (placement by node list)",
     },
+    host::TABLE,
 ];
 
 /// All models, in name order.
@@ -84,7 +86,7 @@ impl std::fmt::Debug for FabricSpec {
 impl FabricSpec {
     /// Validates a whole fabric table (as read from its TOML file).
     pub fn parse(value: &Value) -> Result<Self, ConfigError> {
-        let Value::Table(table) = value else {
+        let Value::Table(given) = value else {
             return Err(ConfigError {
                 key: "(top)".into(),
                 message: "expected a table".into(),
@@ -97,7 +99,7 @@ impl FabricSpec {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let model = match table.get("model") {
+        let model = match given.get("model") {
             Some(Value::Str(name)) => find(name).ok_or_else(|| ConfigError {
                 key: "model".into(),
                 message: format!("expected one of {}, got {name:?}", names()),
@@ -109,9 +111,18 @@ impl FabricSpec {
                 })
             }
         };
+        let mut table = given.clone();
+        let lifted = host::lift_top_level(&mut table)?;
         let mut groups: Vec<&[Param]> = vec![COMMON];
         groups.extend(model.params.iter().copied());
-        let config = schema::validate(table, &groups, "").map_err(|mut e| {
+        let config = schema::validate(&table, &groups, "").map_err(|mut e| {
+            // A host key the file gives at its top level: name it as the file does.
+            if let Some((spelling, _)) = lifted
+                .iter()
+                .find(|(_, key)| e.key == format!("{}.{key}", host::TABLE.key))
+            {
+                e.key = spelling.to_string();
+            }
             // A key of another model usually means the wrong `model` (e.g. alpha_us under
             // loggp, which is the alpha_beta model's).
             if let Some(other) = models().into_iter().find(|m| {
@@ -131,6 +142,11 @@ impl FabricSpec {
     /// Builds a fresh fabric (random choices seeded by `seed`).
     pub fn build(&self, seed: u64) -> Result<Built, ConfigError> {
         (self.model.build)(&self.config, seed)
+    }
+
+    /// The host model of the file (its `[host]` table).
+    pub fn host(&self) -> HostParams {
+        HostParams::of(&self.config)
     }
 
     /// A spec from (key, value) pairs, for tests and examples.
@@ -174,7 +190,10 @@ fn flatten(params: &[Param], prefix: &str, note: &str, out: &mut Vec<ParamDoc>) 
             DefaultValue::Int(v) => Some(v.to_string()),
             DefaultValue::Bool(v) => Some(v.to_string()),
             DefaultValue::Str(v) => Some(format!("{v:?}")),
-            DefaultValue::Empty => Some("[]".to_string()),
+            DefaultValue::Empty => match p.ty {
+                Type::Table(_) => Some("{}".to_string()),
+                _ => Some("[]".to_string()),
+            },
         };
         out.push(ParamDoc {
             key: format!("{key}{note}"),
@@ -224,6 +243,29 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.key, "alpha_us");
         assert!(e.message.contains("a key of model alpha_beta"), "{e}");
+    }
+
+    #[test]
+    fn every_model_takes_the_host_table_and_top_level_host_keys_are_named_as_written() {
+        for m in models() {
+            let keys: Vec<String> = describe(m).into_iter().map(|d| d.key).collect();
+            for p in host::HOST {
+                assert!(keys.contains(&format!("host.{}", p.key)), "{}", m.name);
+            }
+        }
+        let spec = |key: &str, v: f64| {
+            FabricSpec::from_pairs([
+                ("model", Value::from("loggp")),
+                ("L_ns", Value::from(1.0)),
+                (key, Value::from(v)),
+            ])
+        };
+        assert_eq!(spec("o_ns", 7.0).unwrap().host().overhead_ns, 7.0);
+        let e = spec("o_ns", -1.0).unwrap_err();
+        assert_eq!(e.key, "o_ns");
+        assert!(e.message.contains(">= 0"), "{e}");
+        let e = spec("gamma_ns_per_byte", -1.0).unwrap_err();
+        assert_eq!(e.key, "gamma_ns_per_byte");
     }
 
     #[test]

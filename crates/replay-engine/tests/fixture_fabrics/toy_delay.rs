@@ -50,10 +50,7 @@ fn build(c: &Config, _seed: u64) -> Result<Built, ConfigError> {
             timers: Timers::default(),
             delivered: 0,
         }),
-        host: crate::config::HostParams {
-            handshake: true,
-            ..Default::default()
-        },
+        handshake: true,
     })
 }
 

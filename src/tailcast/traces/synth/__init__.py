@@ -3,15 +3,13 @@ seed 003's Poisson load."""
 
 from tailcast.traces.synth.mix import seed002_mix_trace
 from tailcast.traces.synth.osu import OSU_COLLECTIVES, osu_trace
-from tailcast.traces.synth.poisson import GeminiLink, gemini_link, poisson_trace
+from tailcast.traces.synth.poisson import poisson_trace
 from tailcast.traces.synth.workloads import WORKLOADS, WorkloadParams, workload_trace
 
 __all__ = [
     "OSU_COLLECTIVES",
     "WORKLOADS",
-    "GeminiLink",
     "WorkloadParams",
-    "gemini_link",
     "osu_trace",
     "poisson_trace",
     "seed002_mix_trace",

@@ -1,7 +1,8 @@
 """Seed 003's synthetic load (§4.3): every terminal generates messages as an independent
 Poisson process, with constant or exponentially distributed lengths of mean l̄_o, to
-destinations uniformly distributed over the other terminals, at an offered load
-normalised to the network's maximum optical throughput (Eq. 8).
+destinations uniformly distributed over the other terminals, at a given message rate (seed
+003 offers a load normalised to a Gemini's maximum optical throughput, Eq. 8: the rate of
+replay/photonic_setups.py's `seed003_poisson_trace`).
 
 Every terminal's process runs over the same horizon T = messages / λ, so each sends a
 Poisson number of messages with mean `messages` (a fixed count per terminal would end the
@@ -17,8 +18,6 @@ as they are sent (`rendezvous = "none"`, or an eager threshold above the largest
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -26,47 +25,7 @@ import pyarrow as pa
 from tailcast.errors import UsageError
 from tailcast.traces.schema import Op, TraceBuilder
 
-if TYPE_CHECKING:
-    from tailcast.replay.fabric import Fabric
-
 LENGTHS = ("constant", "exponential")
-
-
-@dataclass(frozen=True)
-class GeminiLink:
-    """What Eq. 8 needs of a Gemini fabric."""
-
-    ports: int
-    optical_gbps: float
-    electrical_gbps: float
-    signal_bytes: int
-    alpha_sig: float
-
-    def max_efficiency(self, mean_bytes: float) -> float:
-        """Eq. 9: η = Γ / (Γ + Θ(2(1 + α_sig) log2 N + 3))."""
-        gamma = mean_bytes / self.signal_bytes
-        theta = self.optical_gbps / self.electrical_gbps
-        return gamma / (gamma + theta * (2 * (1 + self.alpha_sig) * math.log2(self.ports) + 3))
-
-    def message_rate_per_ns(self, load: float, mean_bytes: float) -> float:
-        """Messages per ns per terminal at `load` × Eq. 8's per-terminal throughput."""
-        bytes_per_ns = self.optical_gbps / 8.0 * self.max_efficiency(mean_bytes)
-        return load * bytes_per_ns / mean_bytes
-
-
-def gemini_link(fabric: Fabric) -> GeminiLink:
-    """Eq. 8's inputs from a `banyan_circuit` fabric (UsageError for another model)."""
-    if fabric.model != "banyan_circuit" or fabric.endpoints is None:
-        raise UsageError(
-            f"poisson loads are normalised to a banyan_circuit fabric, not {fabric.model}"
-        )
-    return GeminiLink(
-        ports=fabric.endpoints,
-        optical_gbps=float(fabric.value("optical_gbps")),
-        electrical_gbps=float(fabric.value("electrical_gbps")),
-        signal_bytes=int(fabric.value("signal_bytes")),
-        alpha_sig=float(fabric.value("alpha_sig")),
-    )
 
 
 def poisson_rows(ranks: int, messages: int) -> int:
@@ -77,27 +36,26 @@ def poisson_rows(ranks: int, messages: int) -> int:
 
 def poisson_trace(
     ranks: int,
-    link: GeminiLink,
+    rate_per_ns: float,
     *,
-    load: float,
     messages: int,
     mean_bytes: int,
     lengths: str = "exponential",
     seed: int = 0,
 ) -> pa.Table:
-    """The trace of Poisson arrivals at normalised `load`, `messages` per rank on average."""
-    if ranks < 2 or ranks > link.ports:
-        raise UsageError(f"poisson needs 2 to {link.ports} ranks (the fabric's terminals)")
-    if not 0 < load <= 10 or messages < 1 or mean_bytes < 1:
-        raise UsageError("poisson needs 0 < load <= 10, messages >= 1 and mean bytes >= 1")
+    """The trace of Poisson arrivals at `rate_per_ns` messages per ns on every rank,
+    `messages` per rank on average."""
+    if ranks < 2:
+        raise UsageError("poisson needs 2 ranks or more")
+    if not rate_per_ns > 0 or messages < 1 or mean_bytes < 1:
+        raise UsageError("poisson needs a rate > 0, messages >= 1 and mean bytes >= 1")
     if lengths not in LENGTHS:
         raise UsageError(f"lengths must be one of {', '.join(LENGTHS)}, not {lengths!r}")
     rng = np.random.default_rng(seed)
-    rate = link.message_rate_per_ns(load, mean_bytes)
-    horizon = messages / rate
+    horizon = messages / rate_per_ns
     # Enough gaps that every row passes the horizon (P(Poisson(m) > m + 10√m + 20) ≈ 0).
     width = messages + int(10 * math.sqrt(messages)) + 20
-    arrivals = np.cumsum(rng.exponential(1.0 / rate, size=(ranks, width)), axis=1)
+    arrivals = np.cumsum(rng.exponential(1.0 / rate_per_ns, size=(ranks, width)), axis=1)
     counts = (arrivals < horizon).sum(axis=1)
     offsets = rng.integers(1, ranks, size=(ranks, width))
     dests = (np.arange(ranks)[:, None] + offsets) % ranks

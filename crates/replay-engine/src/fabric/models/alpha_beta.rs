@@ -1,6 +1,6 @@
 //! The α-β(-γ) model (Hockney; Thakur, Rabenseifner & Gropp, IJHPCA 2005): a message of n
 //! bytes costs α + nβ, with no rendezvous handshake; γ per byte reduced and the optional
-//! CPU overheads o + nO are host costs the engine charges.
+//! CPU overheads o + nO are the host model's (fabric/host.rs), costs the engine charges.
 //!
 //! Endpoints have `ports` send and receive ports (fabric/ports.rs): the default 1 is the
 //! single-port, full-duplex endpoint of the Hockney model as Pješivac-Grbović et al. (2007)
@@ -9,7 +9,6 @@
 //! for α + nβ each. `ports = 0` is the contention-free form: every message costs exactly
 //! α + nβ whatever else is in flight, and collectives have closed forms (engine/plan/).
 
-use crate::config::{host_params, HostParams, HOST};
 use crate::fabric::ports::{Costs, PortedLinks};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
@@ -44,7 +43,6 @@ pub const MODEL: Model = Model {
                 doc: "messages an endpoint sends (and receives) at once, each holding its port for alpha + n*beta; 0 = unlimited (contention-free, closed-form collectives)",
             },
         ],
-        HOST,
     ],
     build,
 };
@@ -56,13 +54,9 @@ fn build(c: &Config, _seed: u64) -> Result<Built, ConfigError> {
         beta_ns_per_byte: c.f64("beta_ns_per_byte"),
         links: (ports > 0).then(|| PortedLinks::new(ports)),
     };
-    let host = HostParams {
-        handshake: false,
-        ..host_params(c)
-    };
     Ok(Built {
         fabric: Box::new(fabric),
-        host,
+        handshake: false,
     })
 }
 
@@ -157,8 +151,11 @@ mod tests {
 
     #[test]
     fn unlimited_ports_cost_alpha_plus_n_beta_from_its_toml_keys() {
-        let Built { mut fabric, host } = spec(Some(0)).build(0).unwrap();
-        assert!(!host.handshake);
+        let Built {
+            mut fabric,
+            handshake,
+        } = spec(Some(0)).build(0).unwrap();
+        assert!(!handshake);
         assert_eq!(fabric.submit(5.0, &transfer(0, 0, 1, 8)), Submitted::At(1013.0));
         // No sender serialization with unlimited ports.
         assert_eq!(fabric.submit(5.0, &transfer(1, 0, 2, 8)), Submitted::At(1013.0));

@@ -9,7 +9,6 @@
 //! so they travel on the electrical network as packets of one signal's length
 //! (`rendezvous = "electrical"`), where they queue with the control signals.
 
-use crate::config::{HostParams, HOST};
 use crate::fabric::photonic_networks::banyan_circuit::{Done, Gemini, GeminiParams, Protocol};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
@@ -86,7 +85,6 @@ pub const MODEL: Model = Model {
                 doc: "electrical: RTS/CTS are one-signal packets on the control network; none: no handshake",
             },
         ],
-        HOST,
     ],
     build,
 };
@@ -117,12 +115,7 @@ fn build(c: &Config, _seed: u64) -> Result<Built, ConfigError> {
             electrical_max: c.i64("electrical_max_bytes") as u64,
             done: Vec::new(),
         }),
-        host: HostParams {
-            overhead_ns: c.f64("overhead_ns"),
-            overhead_ns_per_byte: c.f64("overhead_ns_per_byte"),
-            gamma_ns_per_byte: c.f64("gamma_ns_per_byte"),
-            handshake: c.str("rendezvous") == "electrical",
-        },
+        handshake: c.str("rendezvous") == "electrical",
     })
 }
 

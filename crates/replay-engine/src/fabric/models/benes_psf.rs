@@ -11,7 +11,6 @@
 //! (`rendezvous = "none"`); `"fabric"` sends RTS and CTS as small circuits of their own,
 //! as a bufferless ToR would have to.
 
-use crate::config::{HostParams, HOST};
 use crate::fabric::photonic_switches::arbitration::{Arbiter, Policy};
 use crate::fabric::photonic_switches::psf_cells::{Cells, PowerSpread, Routing};
 use crate::fabric::photonic_switches::psf_paths::{Layout, Losses, PathTable};
@@ -123,7 +122,6 @@ pub const MODEL: Model = Model {
                 doc: "bytes an RTS or CTS carries over its circuit (rendezvous = fabric)",
             },
         ],
-        HOST,
     ],
     build,
 };
@@ -207,12 +205,7 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
             class: Vec::new(),
             finished: Vec::new(),
         }),
-        host: HostParams {
-            overhead_ns: c.f64("overhead_ns"),
-            overhead_ns_per_byte: c.f64("overhead_ns_per_byte"),
-            gamma_ns_per_byte: c.f64("gamma_ns_per_byte"),
-            handshake,
-        },
+        handshake,
     })
 }
 

@@ -17,7 +17,6 @@
 //! Dragonfly+ group; `locality` reports them so (placement same_group / same_island /
 //! different_islands).
 
-use crate::config::{host_params, HOST};
 use crate::fabric::dragonfly::routing::{Chooser, Routing};
 use crate::fabric::dragonfly::wiring::{Shape, Wiring, CLASS_NAMES, GLOBAL, LOCAL, TERMINAL};
 use crate::fabric::flow::network::{FlowNetwork, LinkClasses, LinkLoad, Route, Topology};
@@ -141,7 +140,6 @@ pub const MODEL: Model = Model {
                 doc: "rate of copies between ranks on one endpoint",
             },
         ],
-        HOST,
     ],
     build,
 };
@@ -196,7 +194,7 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
     };
     Ok(Built {
         fabric: Box::new(FlowNetwork::new(dfp, SplitMix64::new(seed))),
-        host: host_params(c),
+        handshake: true,
     })
 }
 

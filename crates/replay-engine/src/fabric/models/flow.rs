@@ -2,7 +2,6 @@
 //! Every message is a flow sharing its links max-min fairly; one link class (one capacity,
 //! one latency per hop).
 
-use crate::config::{host_params, HostParams, HOST};
 use crate::fabric::flow::network::FlowNetwork;
 use crate::fabric::flow::graphs::{Duplex, Graph, Routing, Shape};
 use crate::fabric::registry::{Built, Model};
@@ -102,7 +101,6 @@ pub const MODEL: Model = Model {
                 doc: "the graph: kind = crossbar | fat_tree | torus3d",
             },
         ],
-        HOST,
     ],
     build,
 };
@@ -142,10 +140,7 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
         })?;
     Ok(Built {
         fabric: Box::new(FlowNetwork::new(graph, SplitMix64::new(seed ^ 0xFAB))),
-        host: HostParams {
-            handshake: c.bool("rendezvous_handshake"),
-            ..host_params(c)
-        },
+        handshake: c.bool("rendezvous_handshake"),
     })
 }
 

@@ -1,7 +1,9 @@
 //! LogGP (Alexandrov, Ionescu, Schauser & Scheiman, SPAA 1995) with LogGOPS's per-byte
 //! overhead O: latency L, gap g between messages and G per byte, CPU overhead o (+ nO) per
-//! message at both ends. o, O and the reduction cost γ are host costs the engine charges;
-//! rendezvous messages pay an RTS/CTS handshake of L each.
+//! message at both ends. o, O and the reduction cost γ are the host model's (fabric/host.rs:
+//! `[host]` overhead_ns and overhead_ns_per_byte, or `o_ns` and `O_ns_per_byte` at the top
+//! level of the file), costs the engine charges; rendezvous messages pay an RTS/CTS
+//! handshake of L each.
 //!
 //! LogGP's g is "the minimum time interval between consecutive message transmissions or
 //! consecutive message receptions at a processor": each endpoint has `ports` NIC channels
@@ -10,7 +12,6 @@
 //! byte lands (n-1)G after it took the receive channel. `ports = 0` is the older form of
 //! this model: one injection channel, reception unlimited.
 
-use crate::config::{HostParams, GAMMA};
 use crate::fabric::ports::{Costs, PortedLinks, Ports};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
@@ -33,12 +34,6 @@ pub const MODEL: Model = Model {
                 doc: "network latency L",
             },
             Param {
-                key: "o_ns",
-                ty: NON_NEGATIVE,
-                default: DefaultValue::Float(0.0),
-                doc: "CPU overhead o per message, at sender and receiver",
-            },
-            Param {
                 key: "g_ns",
                 ty: NON_NEGATIVE,
                 default: DefaultValue::Float(0.0),
@@ -51,19 +46,12 @@ pub const MODEL: Model = Model {
                 doc: "gap per byte G (1 / NIC bandwidth)",
             },
             Param {
-                key: "O_ns_per_byte",
-                ty: NON_NEGATIVE,
-                default: DefaultValue::Float(0.0),
-                doc: "CPU overhead per byte O (LogGOPS)",
-            },
-            Param {
                 key: "ports",
                 ty: Type::Int { min: 0, max: 1024 },
                 default: DefaultValue::Int(1),
                 doc: "NIC channels per endpoint and direction, each applying g/G; 0 = one injection channel and unlimited reception (the model before reception gaps)",
             },
         ],
-        GAMMA,
     ],
     build,
 };
@@ -77,15 +65,9 @@ fn build(c: &Config, _seed: u64) -> Result<Built, ConfigError> {
         injection: Ports::new(1),
         links: (ports > 0).then(|| PortedLinks::new(ports)),
     };
-    let host = HostParams {
-        overhead_ns: c.f64("o_ns"),
-        overhead_ns_per_byte: c.f64("O_ns_per_byte"),
-        gamma_ns_per_byte: c.f64("gamma_ns_per_byte"),
-        handshake: true,
-    };
     Ok(Built {
         fabric: Box::new(fabric),
-        host,
+        handshake: true,
     })
 }
 
@@ -174,8 +156,11 @@ mod tests {
             ("ports", Value::Int(0)),
         ])
         .unwrap();
-        let Built { mut fabric, host } = spec.build(0).unwrap();
-        assert_eq!((host.overhead_ns, host.handshake), (7.0, true));
+        let Built {
+            mut fabric,
+            handshake,
+        } = spec.build(0).unwrap();
+        assert_eq!((spec.host().overhead_ns, handshake), (7.0, true));
         let f = fabric.as_mut();
         assert_eq!(f.submit(0.0, &transfer(0, 0, 1, 11)), Submitted::At(20.0 + 100.0));
         // The NIC is busy until max(g, 20) = 50.

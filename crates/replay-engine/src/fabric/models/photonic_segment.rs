@@ -4,7 +4,6 @@
 //! top levels of the fat tree. Seed defaults: 5 channels × 320 Gb/s per link (§III-2),
 //! MTU 4 KB (§VI-A).
 
-use crate::config::{host_params, HOST};
 use crate::fabric::photonic_networks::circuit_net::HopGraph;
 use crate::fabric::flow::graphs::{Duplex, Graph, Routing, Shape};
 use crate::fabric::registry::{Built, Model};
@@ -119,7 +118,6 @@ pub const MODEL: Model = Model {
                 doc: "the graph: kind = fat_tree | torus3d (fat-tree up-ports adaptive, torus dimension order)",
             },
         ],
-        HOST,
     ],
     build,
 };
@@ -182,7 +180,7 @@ fn build(c: &Config, _seed: u64) -> Result<Built, ConfigError> {
         fabric: Box::new(PhotonicSegment {
             net: SegmentNet::new(graph, channels, params),
         }),
-        host: host_params(c),
+        handshake: true,
     })
 }
 

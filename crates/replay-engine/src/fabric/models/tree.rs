@@ -5,7 +5,6 @@
 //! common switch, then down. Level 1's subtrees are the groups, level 2's the islands
 //! (placement by locality class).
 
-use crate::config::{host_params, HOST};
 use crate::fabric::flow::network::{FlowNetwork, LinkClasses, LinkLoad, Route, Topology};
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
@@ -69,7 +68,6 @@ pub const MODEL: Model = Model {
                 doc: "rate of copies between ranks on one endpoint (shared memory)",
             },
         ],
-        HOST,
     ],
     build,
 };
@@ -100,7 +98,7 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
     );
     Ok(Built {
         fabric: Box::new(FlowNetwork::new(tree, SplitMix64::new(seed))),
-        host: host_params(c),
+        handshake: true,
     })
 }
 

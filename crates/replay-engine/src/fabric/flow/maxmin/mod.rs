@@ -53,6 +53,7 @@ const EPS: f64 = 1e-11;
 
 /// Equal share of `rem` among `n` flows; 0 when nothing is left (never -0.0, whose bits
 /// would sort after every positive share).
+#[inline]
 fn share(rem: f64, n: u32) -> f64 {
     if rem > 0.0 {
         rem / f64::from(n)

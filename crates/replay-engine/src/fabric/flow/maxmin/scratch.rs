@@ -18,6 +18,7 @@ pub(super) const SCAN_LINKS: usize = 16;
 /// link.
 pub(super) type Candidate = Reverse<u128>;
 
+#[inline]
 pub(super) fn candidate(share: f64, link: u32) -> Candidate {
     Reverse(u128::from(share.to_bits()) << 32 | u128::from(link))
 }

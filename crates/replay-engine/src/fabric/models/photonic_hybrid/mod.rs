@@ -14,7 +14,6 @@
 //! threshold that comes without an RTS (eager by the engine's threshold, background) sends
 //! its SETUP when it is submitted and follows its PATH-ACK.
 
-use crate::config::{host_params, HOST};
 use crate::fabric::photonic_switches::butterfly::Butterfly;
 use crate::fabric::photonic_switches::circuit_setup::{CircuitChip, SetupParams, PATH_CIRCUIT};
 use crate::fabric::flow::network::FlowNetwork;
@@ -123,7 +122,6 @@ pub const MODEL: Model = Model {
                 "backoff unit: uniform in [0, k x this) after the k-th timeout (the seed gives no value)",
             ),
         ],
-        HOST,
     ],
     build,
 };
@@ -163,7 +161,7 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
             chip: CircuitChip::new(chip, p, seed ^ 0xC1C),
             counts: Counts::default(),
         }),
-        host: host_params(c),
+        handshake: true,
     })
 }
 
