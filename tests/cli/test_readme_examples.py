@@ -244,6 +244,9 @@ def test_readme_command_options_exist(command: str) -> None:
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """A store with the quickstart's bundled campaign, a trace, a stored replay and a sweep."""
     tmp = tmp_path_factory.mktemp("readme")
+    # Commands run in `tmp` on a copy of slurm_jobs/: what they write beside a spec (agent
+    # submit --dry-run renders its jobs there) stays out of the checkout.
+    shutil.copytree(REPO / "slurm_jobs", tmp / "slurm_jobs")
     home = tmp / "home"
     for table in BUNDLED_TABLES:
         shutil.copytree(bundled_dir() / table, home / table)
@@ -251,8 +254,8 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "tmp": str(tmp),
         "home": str(home),
         "halo": str(HALO),
-        "topology": str(TOPOLOGY),
-        "sweep_spec": str(SWEEP),
+        "topology": str(tmp / "slurm_jobs" / TOPOLOGY.name),
+        "sweep_spec": str(tmp / "slurm_jobs" / SWEEP.name),
         "trace": str(tmp / "t.parquet"),
         "tit": str(tmp / "t.tit"),
     }
@@ -260,7 +263,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
               "1K", "--iterations", "10", "-o", values["trace"])  # fmt: skip
     replay = _tailcast(values, "replay", "run", str(HALO), "--fabric", "crossbar", "--json")
     values["replay_id"] = __import__("json").loads(replay.stdout)["replay_id"]
-    sweep = _tailcast(values, "replay", "sweep", "run", str(SWEEP), "--jobs", "2", "--json")
+    sweep = _tailcast(
+        values, "replay", "sweep", "run", values["sweep_spec"], "--jobs", "2", "--json"
+    )
     values["sweep_id"] = __import__("json").loads(sweep.stdout)["sweep_id"]
     return values
 
@@ -269,7 +274,7 @@ def _tailcast(values: dict[str, str], *argv: str) -> subprocess.CompletedProcess
     env = {**os.environ, "TAILCAST_HOME": values["home"], "SLURM_CONF": values["tmp"] + "/none"}
     proc = subprocess.run(
         [sys.executable, "-m", "tailcast", *argv],
-        capture_output=True, text=True, env=env, cwd=REPO, timeout=600,
+        capture_output=True, text=True, env=env, cwd=values["tmp"], timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, (
         f"tailcast {shlex.join(argv)} exited {proc.returncode}:\n{proc.stderr}"
