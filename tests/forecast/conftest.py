@@ -24,8 +24,10 @@ def copy_store(target: Path) -> Path:
     return target
 
 
-def tailcast(*args: str, home: Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TAILCAST_HOME": str(home)}
+def tailcast(
+    *args: str, home: Path, timeout: float = 900, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TAILCAST_HOME": str(home), **(env_extra or {})}
     return subprocess.run(
         [sys.executable, "-m", "tailcast", *args],
         env=env,

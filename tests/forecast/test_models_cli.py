@@ -41,8 +41,10 @@ def test_trained_model_record_and_round_trip(trained_home: Path) -> None:
     assert meta["scores"] is None  # trained with --folds 0
     assert meta["data_range"]["b"][0] == 0.0 and meta["data_range"]["b"][1] >= 0.6
     assert meta["versions"]["tailcast"] and meta["versions"]["scikit-learn"]
-    assert len(meta["features"]) == loaded.forecaster.quantile_models["p99_us"][0].n_features_in_
-    assert all(len(v) == len(QUANTILES) for v in meta["shifts"].values())
+    used = meta["features_used"]
+    assert set(used) <= set(meta["features"]) and "b" in used
+    assert len(used) == loaded.forecaster.centres["p99_us"].n_features_in_
+    assert all(len(v) == len(QUANTILES) for v in meta["residual_quantiles"].values())
     assert meta["topology"]["paths"]["node16"] == ["island2", "group4"]
     assert loaded.topology is not None and loaded.topology.classify(["node01", "node16"])
 
@@ -66,7 +68,7 @@ def test_damaged_or_foreign_model_files_are_refused(trained_home: Path, tmp_path
     # A well-formed skops file holding a type no forecast model has, with a matching record.
     from pathlib import PurePosixPath
 
-    foreign = {"quantile_models": {}, "classifier": PurePosixPath("/etc/passwd")}
+    foreign = {"centres": {}, "classifier": PurePosixPath("/etc/passwd")}
     skops.io.dump(foreign, directory / MODEL_FILE)
     meta = json.loads((directory / META_FILE).read_text())
     meta["model_sha256"] = hashlib.sha256((directory / MODEL_FILE).read_bytes()).hexdigest()
@@ -125,4 +127,4 @@ def test_tail_text_prints_the_hook_line_and_the_baseline(trained_home: Path) -> 
     first, second = res.stdout.splitlines()[:2]
     assert first.startswith("reduce 4 B on 4 nodes (same group) now: p99 ≈ ")
     assert "long tail" in first and "(P = " in first
-    assert second.startswith("baseline (linear in b, ")
+    assert second.startswith("baseline (log-linear in b, ")

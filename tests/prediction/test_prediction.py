@@ -50,16 +50,56 @@ def test_fit_and_tail_verdict_follow_the_history(results_home: Path) -> None:
         runs = load_run_stats(cat, "reduce", 1 << 20, "different_islands")
     assert len(runs.b) == len(bs)
     np.testing.assert_allclose(runs.b, bs)
-    slope, intercept = np.polyfit(runs.b, runs.mean_us, 1)
+    slope, intercept = np.polyfit(runs.b, np.log(runs.mean_us), 1)
     low = predict_tail(runs, 0.15, "reduce", 1 << 20)
     high = predict_tail(runs, 0.75, "reduce", 1 << 20)
-    assert low.mean_us == pytest.approx(intercept + slope * 0.15, rel=1e-9)
-    assert 350 < slope < 450  # the generating law is 400 us per unit of b
-    assert low.mean_us_low < low.mean_us < low.mean_us_high
+    # least squares of log(mean) on b, back in µs
+    assert low.mean_us == pytest.approx(np.exp(intercept + slope * 0.15), rel=1e-9)
+    # the generating law 100 + 400 b rises ×2.71 from b = 0.1 to 0.7
+    rise = (
+        predict_tail(runs, 0.7, "reduce", 1 << 20).mean_us
+        / predict_tail(runs, 0.1, "reduce", 1 << 20).mean_us
+    )
+    assert 2.4 < rise < 3.1, rise
+    assert 0 < low.mean_us_low < low.mean_us < low.mean_us_high
     assert high.long_tail_expected and not low.long_tail_expected
     assert high.tail_share_at_or_above_b is None  # no run with b >= 0.75 in the history
     assert low.tail_share_at_or_above_b == pytest.approx(1 / 6)  # 6 runs at b >= 0.15
     assert not low.extrapolated and high.extrapolated
+
+
+def test_interval_stays_positive_when_runs_spread_over_a_decade(results_home: Path) -> None:
+    """Four runs of one group whose means spread over a decade, as the quickstart's 1 MiB
+    alltoall across islands does (347 to 581 ms, the p99 369 ms to 1.1 s): a straight line in
+    µs gave that group a 90 % interval reaching −249,652 µs."""
+    results = ResultsDir()
+    rng = np.random.default_rng(3)
+    for b, scale in ((0.0, 1.0), (0.25, 3.0), (0.5, 10.0), (0.5, 0.8)):
+        run_id = uuid.uuid4().hex
+        results.write(
+            "runs",
+            [
+                {
+                    "run_id": run_id,
+                    "benchmark": "alltoall",
+                    "msg_size_bytes": 1 << 20,
+                    "locality": "different_islands",
+                    "b_before": b,
+                    "b_after": b,
+                    "b_accepted": True,
+                }
+            ],
+        )
+        lat = 3e5 * scale * rng.lognormal(0, 0.1, 200)
+        results.write(
+            "samples", {"run_id": [run_id] * 200, "iteration": list(range(200)), "latency_us": lat}
+        )
+    with Catalog(results) as cat:
+        runs = load_run_stats(cat, "alltoall", 1 << 20, "different_islands")
+    for b in (0.0, 0.5, 1.0):
+        pred = predict_tail(runs, b, "alltoall", 1 << 20)
+        assert 0 < pred.mean_us_low < pred.mean_us < pred.mean_us_high, pred
+        assert pred.p99_us > 0
 
 
 def test_too_little_history_is_not_accepted(results_home: Path) -> None:

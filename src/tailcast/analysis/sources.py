@@ -7,8 +7,8 @@ A SOURCE is, tried in this order:
 3. a replay id: its replay_iterations rows (per-iteration latency_us), or, when the replay
    has none, its replay_ops rows with latency_us = (sim_end_ns − sim_start_ns) / 1000;
    a sweep id: the replay_iterations rows of all its points, with each point's index,
-   fabric, params (JSON) and seed (or, without iterations, one row per point with
-   latency_us = total time);
+   fabric, params (JSON), seed and one column per axis (or, without iterations, one row
+   per point with latency_us = total time);
 4. otherwise a SQL query over the store (DuckDB views, see `tailcast db`).
 """
 
@@ -80,7 +80,9 @@ def _sweep_source(catalog: Catalog, spec: str) -> Source | None:
             f"FROM sweep_points WHERE sweep_id = '{ident}' ORDER BY point"
         )
         tables, table = ["sweep_points"], catalog.sql(query)
-    return Source(spec, "sweep", table, query, _files_of(catalog, tables))
+    from tailcast.sweeps.columns import with_axis_columns
+
+    return Source(spec, "sweep", with_axis_columns(table), query, _files_of(catalog, tables))
 
 
 def _replay_source(catalog: Catalog, spec: str) -> Source | None:

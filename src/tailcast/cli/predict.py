@@ -274,10 +274,20 @@ def tail(
         return
     if line is not None:
         echo(line)
+        covered = (learned or {}).get("band_90_coverage")
+        notes.append(
+            "[low, high] is the 90% band; it held "
+            + (
+                f"{covered['p99_us']:.0%} of the held-out runs' p99 in validation"
+                if covered
+                else "an unknown share of runs (not validated: tailcast predict evaluate)"
+            )
+        )
     if baseline is not None:
         where = f" ({locality})" if locality else ""
         echo(
-            f"baseline (linear in b, {baseline.runs} runs{where}): mean {baseline.mean_us:.1f} µs "
+            f"baseline (log-linear in b, {baseline.runs} runs{where}): "
+            f"mean {baseline.mean_us:.1f} µs "
             f"[{baseline.mean_us_low:.1f}, {baseline.mean_us_high:.1f}] 90% interval, "
             f"p99 {baseline.p99_us:.1f} µs, "
             + ("long tail expected" if baseline.long_tail_expected else "no long tail expected")

@@ -172,12 +172,37 @@ def feature_row(
 
 
 def feature_row_from_b(
-    b: float, cand: Candidate, when: datetime, topo: Topology | None = None
+    b: float,
+    cand: Candidate,
+    when: datetime,
+    topo: Topology | None = None,
+    profiles: Sequence[dict[str, float | None]] = (),
 ) -> npt.NDArray[np.float64]:
-    """A row when only b is known (`predict tail --b`, runs stored without a snapshot):
-    every other queue feature is NaN."""
+    """A row when only b is known (`predict tail --b`, runs stored without a snapshot): the
+    other queue features are those of the training queues at the nearest b (`b_profiles`),
+    or NaN without profiles. A model trained on snapshots never saw them unknown, and its
+    trees would send an unknown value down whichever branch held more runs."""
     row, _ = feature_row((), 1, cand, when, topo)
+    nearest = min(profiles, key=lambda p: abs(float(p["b"] or 0.0) - b), default=None)
     for name in QUEUE_FEATURES:
-        row[FEATURES.index(name)] = math.nan
+        value = nearest.get(name) if nearest is not None else None
+        row[FEATURES.index(name)] = math.nan if value is None else float(value)
     row[FEATURES.index("b")] = b
     return row
+
+
+def b_profiles(X: npt.NDArray[np.float64]) -> list[dict[str, float | None]]:
+    """For each distinct b of training rows (X in FEATURES order), the median of every queue
+    feature over the rows at that b (None where none is known): what a queue at that b
+    looked like, for forecasts from b alone."""
+    b = X[:, FEATURES.index("b")]
+    out: list[dict[str, float | None]] = []
+    for level in np.unique(np.round(b[np.isfinite(b)], 3)):
+        at = np.isfinite(b) & (np.abs(b - level) < 5e-4)
+        profile: dict[str, float | None] = {"b": float(level)}
+        for name in QUEUE_FEATURES:
+            known = X[at, FEATURES.index(name)]
+            known = known[np.isfinite(known)]
+            profile[name] = float(np.median(known)) if known.size else None
+        out.append(profile)
+    return out

@@ -14,7 +14,7 @@ from tailcast.collectors.jobs import QueueJob
 from tailcast.collectors.topology import UnknownNodeError
 from tailcast.errors import UsageError
 from tailcast.forecast.dataset import queue_jobs_from_rows
-from tailcast.forecast.features import Candidate, feature_row, feature_row_from_b
+from tailcast.forecast.features import FEATURES, Candidate, feature_row, feature_row_from_b
 from tailcast.forecast.models import BANDS, QUANTILES, band_of
 from tailcast.forecast.persist import LoadedModel
 from tailcast.forecast.placement import likely_nodes
@@ -61,6 +61,8 @@ class Forecast:
     tail_verdict: str
     model: str
     outside_training: list[str] = field(default_factory=list)
+    # share of held-out runs inside the 90 % band when the model was validated, per target
+    band_90_coverage: dict[str, float] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -142,9 +144,22 @@ def forecast(
         x, util = feature_row(queue.jobs, queue.n_t, cand, when, model.topology)
         b_value, b_source = util.b, queue.source
     elif b is not None:
-        x, b_value, b_source = feature_row_from_b(b, cand, when, model.topology), b, "--b"
+        profiles = model.meta.get("b_profiles", [])
+        x = feature_row_from_b(b, cand, when, model.topology, profiles)
+        b_value, b_source = b, "--b"
     else:
         raise UsageError("a forecast needs a queue snapshot or a value of b")
+    if not math.isfinite(x[FEATURES.index("locality")]) and (
+        "locality" in model.forecaster.feature_names()
+    ):
+        # A tree sends an unknown value down its larger branch: a forecast for one placement
+        # presented as one for any. The caller must say where the job runs.
+        trained = ", ".join(model.meta.get("data_range", {}).get("localities", []))
+        raise UsageError(
+            f"where the job runs is unknown (no --nodelist, --locality, or topology to place "
+            f"it) and the model's latencies depend on it: give --locality ({trained}) or "
+            "--nodelist"
+        )
     X = x[None, :]
     q = model.forecaster.quantiles(X)
     key = (req.benchmark, req.msg_size_bytes, locality or "unknown")
@@ -175,7 +190,15 @@ def forecast(
         tail_verdict=_verdict(p),
         model=str(model.meta.get("name", model.path.name)),
         outside_training=_outside(model, req, float(b_value), locality),
+        band_90_coverage=_band_coverage(model),
     )
+
+
+def _band_coverage(model: LoadedModel) -> dict[str, float] | None:
+    scores = model.meta.get("scores")
+    if not scores:
+        return None
+    return {t: float(r["model"]["coverage"]["90%"]) for t, r in scores["targets"].items()}
 
 
 def queue_from_rows(

@@ -1,26 +1,32 @@
-"""The learned forecasters: quantile gradient boosting for each latency target and a
+"""The learned forecasters: per latency target a band around a boosted centre, and a
 classifier for P(run lands in the long tail).
 
-- Targets (per run): mean latency, p99 latency, p99/p50 (how heavy the tail is). Each gets
-  one `HistGradientBoostingRegressor(loss="quantile")` per quantile in QUANTILES, fitted on
-  log(target): quantiles commute with a monotone map, and the log turns the multiplicative
-  noise of latencies into additive noise. Predictions are sorted across quantiles per row
-  (the rearrangement of Chernozhukov, Fernández-Val & Galichon, Econometrica 2010), so
-  bands never cross.
-- Bands: the 50 %, 90 % and 99 % central intervals (q25–q75, q5–q95, q0.5–q99.5).
-- Calibration: gradient-boosted quantiles of a few hundred runs are too narrow out of
-  sample, and a boosted classifier too sure. Inside the training rows, INNER_FOLDS
-  time-ordered folds (`forecast.folds`) give out-of-fold predictions for the later jobs.
-  As in conformalized quantile regression (Romano, Patterson & Candès, NeurIPS 2019, §3),
-  each quantile is shifted (in log space) by the conformal quantile of its out-of-fold
-  residuals log y − log q̂_τ; the classifier's probabilities get Platt scaling (a logistic
-  fit of the labels on the logit of the out-of-fold probabilities; Platt 1999). The models
-  are then refitted on all rows and keep both corrections (residuals of the smaller inner
-  fits make the shifts conservative).
+- Targets (per run): mean latency, p99 latency, p99/p50 (how heavy the tail is), each on a log
+  scale: latencies are positive and their noise is multiplicative, so every band is a
+  multiple of the centre and no bound can be negative or zero.
+- Centre: a `HistGradientBoostingRegressor` (least squares) of log(target) on the features.
+- Quantiles: the centre plus the conformal quantiles of out-of-fold residuals
+  log y − centre(x) (split conformal prediction with a regression centre, Lei, G'Sell,
+  Rinaldo, Tibshirani & Wasserman, JASA 2018, §2; residuals from K folds as in CV+, Barber,
+  Candès, Ramdas & Tibshirani, Ann. Statist. 2021). The folds hold out whole Slurm jobs
+  (`cv_groups`), so each residual is that of a job the model had not seen, at a b and
+  placement it had seen other jobs at. The 50 %, 90 % and 99 % bands are q25–q75, q5–q95
+  and q0.5–q99.5.
+  Why not one quantile-loss model per τ (what this module fitted before): on a few hundred
+  runs the boosted τ = 0.05 / 0.95 models start at the marginal quantiles of the whole store
+  — 4 B to 1 MiB, three decades — and 150 rounds did not pull them in (in-sample q5–q95
+  spans 30× on the quickstart data), while 27 models × 4 fits × 6 forecasters made `predict
+  train` 49 CPU-s on 72 runs. One centre per target is ~10× fewer boosting rounds.
 - Long tail (seed 001 Fig. 1, §5.3): a run is in the long tail when its mean exceeds the
   p85 of the run means of its (benchmark, size, locality) group — thresholds are taken from
-  the training rows only. A `HistGradientBoostingClassifier` gives P(in the tail).
+  the training rows only. A `HistGradientBoostingClassifier` gives P(in the tail); its
+  out-of-fold probabilities fit a Platt scaling (Platt 1999). P(mean > threshold) from the
+  bands is the other candidate; the one with the lower out-of-fold Brier score is kept.
 - b (eq. 1 and 2) is a monotone-increasing constraint in every model (seed 001 §5.2).
+- Features without two distinct known values in the training rows (e.g. every topology
+  feature when no topology is given), and time of day / weekday when the rows span less than
+  a day / a week, are left out of the models (`informative_columns`); the forecaster keeps
+  the columns it reads.
 
 scikit-learn is imported inside the functions (CLI start-up stays fast), and every fit and
 prediction runs with one OpenMP thread: on a shared 2-core machine the default thread pool
@@ -41,9 +47,9 @@ import numpy.typing as npt
 from tailcast.errors import NotAcceptedError
 from tailcast.forecast.dataset import TARGETS, TrainingSet
 from tailcast.forecast.features import CATEGORICAL, FEATURES, MONOTONE_INCREASING
-from tailcast.forecast.folds import time_ordered_folds
 
 FloatArray = npt.NDArray[np.float64]
+IndexArray = npt.NDArray[np.intp]
 
 QUANTILES: tuple[float, ...] = (0.005, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.995)
 BANDS: dict[str, tuple[float, float]] = {
@@ -51,7 +57,13 @@ BANDS: dict[str, tuple[float, float]] = {
     "90%": (0.05, 0.95),
     "99%": (0.005, 0.995),
 }
-INNER_FOLDS = 3
+CALIBRATION_FOLDS = 5  # jobs held out in turn; each fold model sees ~80 % of the jobs
+BOOSTING_ROUNDS = 100
+MAX_LEAVES = 8
+MIN_LEAF_RUNS = 5
+LEARNING_RATE = 0.1
+# The period a clock feature describes (s): the training runs must span it.
+CLOCK_FEATURES = {"hour_sin": 86400.0, "hour_cos": 86400.0, "weekday": 7 * 86400.0}
 MIN_PLATT_RUNS = 20  # fewer out-of-fold labels, or one class only: probabilities as fitted
 TailKey = tuple[str, int, str]  # (benchmark, msg_size_bytes, locality)
 TAIL_QUANTILE = 85.0  # seed 001 Fig. 1: the long tail is what lies above p85
@@ -81,16 +93,37 @@ def one_thread() -> Iterator[None]:
         yield
 
 
-def _estimator_options(n_rows: int) -> dict[str, Any]:
-    """Small data: shallow trees, leaves of a few runs, a slow learning rate."""
+def informative_columns(ts: TrainingSet) -> tuple[int, ...]:
+    """Indices of the FEATURES columns the models may read: those with at least two distinct
+    known values in these rows, and the clock features only when the rows span the period
+    they describe. A column with no known value (no topology: every topology feature is
+    NaN) or one value cannot split a tree, and scikit-learn ≥ 1.9 refuses the first kind;
+    time of day over runs of a single hour, or weekday over a few days, only tells their
+    order, and would turn any forecast's wall-clock time into an extrapolation."""
+    span_s = float(ts.started.max() - ts.started.min()) if len(ts) else 0.0
+    keep = []
+    for j, name in enumerate(FEATURES):
+        if CLOCK_FEATURES.get(name, 0.0) > span_s:
+            continue
+        known = ts.X[:, j][np.isfinite(ts.X[:, j])]
+        if known.size and known.min() < known.max():
+            keep.append(j)
+    if not keep:
+        raise NotAcceptedError("no feature varies across the training runs: nothing to learn")
+    return tuple(keep)
+
+
+def _estimator_options(n_rows: int, columns: Sequence[int]) -> dict[str, Any]:
+    """Small data: shallow trees, leaves of a few runs, a moderate learning rate."""
+    names = [FEATURES[j] for j in columns]
     return {
-        "max_iter": 150,
-        "learning_rate": 0.05,
-        "max_leaf_nodes": 8,
-        "min_samples_leaf": max(5, min(20, n_rows // 10)),
+        "max_iter": BOOSTING_ROUNDS,
+        "learning_rate": LEARNING_RATE,
+        "max_leaf_nodes": MAX_LEAVES,
+        "min_samples_leaf": max(MIN_LEAF_RUNS, min(20, n_rows // 10)),
         "l2_regularization": 1.0,
-        "categorical_features": [name in CATEGORICAL for name in FEATURES],
-        "monotonic_cst": [1 if name in MONOTONE_INCREASING else 0 for name in FEATURES],
+        "categorical_features": [name in CATEGORICAL for name in names],
+        "monotonic_cst": [1 if name in MONOTONE_INCREASING else 0 for name in names],
         "random_state": 0,
     }
 
@@ -122,33 +155,37 @@ def tail_labels(
 class Forecaster:
     """Fitted models plus what they need at prediction time."""
 
-    quantile_models: dict[str, list[Any]]  # target -> one regressor per QUANTILES entry
-    shifts: dict[str, FloatArray]  # target -> log-space shift per QUANTILES entry
+    centres: dict[str, Any]  # target -> regressor of log(target)
+    residual_quantiles: dict[str, FloatArray]  # target -> log residual at each QUANTILES entry
     classifier: Any | None  # None when the training rows held one class only
     thresholds: dict[tuple[str, int, str], float]
     base_rate: float  # share of training runs in the long tail
     platt: tuple[float, float] = (1.0, 0.0)  # calibrated logit = a · logit(p) + b
     tail_method: str = "classifier"  # or "quantiles": P(mean > threshold) from the bands
+    columns: tuple[int, ...] = tuple(range(len(FEATURES)))  # the FEATURES the models read
+
+    def centre(self, X: FloatArray) -> dict[str, FloatArray]:
+        """Per target, log(target) at the centre of each row's band."""
+        with one_thread():
+            return {t: m.predict(X[:, self.columns]) for t, m in self.centres.items()}
 
     def quantiles(self, X: FloatArray) -> dict[str, FloatArray]:
-        """Per target, rows × QUANTILES in the target's own unit, non-crossing."""
-        out = {}
-        with one_thread():
-            for target, models in self.quantile_models.items():
-                logs = np.column_stack([m.predict(X) for m in models]) + self.shifts[target]
-                out[target] = np.exp(np.sort(logs, axis=1))
-        return out
+        """Per target, rows × QUANTILES in the target's own unit (positive, non-crossing)."""
+        return {
+            t: np.exp(c[:, None] + self.residual_quantiles[t][None, :])
+            for t, c in self.centre(X).items()
+        }
 
     def classifier_probability(self, X: FloatArray) -> FloatArray:
         if self.classifier is None:
             return np.full(len(X), self.base_rate)
         with one_thread():
-            proba: FloatArray = self.classifier.predict_proba(X)[:, 1]
+            proba: FloatArray = self.classifier.predict_proba(X[:, self.columns])[:, 1]
         a, b = self.platt
         return _sigmoid(a * _logit(proba) + b)
 
     def tail_probability(self, X: FloatArray, keys: Sequence[TailKey]) -> FloatArray:
-        """P(run mean above its group's p85) by the method validation chose; rows whose
+        """P(run mean above its group's p85) by the method calibration chose; rows whose
         group has no threshold fall back to the classifier."""
         p = self.classifier_probability(X)
         if self.tail_method == "quantiles":
@@ -160,21 +197,23 @@ class Forecaster:
 
     def models(self) -> dict[str, Any]:
         """What goes into the model file (plain containers of estimators for skops)."""
-        return {"quantile_models": self.quantile_models, "classifier": self.classifier}
+        return {"centres": self.centres, "classifier": self.classifier}
+
+    def feature_names(self) -> list[str]:
+        return [FEATURES[j] for j in self.columns]
 
 
-def _fit_quantiles(ts: TrainingSet) -> dict[str, list[Any]]:
+def _fit_centres(ts: TrainingSet, columns: Sequence[int]) -> dict[str, Any]:
+    """Per target, the least-squares boosted model of log(target)."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
-    opts = _estimator_options(len(ts))
+    opts = _estimator_options(len(ts), columns)
+    X = ts.X[:, columns]
     with one_thread():
         return {
-            target: [
-                HistGradientBoostingRegressor(loss="quantile", quantile=q, **opts).fit(
-                    ts.X, np.log(ts.targets[target])
-                )
-                for q in QUANTILES
-            ]
+            target: HistGradientBoostingRegressor(loss="squared_error", **opts).fit(
+                X, np.log(ts.targets[target])
+            )
             for target in TARGETS
         }
 
@@ -216,7 +255,7 @@ def _sigmoid(z: FloatArray) -> FloatArray:
 
 
 def _fit_classifier(
-    ts: TrainingSet, thresholds: dict[tuple[str, int, str], float]
+    ts: TrainingSet, thresholds: dict[tuple[str, int, str], float], columns: Sequence[int]
 ) -> tuple[Any | None, float]:
     """The tail classifier (None with one class only) and the training base rate."""
     from sklearn.ensemble import HistGradientBoostingClassifier
@@ -226,8 +265,9 @@ def _fit_classifier(
     if not known.any() or not 0 < label[known].sum() < known.sum():
         return None, base_rate
     with one_thread():
-        opts = _estimator_options(int(known.sum()))
-        return HistGradientBoostingClassifier(**opts).fit(ts.X[known], label[known]), base_rate
+        opts = _estimator_options(int(known.sum()), columns)
+        X = ts.X[known][:, columns]
+        return HistGradientBoostingClassifier(**opts).fit(X, label[known]), base_rate
 
 
 def _platt(p: FloatArray, label: npt.NDArray[np.bool_]) -> tuple[float, float]:
@@ -239,50 +279,66 @@ def _platt(p: FloatArray, label: npt.NDArray[np.bool_]) -> tuple[float, float]:
     return float(fit.coef_[0, 0]), float(fit.intercept_[0])
 
 
+def job_folds(ts: TrainingSet, n_folds: int) -> list[IndexArray]:
+    """Held-out row sets: the Slurm jobs in start order dealt round-robin into n_folds
+    (fewer with fewer jobs), so each fold spans the whole period and no job is split."""
+    jobs: dict[str, list[int]] = {}
+    for i, g in enumerate(ts.cv_groups):
+        jobs.setdefault(g, []).append(i)
+    order = sorted(jobs, key=lambda g: float(ts.started[jobs[g]].min()))
+    k = min(n_folds, len(order))
+    return [
+        np.array(sorted(i for g in order[f::k] for i in jobs[g]), dtype=np.intp) for f in range(k)
+    ]
+
+
 def fit_forecaster(ts: TrainingSet) -> Forecaster:
-    """Corrections from time-ordered out-of-fold predictions, then every model refitted on
-    all rows. Of the two tail probabilities (calibrated classifier, or the exceedance of the
-    threshold by the calibrated bands of the run mean) the one with the lower out-of-fold
-    Brier score is kept."""
+    """Centres and classifier on every row; the band's residual quantiles, the Platt
+    scaling and the choice of tail method from CALIBRATION_FOLDS job-held-out refits (with
+    a single Slurm job nothing can be held out: in-sample residuals, which are too narrow)."""
+    columns = informative_columns(ts)
     thresholds = tail_thresholds(ts)
     label, known = tail_labels(ts, thresholds)
-    zero = {t: np.zeros(len(QUANTILES)) for t in TARGETS}
-    try:
-        folds = time_ordered_folds(ts, INNER_FOLDS)
-    except NotAcceptedError:
-        folds = []  # too few jobs to hold any out: no corrections
-    held: dict[str, list[FloatArray]] = {t: [] for t in TARGETS}
-    clf_p: list[FloatArray] = []
-    for fold in folds:
-        early, late = ts.subset(fold.train), ts.subset(fold.test)
-        classifier, base_rate = _fit_classifier(early, thresholds)
-        inner = Forecaster(_fit_quantiles(early), zero, classifier, thresholds, base_rate)
-        for target, q in inner.quantiles(late.X).items():
-            held[target].append(q)
-        clf_p.append(inner.classifier_probability(late.X))
-    shifts, platt, method = dict(zero), (1.0, 0.0), "classifier"
-    if folds:
-        rows = np.concatenate([f.test for f in folds])
-        for target in TARGETS:
-            resid = np.log(ts.targets[target][rows])[:, None] - np.log(np.vstack(held[target]))
-            shifts[target] = np.array(
-                [conformal_shift(resid[:, j], tau) for j, tau in enumerate(QUANTILES)]
-            )
-        mask = known[rows]
-        oof_label = label[rows][mask]
-        raw = np.concatenate(clf_p)[mask]
-        platt = _platt(raw, oof_label)
-        by_classifier = _sigmoid(platt[0] * _logit(raw) + platt[1])
-        shifted = np.exp(np.sort(np.log(np.vstack(held["mean_us"])) + shifts["mean_us"], axis=1))
-        keys = [ts.key[i] for i in rows[mask]]
-        by_bands = np.array(
-            [exceedance(shifted[mask][j], thresholds[k]) for j, k in enumerate(keys)]
+    centres = _fit_centres(ts, columns)
+    classifier, base_rate = _fit_classifier(ts, thresholds, columns)
+    folds = job_folds(ts, CALIBRATION_FOLDS)
+    residuals = {t: np.empty(len(ts)) for t in TARGETS}
+    raw_p = np.full(len(ts), base_rate)
+    if len(folds) < 2:
+        whole = Forecaster(centres, {}, classifier, thresholds, base_rate, columns=columns)
+        for t, c in whole.centre(ts.X).items():
+            residuals[t] = np.log(ts.targets[t]) - c
+        raw_p = whole.classifier_probability(ts.X)
+    for held in folds if len(folds) >= 2 else []:
+        keep = np.setdiff1d(np.arange(len(ts)), held)
+        part = ts.subset(keep)
+        cols = informative_columns(part)
+        fold_clf, fold_rate = _fit_classifier(part, thresholds, cols)
+        fold = Forecaster(
+            _fit_centres(part, cols), {}, fold_clf, thresholds, fold_rate, columns=cols
         )
-        if _brier(by_bands, oof_label) < _brier(by_classifier, oof_label):
-            method = "quantiles"
-    classifier, base_rate = _fit_classifier(ts, thresholds)
-    quantile_models = _fit_quantiles(ts)
-    return Forecaster(quantile_models, shifts, classifier, thresholds, base_rate, platt, method)
+        for t, c in fold.centre(ts.X[held]).items():
+            residuals[t][held] = np.log(ts.targets[t][held]) - c
+        raw_p[held] = fold.classifier_probability(ts.X[held])
+    shifts = {
+        t: np.array([conformal_shift(residuals[t], tau) for tau in QUANTILES]) for t in TARGETS
+    }
+    fc = Forecaster(centres, shifts, classifier, thresholds, base_rate, columns=columns)
+    if known.any():
+        platt = _platt(raw_p[known], label[known])
+        by_classifier = _sigmoid(platt[0] * _logit(raw_p[known]) + platt[1])
+        # the bands of each held-out row around its fold model's centre
+        oof_mean = np.exp(
+            (np.log(ts.targets["mean_us"]) - residuals["mean_us"])[:, None]
+            + shifts["mean_us"][None, :]
+        )
+        by_bands = np.array(
+            [exceedance(oof_mean[i], thresholds[ts.key[i]]) for i in np.flatnonzero(known)]
+        )
+        fc.platt = platt
+        if _brier(by_bands, label[known]) < _brier(by_classifier, label[known]):
+            fc.tail_method = "quantiles"
+    return fc
 
 
 def band_of(quantiles: FloatArray, band: str) -> tuple[FloatArray, FloatArray]:

@@ -1,7 +1,7 @@
 """Trained forecasters on disk: `$TAILCAST_HOME/models/<name>/model.skops` (the fitted
 estimators, skops format: loading never unpickles arbitrary code) and `model.json` (the
 metadata record: training query, features, data range, scores, versions, tail thresholds,
-calibration shifts and the topology the features used).
+residual quantiles of the bands and the topology the features used).
 
 Both files are written atomically, the metadata last and carrying the model file's SHA-256,
 so a visible model.json always names the model file it belongs to.
@@ -21,6 +21,7 @@ import numpy as np
 from tailcast.collectors.topology import Topology
 from tailcast.errors import InputError, UsageError
 from tailcast.forecast.dataset import TARGETS
+from tailcast.forecast.features import FEATURES
 from tailcast.forecast.models import QUANTILES, Forecaster
 from tailcast.store import ResultsDir
 from tailcast.store.parquet_io import atomic_path
@@ -28,7 +29,7 @@ from tailcast.store.parquet_io import atomic_path
 MODEL_FILE = "model.skops"
 META_FILE = "model.json"
 DEFAULT_MODEL = "tail"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: one centre per target and its residual quantiles
 # Types a model file may hold; anything else is refused before loading. (HistGradientBoosting
 # keeps a functools.partial of sklearn's check_array; what a partial wraps is itself a listed
 # type, so it stays checked.)
@@ -74,7 +75,7 @@ def save_model(fc: Forecaster, meta: dict[str, Any], directory: Path) -> Path:
         "model_file": MODEL_FILE,
         "model_sha256": _sha256(directory / MODEL_FILE),
         "quantiles": list(QUANTILES),
-        "shifts": {t: [float(x) for x in fc.shifts[t]] for t in TARGETS},
+        "residual_quantiles": {t: [float(x) for x in fc.residual_quantiles[t]] for t in TARGETS},
         "tail_thresholds": [
             {"benchmark": k[0], "msg_size_bytes": k[1], "locality": k[2], "threshold_us": v}
             for k, v in sorted(fc.thresholds.items())
@@ -96,8 +97,14 @@ def read_meta(directory: Path) -> dict[str, Any]:
         raise InputError(path, "no trained model here (run `tailcast predict train`)") from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(path, f"unreadable model metadata ({exc})") from exc
-    if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
-        raise InputError(path, f"not a tailcast model record of format {FORMAT_VERSION}")
+    if not isinstance(meta, dict) or "format_version" not in meta:
+        raise InputError(path, "not a tailcast model record")
+    if meta["format_version"] != FORMAT_VERSION:
+        raise InputError(
+            path,
+            f"model format {meta['format_version']}, this tailcast reads {FORMAT_VERSION}: "
+            "retrain it (tailcast predict train)",
+        )
     if list(meta.get("quantiles", [])) != list(QUANTILES):
         raise InputError(path, "model quantiles differ from this tailcast's: retrain it")
     return meta
@@ -128,8 +135,10 @@ def load_model(name: str = DEFAULT_MODEL, results: ResultsDir | None = None) -> 
         raise InputError(path, f"not a readable skops model ({type(exc).__name__}: {exc})") from exc
     try:
         fc = Forecaster(
-            quantile_models=models["quantile_models"],
-            shifts={t: np.asarray(meta["shifts"][t], dtype=np.float64) for t in TARGETS},
+            centres=models["centres"],
+            residual_quantiles={
+                t: np.asarray(meta["residual_quantiles"][t], dtype=np.float64) for t in TARGETS
+            },
             classifier=models["classifier"],
             thresholds={
                 (r["benchmark"], int(r["msg_size_bytes"]), r["locality"]): float(r["threshold_us"])
@@ -138,6 +147,7 @@ def load_model(name: str = DEFAULT_MODEL, results: ResultsDir | None = None) -> 
             base_rate=float(meta["tail_base_rate"]),
             platt=(float(meta["tail_platt"][0]), float(meta["tail_platt"][1])),
             tail_method=str(meta["tail_method"]),
+            columns=tuple(FEATURES.index(name) for name in meta.get("features_used", FEATURES)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(directory / META_FILE, f"incomplete model record ({exc})") from exc

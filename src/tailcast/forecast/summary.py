@@ -14,6 +14,19 @@ def _pair(model: float | None, base: float | None, fmt: str) -> str:
     return f"{m} / {b}"
 
 
+def band_line(scores: dict[str, Any]) -> str:
+    """The 90 % band's empirical coverage and median width on the held-out runs."""
+    reps = scores["targets"]
+    names = " / ".join(TARGET_NAMES.get(t, t) for t in reps)
+    cov = " / ".join(f"{r['model']['coverage']['90%']:.2f}" for r in reps.values())
+    width = " / ".join(f"×{r['model']['median_width_ratio']['90%']:.3g}" for r in reps.values())
+    runs = scores["held_out_runs"]
+    return (
+        f"90% band (q5–q95) of {names}: covered {cov} of {runs} held-out runs "
+        f"(nominal 0.90); median width high/low {width}"
+    )
+
+
 def score_lines(scores: dict[str, Any]) -> list[str]:
     """The cross-validation report as lines: per target, the learned model on every
     held-out run, then learned / baseline on the runs the baseline can predict."""
@@ -46,9 +59,10 @@ def score_lines(scores: dict[str, Any]) -> list[str]:
         lines.append(
             f"{TARGET_NAMES.get(target, target):10} {p['runs']:5d} "
             f"{_pair(m['pinball_log_mean'], b['pinball_log_mean'], '.3f'):>17} "
-            f"{_pair(m['pinball_us_mean'], b['pinball_us_mean'], '.1f'):>21} "
+            f"{_pair(m['pinball_us_mean'], b['pinball_us_mean'], '.3g'):>21} "
             f"{_pair(m['coverage']['90%'], b['coverage']['90%'], '.2f'):>13}"
         )
+    lines += ["", band_line(scores)]
     tail = scores["tail"]
     lines.append("")
     if "model" in tail:

@@ -19,8 +19,8 @@ from tailcast.forecast.dataset import (
     TrainingSet,
     load_training_set,
 )
-from tailcast.forecast.features import CATEGORICAL, FEATURES, MONOTONE_INCREASING
-from tailcast.forecast.models import BANDS, INNER_FOLDS, TAIL_QUANTILE, fit_forecaster
+from tailcast.forecast.features import CATEGORICAL, FEATURES, MONOTONE_INCREASING, b_profiles
+from tailcast.forecast.models import BANDS, CALIBRATION_FOLDS, TAIL_QUANTILE, fit_forecaster
 from tailcast.forecast.persist import model_dir, save_model, topology_record
 from tailcast.forecast.validation import cross_validate
 from tailcast.store import Catalog
@@ -64,16 +64,18 @@ def train(catalog: Catalog, topo: Topology | None, name: str, n_folds: int) -> T
             "snapshot_utilisation": SNAPSHOT_UTIL_QUERY,
         },
         "features": list(FEATURES),
+        "features_used": fc.feature_names(),
         "categorical_features": list(CATEGORICAL),
         "monotone_increasing": list(MONOTONE_INCREASING),
         "targets": list(TARGETS),
         "bands": {k: list(v) for k, v in BANDS.items()},
-        "calibration_inner_folds": INNER_FOLDS,
+        "calibration_folds": CALIBRATION_FOLDS,
         "tail_rule": (
             f"run mean above the p{TAIL_QUANTILE:g} of the training run means of its "
             "(benchmark, msg_size_bytes, locality) group (seed 001 Fig. 1)"
         ),
         "data_range": ts.data_range(),
+        "b_profiles": b_profiles(ts.X),
         "topology": topology_record(topo),
         "scores": scores,
     }

@@ -42,11 +42,12 @@ def quantile_scores(y: FloatArray, q: FloatArray) -> dict[str, Any]:
     """Pinball (µs and log), band coverage and calibration of rows × QUANTILES forecasts."""
     log_y, log_q = np.log(y), np.log(np.maximum(q, 1e-12))
     per_tau = {f"{t:g}": pinball(y, q[:, j], t) for j, t in enumerate(QUANTILES)}
-    coverage, width = {}, {}
+    coverage, width, ratio = {}, {}, {}
     for band in BANDS:
         lo, hi = band_of(q, band)
         coverage[band] = float(np.mean((y >= lo) & (y <= hi)))
         width[band] = float(np.median(hi - lo))
+        ratio[band] = float(np.median(hi / np.maximum(lo, 1e-12)))
     return {
         "runs": len(y),
         "pinball_us_mean": float(np.mean(list(per_tau.values()))),
@@ -56,6 +57,7 @@ def quantile_scores(y: FloatArray, q: FloatArray) -> dict[str, Any]:
         "pinball_us": per_tau,
         "coverage": coverage,
         "median_width_us": width,
+        "median_width_ratio": ratio,  # high / low: the learned bands are multiples of a centre
         "calibration": {f"{t:g}": float(np.mean(y <= q[:, j])) for j, t in enumerate(QUANTILES)},
     }
 
@@ -120,7 +122,7 @@ def cross_validate(ts: TrainingSet, n_folds: int = 5) -> dict[str, Any]:
     fold_info: list[dict[str, Any]] = []
     for fold in folds:
         train, test = ts.subset(fold.train), ts.subset(fold.test)
-        fc = fit_forecaster(train)
+        fc = fit_forecaster(train)  # calibrated on folds of its own training jobs only
         predicted = fc.quantiles(test.X)
         for target in TARGETS:
             y[target].append(test.targets[target])

@@ -4,24 +4,25 @@
 [sweep]
 name = "b-study"                 # a label (the sweep id adds a unique suffix)
 traces = ["osu_alltoall.parquet"]  # relative to the spec file
-seeds = 3                        # replays per combination, each with its own seed
+seeds = 1                        # replays per combination, each with its own seed
 seed = 1                         # the sweep seed: point seeds derive from it and the index
 store_ops = false                # also store replay_ops of every point
 
 [axes]                           # every combination of these values is a point
 fabric = ["crossbar", "tree-2x2x4"]          # bundled names or TOML files
-placement = ["linear", "different_islands"]
+placement = ["linear", "random"]  # + same_group etc. on fabrics with groups, nodes:HOSTLIST
 coll = ["", "alltoall=pairwise"]
-background = ["", "uniform:nodes=8:load=0.5"]   # ';' joins several jobs
-background_b = [0.2, 0.45, 0.7]  # jobs sized from b (seed 001), around the foreground
+background = ["", "uniform:nodes=4:load=0.5"]   # ';' joins several jobs
+background_b = [0.3]             # jobs sized from b (seed 001), around the foreground
 compute_scale = [0.0]
-eager_threshold = [4096, 65536]   # default: each fabric's [host] eager_threshold_bytes
-nodes = [4]
-"fabric.link_bandwidth_gbps" = [50.0, 100.0]   # overrides of fabric keys (dotted)
+eager_threshold = [8192]
+nodes = [8]
+"fabric.overhead_ns" = [100.0, 300.0]   # a fabric key, dotted: every fabric here must have it
 ```
 Every value is checked when the sweep is planned (fabrics and their overrides against the
 models' declared parameters, traces exist, background specs parse), so a bad spec fails
-before anything runs or is submitted.
+before anything runs or is submitted. Each axis is a column of the rows read by sweep id
+(`tailcast analyze tails SWEEP_ID --by placement,background_b`); slurm_jobs/ has examples.
 """
 
 from __future__ import annotations
@@ -219,11 +220,6 @@ def fabric_with(fabric: Fabric, overrides: dict[str, Any], path: Path, label: st
     table = copy.deepcopy(fabric.table)
     for dotted, value in overrides.items():
         keys = dotted.split(".")[1:]
-        host = table.get("host")
-        if len(keys) == 1 and isinstance(host, dict) and keys[0] in host:
-            # A host key named as files before the [host] table did (`fabric.overhead_ns`):
-            # the fabric gives it in its table, so that is the value to replace.
-            keys = ["host", *keys]
         node = table
         for k in keys[:-1]:
             node = node.setdefault(k, {})
@@ -262,7 +258,7 @@ def point_inputs(
         coll=str(p.get("coll", "")),
         placement=str(p.get("placement", "linear")),
         compute_scale=float(p.get("compute_scale", 1.0)),
-        eager_threshold_bytes=int(p["eager_threshold"]) if "eager_threshold" in p else None,
+        eager_threshold_bytes=int(p.get("eager_threshold", 8192)),
         nodes=int(p["nodes"]) if "nodes" in p else None,
         background=background,
         background_b=BackgroundB(b=float(p["background_b"])) if "background_b" in p else None,
