@@ -108,6 +108,7 @@ def replay(
     foreground: list[bool] | None = None,
     background: list[dict[str, Any]] | None = None,
     record_messages: bool | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> ReplayResult:
     """Replays `traces` together on one fabric; releases the GIL while running.
 
@@ -124,6 +125,8 @@ def replay(
     permutation | hot_spot), endpoints (list), bytes, load (fraction of injection
     bandwidth), arrivals (poisson | periodic), hot_fraction. `record_messages`: one row per
     delivered message (default: when the fabric reports per-message details).
+    `progress(n)`: n more rows of the foreground traces handed to the engine (at most every
+    20 ms while it runs, and the rest when it is done: the calls add up to their rows).
     Raises ReplayError on a trace that cannot be replayed, FabricConfigError on a bad
     fabric table, ValueError on bad arguments."""
 

@@ -56,14 +56,3 @@ def test_empty_inputs_still_draw(tmp_path: Path) -> None:
     assert plots.frequency_plot({}, tmp_path, "e1", "empty").png.stat().st_size > 0
     assert plots.ccdf_plot({"x": []}, tmp_path, "e2", "empty").png.stat().st_size > 0
     assert plots.b_scatter_plot([], [], tmp_path, "e3").png.stat().st_size > 0
-
-
-def test_size_labels() -> None:
-    assert [plots.size_label(s) for s in (4, 1024, 32768, 1 << 20, 1000, None)] == [
-        "4 B",
-        "1 KiB",
-        "32 KiB",
-        "1 MiB",
-        "1000 B",
-        "size ?",
-    ]

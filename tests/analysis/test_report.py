@@ -6,9 +6,11 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -17,7 +19,11 @@ import pytest
 from matplotlib import image as mpimg
 
 from tailcast.analysis.report import build_report
-from tailcast.store import ResultsDir
+from tailcast.lab.compare import LabReplayer, lab_runs
+from tailcast.quickstart import bundled_dir
+from tailcast.replay.fabric import bundled_fabrics, load_fabric
+from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.store import Catalog, ResultsDir
 from tests.analysis.campaign import write_campaign, write_replay
 from tests.conftest import in_ci
 
@@ -192,3 +198,132 @@ def test_report_on_an_empty_store_degrades_gracefully(results_home: Path, tmp_pa
     assert "No measured samples" in notes and "No replays" in notes
     assert "No utilisation snapshots" in notes and "No OSU summaries" in notes
     assert _parse(res.html).sections[0] == "store"
+
+
+HEX_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])")  # the store's replay / run ids
+SVG = "{http://www.w3.org/2000/svg}"
+XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+
+
+def _visible_text(html: str) -> str:
+    """The page as read: without the provenance blocks (their queries and Parquet file names
+    recompute every number, and the store names its files by id) and the embedded images."""
+    html = re.sub(r"<details>.*?</details>", "", html, flags=re.DOTALL)
+    html = re.sub(r'src="data:[^"]*"', "", html)
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+def _bbox(path: ET.Element) -> tuple[float, float, float, float]:
+    numbers = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", path.get("d", ""))]
+    xs, ys = numbers[0::2], numbers[1::2]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
+
+
+def _check_svg(svg: Path) -> list[str]:
+    """Problems of one figure: an id in its text, a legend over an axes, two series of a
+    legend drawn alike. Returns the figure's text."""
+    root = ET.parse(svg).getroot()
+    texts = ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
+    assert not [t for t in texts if HEX_ID.search(t)], (svg.name, texts)
+    groups = [g for g in root.iter(f"{SVG}g") if g.get("id")]
+    axes = [
+        _bbox(next(g.iter(f"{SVG}path")))
+        for g in groups
+        if re.fullmatch(r"axes_\d+", g.get("id", ""))
+    ]
+    for legend in (g for g in groups if re.fullmatch(r"legend_\d+", g.get("id", ""))):
+        frame, *entries = [g for g in legend if g.tag == f"{SVG}g"]
+        box = _bbox(next(frame.iter(f"{SVG}path")))
+        assert not [a for a in axes if _overlap(box, a)], f"{svg.name}: legend over the data"
+        handles = [e for e in entries if not e.get("id", "").startswith("text_")]
+        looks = [
+            tuple(
+                (el.get("style") or "") + (el.get(XLINK_HREF) or "")
+                for el in h.iter()
+                if el.tag in (f"{SVG}path", f"{SVG}use")
+            )
+            for h in handles
+        ]
+        looks = [look for look in looks if look]
+        assert len(set(looks)) == len(looks), f"{svg.name}: two series drawn alike"
+    return texts
+
+
+def _one_format_per_column(html: str) -> None:
+    """Every numeric column of every table: all fixed-point with the same decimals, or all
+    scientific."""
+    for table in re.findall(r"<table>(.*?)</table>", html, flags=re.DOTALL):
+        headers = re.findall(r"<th>(.*?)</th>", table)
+        rows = [re.findall(r"<td>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", table)]
+        for i, header in enumerate(headers):
+            kinds = set()
+            for row in (r for r in rows if r):
+                cell = row[i]
+                if re.fullmatch(r"-?\d\.\d+e[+-]\d+", cell):
+                    kinds.add("scientific")
+                elif re.fullmatch(r"-?\d+(\.\d+)?", cell):
+                    kinds.add(len(cell.partition(".")[2]))
+            assert len(kinds) <= 1, (header, kinds, [r[i] for r in rows if r])
+
+
+@pytest.mark.slow
+def test_report_names_replays_and_keeps_legends_off_the_data(
+    results_home: Path, tmp_path: Path
+) -> None:
+    """The quickstart's kind of store (its bundled campaign, the captured halo on every
+    bundled fabric, lab runs replayed beside their background jobs): the page and every
+    figure name replays and runs by trace, fabric and parameters, never by id; legends sit
+    off the axes and never draw two series alike; numbers keep one format per column."""
+    results = ResultsDir()
+    for table in ("runs", "samples", "utilisation", "snapshots", "lab_runs"):
+        shutil.copytree(bundled_dir() / table, results.table_dir(table))
+    halo = bundled_dir() / "halo-4rank.parquet"
+    for name in bundled_fabrics():  # 14: the CCDF's 12 curves need line styles too
+        replay_trace(halo, load_fabric(name), ReplayOptions(), results)
+    replayer = LabReplayer(load_fabric("lab"), results, tmp_path / "lab")
+    with Catalog(results) as cat:
+        runs = [
+            r
+            for r in lab_runs(cat, None, [1 << 20])
+            if r["benchmark"] == "alltoall" and r["placement"] == "different_islands"
+        ]
+    pairs = []
+    for run in [r for r in runs if r["phase"] in ("none", "cross-8")][:2]:
+        replay_id, _ = replayer.replay_run(run)
+        pairs.append(
+            (replay_id, f"SELECT latency_us FROM samples WHERE run_id = '{run['run_id']}'")
+        )
+    out = tmp_path / "report"
+    compare = [arg for rid, sql in pairs for arg in ("--compare", f"{rid}={sql}")]
+    proc = _run_cli(results_home, "report", "--out", str(out), "--fit-groups", "0", *compare)
+    assert proc.returncode == 0, proc.stderr
+    html = (out / "index.html").read_text(encoding="utf-8")
+
+    visible = _visible_text(html)
+    assert not HEX_ID.findall(visible)
+    assert "halo.py · crossbar" in visible and "halo.py · torus-4x4x4" in visible
+    assert "osu_alltoall 1 MiB · lab · nodes node[" in visible
+    assert "bg traces on endpoints" in visible  # the background the replay ran beside
+    assert "alltoall 1 MiB · different_islands · background cross-8 · b = " in visible
+    assert "total_time (ms)" in visible  # ns shown in ms, unit in the header
+    _one_format_per_column(html)
+
+    figures = {svg.stem: _check_svg(svg) for svg in sorted((out / "plots").glob("*.svg"))}
+    assert len(figures) >= 20
+    ccdf = " ".join(figures["ccdf_replays"])
+    assert "halo.py · crossbar" in ccdf and "halo.py · ideal" in ccdf
+    qq = " ".join(figures["qq_1"])
+    assert "background cross-8" in qq and "osu_alltoall 1 MiB · lab" in qq
+
+    shot = tmp_path / "screenshot.png"
+    _screenshot(_chromium(), out / "index.html", shot, tmp_path / "chromium-profile")
+    pixels = mpimg.imread(shot)
+    assert pixels.shape[:2] == (4000, 1400)
+    assert float(np.std(pixels[..., :3])) > 0.05  # not a blank page
+    keep = os.environ.get("TAILCAST_KEEP_SCREENSHOT")
+    if keep:
+        shutil.copy(shot, keep)

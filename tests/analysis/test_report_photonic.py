@@ -61,14 +61,20 @@ def test_photonic_sections_redraw_the_papers_figures(tmp_path: Path) -> None:
     sections = {s.ident: s for s in res.sections}
     psf, gemini = sections["photonic_psf"], sections["photonic_gemini"]
     titles = [f.title for f in psf.figures]
-    assert any("communication time — 16 ports, CS, mb" in t for t in titles), titles
-    assert any("energy per bit" in t for t in titles)
-    assert any("timeline" in t for t in titles), psf.notes
-    time_table = next(t for t in psf.tables if t.title.startswith("Normalised communication"))
-    assert time_table.columns[:1] == ["workload"] and len(time_table.rows) == 2
-    # Every workload has a best policy at exactly 1.
+    # The title names what the bars compare (arbitration policies, the legend's entries) and
+    # spells the routing out: its "rnd"/"mb" are not policies.
+    point = "16 ports, circuit switching (CS), fewest-bar-cells path routing (mb)"
+    assert f"Communication time per arbitration policy, normalised to the best — {point}" in titles
+    assert any("Energy per bit per arbitration policy" in t for t in titles)
+    assert any("timeline of seed000-allreduce on benes-psf-16" in t for t in titles), psf.notes
+    time_table = next(t for t in psf.tables if t.title.startswith("Communication time per"))
+    assert time_table.columns == ["workload", "FIFO", "LRU", "LFU", "RND", "RR", "ARR", "MRR"]
+    assert len(time_table.rows) == 2
+    # Every workload has a best policy at exactly 1; policies not replayed show "–".
     for row in time_table.rows:
-        assert "1" in [cell for cell in row[1:] if cell != "–"], row
+        cells = dict(zip(time_table.columns, row, strict=True))
+        assert 1.0 in [float(cells[p]) for p in ("LFU", "RR", "ARR")], row
+        assert cells["FIFO"] == "–", row
     table_i = next(t for t in psf.tables if "Table I" in t.title)
     assert table_i.rows[0][0] == "16" and table_i.rows[0][3] == "21.2"
     assert len(gemini.figures) == 4
@@ -77,6 +83,22 @@ def test_photonic_sections_redraw_the_papers_figures(tmp_path: Path) -> None:
         (p, "8", "constant", load) for p in ("basic", "voq") for load in ("0.2", "0.6")
     }
     eq9 = gemini.tables[0]
-    assert eq9.rows[0][:4] == ["4", "99.13", "99.2", "99.2"]
+    assert eq9.rows[0][:4] == ["4", "99.13", "99.20", "99.20"]
     html = res.html.read_text(encoding="utf-8")
     assert "seed 000" in html and "seed 003" in html
+
+
+def test_one_policy_draws_no_policy_comparison(tmp_path: Path) -> None:
+    """Replays under one arbitration policy only (the quickstart's halo on benes-psf-16):
+    normalised to the best of one, every bar would be 1. No chart; a note says why."""
+    results = ResultsDir(tmp_path / "store")
+    trace = tmp_path / "allreduce.parquet"
+    table = workload_trace("allreduce", WorkloadParams(16, flows=50, seed=0))
+    write_trace(table, trace, TraceMeta(ranks=16, application="seed000-allreduce"))
+    replay_trace(trace, PsfPoint(16, "arr", "rnd", "cs").fabric(), seed000_options(0), results)
+    res = build_report(tmp_path / "report", results, fit_groups=0)
+    psf = next(s for s in res.sections if s.ident == "photonic_psf")
+    assert not [f for f in psf.figures if "policy" in f.title]
+    assert not [t for t in psf.tables if "per policy" in t.title]
+    note = next(n for n in psf.notes if n.startswith("No policy comparison"))
+    assert "random path routing (rnd) (ARR only)" in note

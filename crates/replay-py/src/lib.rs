@@ -10,10 +10,10 @@ mod lists;
 mod op_names;
 mod op_stats;
 mod otf2;
+mod poll;
 mod queue;
 mod result;
 mod schedule;
-mod signals;
 mod source;
 mod stream;
 mod time;
@@ -186,7 +186,7 @@ impl<'py> Columns<'py> {
 #[pyfunction]
 #[pyo3(signature = (traces, placements, fabric, *, seed = 0, eager_threshold_bytes = None,
                     compute_scale = 1.0, coll = "", foreground = None, background = None,
-                    record_messages = None))]
+                    record_messages = None, progress = None))]
 #[allow(clippy::too_many_arguments)]
 fn replay<'py>(
     py: Python<'py>,
@@ -200,6 +200,7 @@ fn replay<'py>(
     foreground: Option<Vec<bool>>,
     background: Option<Vec<config::GeneratorArg>>,
     record_messages: Option<bool>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<ReplayResult> {
     if traces.len() != placements.len() {
         return Err(PyValueError::new_err(format!(
@@ -242,13 +243,22 @@ fn replay<'py>(
         closed_form_collectives: true,
         record_messages,
     };
-    let mut poll = signals::SignalPoll::new();
+    let foreground_rows: u64 = jobs
+        .iter()
+        .filter(|j| j.foreground)
+        .map(|j| j.columns.len() as u64)
+        .sum();
+    let mut poll = poll::Poll::new(progress);
     let out = py.allow_threads(|| {
-        let mut interrupted = || poll.interrupted();
+        let mut interrupted = |fed| poll.interrupted(fed);
         replay_engine::replay_interruptible(&jobs, generators, &spec, &options, &mut interrupted)
     });
     match out {
-        Ok(out) => ReplayResult::new(py, out),
+        Ok(out) => {
+            // The last rows were fed after the last look: the callback hears of them now.
+            poll.report(py, foreground_rows)?;
+            ReplayResult::new(py, out)
+        }
         // The exception the signal handler raised (KeyboardInterrupt, …), not a ReplayError.
         Err(replay_engine::ReplayError::Interrupted) => Err(poll
             .raised

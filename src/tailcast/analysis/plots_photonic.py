@@ -10,7 +10,14 @@ from pathlib import Path
 
 import numpy as np
 
-from tailcast.analysis.plots import PlotFiles, _new, _save
+from tailcast.analysis.plots import (
+    PlotFiles,
+    _new,
+    _save,
+    line_style,
+    outside_legend,
+    plain_log_labels,
+)
 
 # Seed 000 §IV-C: priority policies in reds, round-robin ones in blues, RND in grey.
 POLICY_COLOURS = {
@@ -51,8 +58,8 @@ def policy_bars(
     finite = [v for w in workloads for v in values[w].values() if np.isfinite(v)]
     ax.set_ylim(0.95, max(finite, default=1.0) * 1.03 + 0.01)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(ncols=len(policies), fontsize=8, loc="upper left")
+    ax.set_title(title, fontsize=10)
+    outside_legend(fig, ax, "arbitration policy")
     ax.grid(alpha=0.3, axis="y")
     return _save(fig, out_dir, stem, title)
 
@@ -89,14 +96,14 @@ def load_curves(
 ) -> PlotFiles:
     """One line per label: y against normalised offered load."""
     fig, ax = _new()
-    for label, (x, y) in curves.items():
-        ax.plot(x, y, marker="o", markersize=3, linewidth=1.3, label=label)
+    for i, (label, (x, y)) in enumerate(curves.items()):
+        ax.plot(x, y, marker="o", markersize=3, linewidth=1.3, label=label, **line_style(i))
     if log_y:
         ax.set_yscale("log")
+        plain_log_labels(ax.yaxis)
     ax.set_xlabel("normalised offered load (Eq. 8)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    if curves:
-        ax.legend(fontsize=8)
+    outside_legend(fig, ax)
     ax.grid(alpha=0.3, which="both")
     return _save(fig, out_dir, stem, title)

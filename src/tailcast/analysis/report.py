@@ -23,6 +23,7 @@ from tailcast.analysis.bimodality import bimodality
 from tailcast.analysis.compare import compare_samples
 from tailcast.analysis.correlation import correlate
 from tailcast.analysis.fitting import fit_distributions
+from tailcast.analysis.labels import REPLAYS_QUERY, SourceLabels, labelled_replays, size_label
 from tailcast.analysis.report_blocks import (
     FigureBlock,
     Provenance,
@@ -32,7 +33,7 @@ from tailcast.analysis.report_blocks import SectionBuilder as _Builder
 from tailcast.analysis.report_photonic_switch import photonic_sections
 from tailcast.analysis.report_tails_vs_b import tails_vs_b_section
 from tailcast.analysis.sources import resolve
-from tailcast.analysis.tails import TAIL_METRIC_COLUMNS, group_values, tail_metrics
+from tailcast.analysis.tails import TAIL_METRIC_COLUMNS, clean, group_values, tail_metrics
 from tailcast.errors import TailcastError
 from tailcast.store import Catalog, ResultsDir
 from tailcast.store.parquet_io import atomic_path
@@ -48,9 +49,16 @@ OSU_QUERY = (
     "LEFT JOIN runs r USING (run_id) ORDER BY r.benchmark, o.size_bytes LIMIT 500"
 )
 UTIL_QUERY = "SELECT taken_at, b, b_simple, n_t, n_c FROM utilisation ORDER BY taken_at"
-REPLAYS_QUERY = (
-    "SELECT replay_id, trace_id, fabric, seed, background_b, total_time_ns, created_at "
-    "FROM replays ORDER BY created_at, replay_id"
+# Every replay's simulated latencies in one query each (not one per replay: each scans all
+# the table's files): per iteration, or per operation for replays without iterations.
+REPLAY_ITERATIONS_QUERY = (
+    "SELECT replay_id, list(latency_us ORDER BY iteration) AS latency_us "
+    "FROM replay_iterations GROUP BY replay_id"
+)
+REPLAY_OPS_QUERY = (
+    "SELECT replay_id, list((sim_end_ns - sim_start_ns) / 1000.0 ORDER BY rank, seq) "
+    "AS latency_us FROM replay_ops "
+    "WHERE replay_id NOT IN (SELECT replay_id FROM replay_iterations) GROUP BY replay_id"
 )
 GROUP_COLUMNS = ("benchmark", "msg_size_bytes", "locality")
 MAX_GROUP_PLOTS = 12
@@ -81,7 +89,7 @@ def _store_section(b: _Builder) -> Section:
 def _label(key: dict[str, Any]) -> str:
     parts = []
     for k, v in key.items():
-        parts.append(plots.size_label(v) if k == "msg_size_bytes" else f"{v}")
+        parts.append(size_label(v) if k == "msg_size_bytes" else f"{v}")
     return " · ".join(parts) or "all"
 
 
@@ -95,7 +103,9 @@ def _measured_sections(b: _Builder, fit_groups: int, fit_time_limit_s: float) ->
     groups = [(k, v) for k, v in group_values(table, "latency_us", GROUP_COLUMNS) if v.size]
     rows = [{**k, **tail_metrics(v).as_dict()} for k, v in groups]
     cols = [*GROUP_COLUMNS, *TAIL_METRIC_COLUMNS]
-    sec.tables.append(b.table("Tail metrics per group (latency in µs)", rows, prov, cols))
+    sec.tables.append(
+        b.table("Tail metrics per group (latency in µs)", rows, prov, cols, latency=True)
+    )
     bimo = []
     for k, v in groups:
         if v.size >= 4 and np.ptp(v) > 0:
@@ -261,66 +271,80 @@ def _simple_sections(b: _Builder) -> list[Section]:
     return [osu, util]
 
 
+def _replay_latencies(b: _Builder) -> tuple[dict[str, np.ndarray], Provenance]:
+    """Simulated latencies (µs) by replay id: per iteration, else per operation."""
+    values = {}
+    for query in (REPLAY_ITERATIONS_QUERY, REPLAY_OPS_QUERY):
+        for row in b.cat.sql(query).to_pylist():
+            values[row["replay_id"]] = clean(np.asarray(row["latency_us"], dtype=np.float64))
+    prov = b.prov(f"{REPLAY_ITERATIONS_QUERY};\n{REPLAY_OPS_QUERY}")
+    return values, prov
+
+
 def _replay_sections(b: _Builder, pairs: Sequence[tuple[str, str]]) -> list[Section]:
     sec = Section("replays", "Simulated latency (replays)")
-    replays = b.cat.rows(REPLAYS_QUERY)
+    replays = labelled_replays(b.cat)
     if replays:
-        sec.tables.append(b.table("Replays", replays, b.prov(REPLAYS_QUERY)))
+        rows = [
+            {"replay": label, "total_time_ns": r["total_time_ns"], "created_at": r["created_at"]}
+            for r, label in replays
+        ]
+        sec.tables.append(b.table("Replays", rows, b.prov(REPLAYS_QUERY)))
     else:
         sec.notes.append("No replays in the store.")
+    latencies, prov = _replay_latencies(b)
     curves: dict[str, np.ndarray] = {}
-    tail_rows, provs = [], []
-    for r in replays:
-        try:
-            src = resolve(r["replay_id"], b.cat)
-        except TailcastError as err:
-            sec.notes.append(f"replay {r['replay_id']}: {err}")
-            continue
-        values = group_values(src.table, "latency_us")[0][1]
-        if values.size:
-            curves[f"{r['replay_id']} ({r['fabric']})"] = values
-            tail_rows.append({"replay_id": r["replay_id"], **tail_metrics(values).as_dict()})
-            provs.append(src)
+    tail_rows = []
+    for r, label in replays:
+        values = latencies.get(r["replay_id"])
+        if values is None:
+            sec.notes.append(f"replay {label}: no replay_iterations or replay_ops rows")
+        elif values.size:
+            curves[label] = values
+            tail_rows.append({"replay": label, **tail_metrics(values).as_dict()})
     if tail_rows:
-        prov = Provenance(
-            "; ".join(s.query or "" for s in provs),
-            sorted({str(p) for s in provs for p in s.files}),
+        sec.tables.append(
+            b.table("Tail metrics per replay (latency in µs)", tail_rows, prov, latency=True)
         )
-        sec.tables.append(b.table("Tail metrics per replay (latency in µs)", tail_rows, prov))
+        shown = dict(list(curves.items())[:MAX_GROUP_PLOTS])
         fig = plots.ccdf_plot(
-            dict(list(curves.items())[:MAX_GROUP_PLOTS]),
+            shown,
             b.plot_dir,
             "ccdf_replays",
-            "CCDF of simulated latency",
+            f"CCDF of simulated latency ({len(shown)} of {len(curves)} replays, oldest first)",
+            "simulated latency per iteration, or per operation without iterations (µs)",
         )
         sec.figures.append(b.figure(fig, prov))
     cmp_sec = Section("compare", "Measured vs simulated")
     if not pairs:
         cmp_sec.notes.append("No measured/simulated pairs given (report --compare).")
+    name = SourceLabels(b.cat)
     for i, (measured, simulated) in enumerate(pairs):
+        m_label, s_label = name(measured), name(simulated)
         try:
             m, s = resolve(measured, b.cat), resolve(simulated, b.cat)
             res = compare_samples(
                 group_values(m.table, "latency_us")[0][1], group_values(s.table, "latency_us")[0][1]
             )
         except TailcastError as err:
-            cmp_sec.notes.append(f"{measured} vs {simulated}: {err}")
+            cmp_sec.notes.append(f"{m_label} vs {s_label}: {err}")
             continue
         prov = Provenance(
             f"measured: {m.query or m.spec}\nsimulated: {s.query or s.spec}",
             [str(p) for p in m.files + s.files],
         )
         row = {
-            "measured": measured,
-            "simulated": simulated,
+            "measured": m_label,
+            "simulated": s_label,
             "ks": res.ks_statistic,
             "ks_p": res.ks_pvalue,
             "wasserstein_us": res.wasserstein,
         }
-        for name, pct in res.percentiles.items():
-            row[f"rel_err_{name}"] = pct["rel_error"]
+        for pct_name, pct in res.percentiles.items():
+            row[f"rel_err_{pct_name}"] = pct["rel_error"]
         cmp_sec.tables.append(b.table(f"Comparison {i + 1}", [row], prov))
-        fig = plots.qq_plot(res, b.plot_dir, f"qq_{i}", f"QQ: measured vs {simulated}")
+        title = f"QQ {i + 1}: measured {m_label}\nvs simulated {s_label}"
+        fig = plots.qq_plot(res, b.plot_dir, f"qq_{i}", title)
         cmp_sec.figures.append(b.figure(fig, prov))
     return [sec, cmp_sec]
 

@@ -5,14 +5,13 @@ sections of their own concern live in their own modules (report_photonic_switch.
 from __future__ import annotations
 
 import base64
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from tailcast.analysis import plots
+from tailcast.analysis.report_numbers import format_table
 from tailcast.analysis.sources import tables_in
 from tailcast.store import Catalog
 
@@ -50,18 +49,6 @@ class Section:
     figures: list[FigureBlock] = field(default_factory=list)
 
 
-def fmt(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return "–" if not math.isfinite(value) else f"{value:.4g}"
-    if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S")
-    return str(value)
-
-
 class SectionBuilder:
     """What a section needs: the catalog, where figures go, and table / figure blocks with
     their provenance."""
@@ -76,10 +63,19 @@ class SectionBuilder:
         return Provenance(query, files)
 
     def table(
-        self, title: str, rows: list[dict[str, Any]], prov: Provenance, columns: Sequence[str] = ()
+        self,
+        title: str,
+        rows: list[dict[str, Any]],
+        prov: Provenance,
+        columns: Sequence[str] = (),
+        latency: bool = False,
     ) -> TableBlock:
-        cols = list(columns) or (list(rows[0]) if rows else [])
-        return TableBlock(title, cols, [[fmt(r.get(c)) for c in cols] for r in rows], prov)
+        """A table of `rows` in `columns` (default: the first row's keys); `latency`: its
+        tail statistics (mean, p99, …) are latencies in µs (report_numbers)."""
+        headers, cells = format_table(
+            list(columns) or (list(rows[0]) if rows else []), rows, latency
+        )
+        return TableBlock(title, headers, cells, prov)
 
     def figure(self, files: plots.PlotFiles, prov: Provenance, wide: bool = False) -> FigureBlock:
         png_rel = files.png.relative_to(self.out).as_posix()

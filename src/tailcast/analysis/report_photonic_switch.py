@@ -19,6 +19,7 @@ from statistics import mean
 from typing import Any
 
 from tailcast.analysis import plots_photonic
+from tailcast.analysis.labels import trace_name
 from tailcast.analysis.report_blocks import Section, SectionBuilder
 from tailcast.replay.fabric import parse_fabric
 
@@ -108,13 +109,18 @@ def _psf_section(b: SectionBuilder) -> Section:
         "simulated end) or switching energy per bit (MZI tuning energy over bits carried, "
         "§IV-C), divided by the best policy's for that workload (1 = best)."
     )
-    for n, (point, workloads) in enumerate(sorted(cells.items(), key=lambda kv: str(kv[0]))):
-        if n == MAX_GROUPS:
-            sec.notes.append(
-                f"{len(cells) - MAX_GROUPS} more (ports, switching, routing) groups not drawn."
-            )
+    drawn, single = 0, []
+    for point, workloads in sorted(cells.items(), key=lambda kv: str(kv[0])):
+        label = _point_label(*point)
+        policies = sorted({p for pol in workloads.values() for p in pol})
+        if len(policies) < 2:
+            # Normalised to the best of one policy, every bar would be 1: nothing compared.
+            single.append(f"{label} ({', '.join(p.upper() for p in policies)} only)")
+            continue
+        if drawn == MAX_GROUPS:
+            sec.notes.append("More (ports, switching, routing) groups not drawn.")
             break
-        label = f"{point[0]} ports, {str(point[1]).upper()}, {point[2]}"
+        drawn += 1
         times = {
             w: _normalised({p: mean(x[0] for x in v) for p, v in pol.items()})
             for w, pol in workloads.items()
@@ -130,7 +136,7 @@ def _psf_section(b: SectionBuilder) -> Section:
                     times,
                     b.plot_dir,
                     f"{stem}_time",
-                    f"Normalised communication time — {label}",
+                    f"Communication time per arbitration policy, normalised to the best — {label}",
                     "time / best policy's",
                 ),
                 prov,
@@ -143,7 +149,7 @@ def _psf_section(b: SectionBuilder) -> Section:
                     energy,
                     b.plot_dir,
                     f"{stem}_energy",
-                    f"Normalised energy per bit — {label}",
+                    f"Energy per bit per arbitration policy, normalised to the best — {label}",
                     "energy per bit / best policy's",
                 ),
                 prov,
@@ -151,10 +157,19 @@ def _psf_section(b: SectionBuilder) -> Section:
             )
         )
         rows = [
-            {"workload": w, **{p: t.get(p) for p in plots_photonic.POLICY_COLOURS}}
+            {"workload": w, **{p.upper(): t.get(p) for p in plots_photonic.POLICY_COLOURS}}
             for w, t in times.items()
         ]
-        sec.tables.append(b.table(f"Normalised communication time — {label}", rows, prov))
+        sec.tables.append(
+            b.table(f"Communication time per policy / best policy's — {label}", rows, prov)
+        )
+    if single:
+        sec.notes.append(
+            "No policy comparison for "
+            + "; ".join(single)
+            + ": its replays ran under one arbitration policy (replay the same traces on the "
+            "fabric with `arbitration` set to others, or run bench/photonic_bench.py --store DIR)."
+        )
     peaks = defaultdict(list)
     for r in recs:
         if r.get("peak_energy_pj_per_bit") is not None:
@@ -185,6 +200,16 @@ def _psf_section(b: SectionBuilder) -> Section:
     return sec
 
 
+SWITCHING = {"cs": "circuit switching (CS)", "tdm": "slotted switching (TDM)"}
+ROUTING = {"rnd": "random", "mb": "fewest-bar-cells", "mx": "fewest-crossings"}
+
+
+def _point_label(ports: Any, switching: Any, routing: Any) -> str:
+    """Spelled out: routing's "rnd" (a random free path) is not the RND arbitration policy."""
+    sw, rt = str(switching), str(routing)
+    return f"{ports} ports, {SWITCHING.get(sw, sw)}, {ROUTING.get(rt, rt)} path routing ({rt})"
+
+
 def _normalised(row: dict[str, float]) -> dict[str, float]:
     finite = [v for v in row.values() if math.isfinite(v) and v > 0]
     best = min(finite, default=math.nan)
@@ -208,8 +233,8 @@ def _timeline(b: SectionBuilder, sec: Section, recs: list[dict[str, Any]]) -> No
         )
         return
     rid = rows[0]["replay_id"]
-    toml = next(r["fabric_toml"] for r in recs if r["replay_id"] == rid)
-    fabric = parse_fabric(toml, "<stored fabric>")
+    replay = next(r for r in recs if r["replay_id"] == rid)
+    fabric = parse_fabric(replay["fabric_toml"], "<stored fabric>")
     rate = float(fabric.value("wavelengths")) * float(fabric.value("wavelength_gbps")) / 8.0
     intervals: dict[int, list[tuple[float, float, bool]]] = defaultdict(list)
     for m in rows:
@@ -220,7 +245,8 @@ def _timeline(b: SectionBuilder, sec: Section, recs: list[dict[str, Any]]) -> No
             intervals[int(m["src_rank"])].append(
                 (m["posted_ns"] / 1e3, start - m["setup_ns"] / 1e3, True)
             )
-    title = f"Per-rank timeline of replay {rid[:8]} (grey: transmitting, red: blocked)"
+    who = f"{trace_name(replay)} on {replay['fabric']}"
+    title = f"Per-rank timeline of {who} (grey: transmitting, red: blocked)"
     prov = b.prov(query)
     sec.figures.append(
         b.figure(

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from tailcast.analysis.plots import PlotFiles, _new, _save, size_label
+from tailcast.analysis.labels import size_label
+from tailcast.analysis.plots import PlotFiles, _new, _save, line_style, outside_legend, point_style
 from tailcast.analysis.report_blocks import Section, SectionBuilder
 
 SIMULATED_QUERY = (
@@ -71,30 +72,34 @@ def tails_vs_b_plot(
     stem: str,
     title: str = "iteration p99 vs background utilisation b",
 ) -> PlotFiles:
-    """p99 (solid) and mean (dotted) per simulated line; measured runs as crosses (p99)."""
+    """p99 (with dots) and mean (thin dotted, same colour) per simulated line; measured runs
+    p99 as points, one colour and marker per (benchmark, size, locality)."""
     fig, ax = _new(8.5, 5.0)
-    for (trace, fabric, placement, routing), pts in lines.items():
+    for i, ((trace, fabric, placement, routing), pts) in enumerate(lines.items()):
         b = np.array([p["b"] for p in pts])
         label = f"sim {trace} · {fabric} · {placement} · {routing}"
-        drawn = ax.plot(b, [p["p99_us"] for p in pts], "o-", markersize=4, label=label + " p99")
-        ax.plot(b, [p["mean_us"] for p in pts], ":", color=drawn[0].get_color(), linewidth=1)
+        look = line_style(i)
+        ax.plot(
+            b, [p["p99_us"] for p in pts], marker="o", markersize=4, label=label + " p99", **look
+        )
+        ax.plot(b, [p["mean_us"] for p in pts], ":", color=look["color"], linewidth=1)
     groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for m in measured:
         key = (str(m["benchmark"]), size_label(m["msg_size_bytes"]), str(m["locality"]))
         groups[key].append(m)
-    for (bench, size, locality), runs in sorted(groups.items()):
+    for j, ((bench, size, locality), runs) in enumerate(sorted(groups.items()), len(lines)):
         ax.plot(
             [float(m["b"]) for m in runs],
             [float(m["p99_us"]) for m in runs],
-            "x",
-            markersize=7,
+            linestyle="none",
+            markersize=6,
             label=f"measured {bench} {size} · {locality} p99",
+            **point_style(j),
         )
     ax.set_xlabel("background network utilisation b")
     ax.set_ylabel("latency per iteration (µs); dotted: simulated mean")
     ax.grid(alpha=0.3)
-    if lines or measured:
-        ax.legend(fontsize=7)
+    outside_legend(fig, ax)
     ax.set_title(title)
     return _save(fig, out_dir, stem, title)
 

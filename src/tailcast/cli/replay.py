@@ -233,8 +233,8 @@ def run(
                 trace, the_fabric, options, results, keep_ops=ops, progress=advance
             )
     else:
-        with progress("replay (in memory)") as advance:
-            outcome = replay_trace(trace, the_fabric, options, results)
+        with progress("replay (in memory)", rows) as advance:
+            outcome = replay_trace(trace, the_fabric, options, results, progress=advance)
     if outcome.unknown_ops:
         note(f"replayed as local no-ops (unknown to the engine): {outcome.unknown_ops}")
     summary = outcome.summary()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -155,10 +155,12 @@ def replay_trace(
     *,
     replay_id: str | None = None,
     store_ops: bool = True,
+    progress: Callable[[int], None] | None = None,
 ) -> ReplayOutcome:
     """Replays `trace` on `fabric`; stores the results in `results` when given (the
     per-operation rows unless `store_ops` is False). `replay_id` names the stored files
-    (default: a fresh id); storing again under the same id replaces them."""
+    (default: a fresh id); storing again under the same id replaces them. `progress(n)`:
+    n more of the trace's rows taken by the engine (`_core.replay`)."""
     trace = Path(trace)
     meta = read_meta(trace)
     columns = trace_columns(trace)
@@ -178,6 +180,7 @@ def replay_trace(
             foreground=[True] + [False] * len(traces),
             background=generators,
             record_messages=options.record_messages,
+            progress=progress,
         )
     except _core.ReplayError as err:
         raise ReplayFailed(f"{trace}: {err}") from err

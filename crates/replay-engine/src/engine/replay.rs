@@ -33,19 +33,22 @@ pub fn replay(
     spec: &FabricSpec,
     options: &ReplayOptions,
 ) -> Result<ReplayOutput, ReplayError> {
-    replay_interruptible(jobs, generators, spec, options, &mut || false)
+    replay_interruptible(jobs, generators, spec, options, &mut |_| false)
 }
 
 /// `replay`, asking `interrupted` between pieces of work (each time a rank's next rows are
 /// copied in: every ~16 K rows over all ranks); when it answers true the replay stops with
 /// `ReplayError::Interrupted` and nothing of it is returned. The caller decides what an
 /// interruption is (the Python binding polls for signals) and how often it looks.
+/// `interrupted` is told how many rows of the foreground traces have been handed to the
+/// engine so far (at most ~16 K ahead of the rows it has run), so the caller can also show
+/// how far the replay is.
 pub fn replay_interruptible(
     jobs: &[JobInput<'_>],
     generators: Vec<Generator>,
     spec: &FabricSpec,
     options: &ReplayOptions,
-    interrupted: &mut dyn FnMut() -> bool,
+    interrupted: &mut dyn FnMut(u64) -> bool,
 ) -> Result<ReplayOutput, ReplayError> {
     let mut indexes = Vec::with_capacity(jobs.len());
     let mut setups = Vec::with_capacity(jobs.len());
@@ -74,8 +77,9 @@ pub fn replay_interruptible(
     // they run, so they are still in cache when they do (1 M rows ran 1.5x slower on the
     // halo benchmark; 4 K loses to the pauses).
     let chunk_rows = engine_chunk_rows(total_ranks);
+    let mut foreground_fed = 0u64;
     while let Progress::NeedInput { job, rank } = engine.run()? {
-        if interrupted() {
+        if interrupted(foreground_fed) {
             return Err(ReplayError::Interrupted);
         }
         let (j, r) = (job as usize, rank as usize);
@@ -91,6 +95,9 @@ pub fn replay_interruptible(
             Chunk::gather(columns, rows.map(|&i| (i as usize, u64::from(i))))
         };
         engine.feed(job, rank, chunk);
+        if jobs[j].foreground {
+            foreground_fed += take as u64;
+        }
         cursor[j][r] += take;
         if cursor[j][r] == to {
             engine.close(job, rank);
