@@ -124,7 +124,7 @@ def test_a_stale_engine_path_is_caught() -> None:
 def test_short_forms_full_paths_folders_and_globs() -> None:
     assert resolves("replay/run.py") is True
     assert resolves("src/tailcast/replay/run.py") is True
-    assert resolves("crates/replay-py/src/signals.rs") is True
+    assert resolves("crates/replay-py/src/poll.rs") is True
     assert resolves("replay-engine/build.rs") is True
     assert resolves("fabric/models/") is True
     assert resolves("replay/run.py/") is False  # a file named as a folder
