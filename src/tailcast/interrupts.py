@@ -10,6 +10,7 @@ an all-or-nothing store (store/results.py) and the end of the command (`__main__
 from __future__ import annotations
 
 import signal
+import sys
 from types import FrameType
 from typing import NoReturn
 
@@ -25,10 +26,20 @@ def interrupt(signum: int, frame: FrameType | None = None) -> NoReturn:
     raise Interrupted(signum)
 
 
+def _unraisable(args: sys.UnraisableHookArgs) -> None:
+    """Python's report of an exception a finaliser dropped, less ours: a dropped `Interrupted`
+    is recorded and raised again (raise_pending), and its traceback on stderr would break the
+    one line a command ends with (a sweep worker's SIGTERM in `ParquetWriter.__del__`)."""
+    if not isinstance(args.exc_value, Interrupted):
+        sys.__unraisablehook__(args)
+
+
 def install() -> None:
-    """Makes SIGINT and SIGTERM raise `Interrupted` in this process."""
+    """Makes SIGINT and SIGTERM raise `Interrupted` in this process (and in the processes it
+    forks)."""
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, interrupt)
+    sys.unraisablehook = _unraisable
 
 
 def raise_pending() -> None:

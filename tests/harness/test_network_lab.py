@@ -148,7 +148,11 @@ def _gated_transfers(cluster: LocalCluster, pairs: dict[str, str], tmp: Path) ->
     for tag, job in jobs.items():
         while not (tmp / f"{tag}.ready").exists():
             state = cluster.job_state(job)
-            assert state not in TERMINAL and time.monotonic() < deadline, (tag, job, state)
+            if state in TERMINAL or time.monotonic() > deadline:
+                out = tmp / f"{tag}.out"
+                raise AssertionError(
+                    f"job {job} {state}, never ready:\n" + (out.read_text() if out.exists() else "")
+                )
             time.sleep(0.1)
     go.touch()
     for job in jobs.values():

@@ -86,7 +86,11 @@ def test_sweep_stops_at_once_and_resumes(tmp_path: Path, signum: int) -> None:
     rc, wall, stderr = _signal_when(argv, env, some_done, signum, tmp_path / "err")
     done = len(list(points.glob("p*.parquet")))
     print(f"sweep {signal.Signals(signum).name}: exit {rc} {wall:.2f} s after, {done}/288 kept")
-    assert rc == 128 + signum and stderr.strip().splitlines() == [_line(signum)]
+    # Off a terminal the sweep also notes its progress every 10 s (a loaded host takes that
+    # long for 20 points): the interruption must be its one `tailcast:` line, and the last.
+    said = [ln for ln in stderr.splitlines() if ln.startswith("tailcast:")]
+    assert rc == 128 + signum and said == [_line(signum)], stderr
+    assert stderr.strip().splitlines()[-1] == _line(signum) and "Traceback" not in stderr
     assert wall < PROMPT_S and done < len(plan.points)
     _no_tmp(results.root)
     with Catalog(results) as catalog:

@@ -93,13 +93,20 @@ def check_traces(plan: Plan) -> None:
 
 
 _IN_POINT = [False]  # per worker process: whether a point is being replayed and stored
+_UNWINDING = [False]  # per worker process: a signal is unwinding the point
 
 
 def _worker_stop(signum: int, frame: FrameType | None) -> None:
     """A worker's SIGINT/SIGTERM: inside a point, unwind (its all_or_nothing removes what the
-    point wrote) and then exit in `_worker`; between points, exit at once."""
+    point wrote) and then exit in `_worker`; between points, exit at once. Signals while
+    unwinding are ignored: once one worker has exited, the pool terminates the others again
+    (concurrent.futures' terminate_broken), and raising inside the cleanup left a whole
+    `.tmp-` file behind (issue 41)."""
     del frame
+    if _UNWINDING[0]:
+        return
     if _IN_POINT[0]:
+        _UNWINDING[0] = True
         interrupts.interrupt(signum)
     os._exit(128 + signum)
 
