@@ -5,14 +5,19 @@
 
 use std::sync::Arc;
 
-use fast_hash::FastMap;
 use parquet::column::reader::ColumnReaderImpl;
 use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
 
 use crate::column::{Column, Values};
 use crate::error::{guarded, Error, Result};
 use crate::schema::{Kind, Leaf, Shape};
+use crate::strings::Strings;
 use crate::ParquetFile;
+
+/// Rows decoded per call of the column reader: its level and value buffers (up to 24
+/// bytes a value) stay in the cache however many rows the caller asks for (the layout
+/// scan asks for 64 K).
+const READ_ROWS: usize = 4096;
 
 /// The reader of the current column chunk, by physical type.
 enum Reader {
@@ -30,8 +35,7 @@ pub struct ColumnCursor {
     end_group: usize,
     reader: Option<Reader>,
     /// Every distinct string the cursor has met (keys of `Values::Strings`).
-    dictionary: Vec<Vec<u8>>,
-    intern: FastMap<Vec<u8>, u32>,
+    strings: Strings,
     /// One read's levels and present values as decoded (`ints`: a list's elements).
     def: Vec<i16>,
     rep: Vec<i16>,
@@ -66,8 +70,7 @@ impl ColumnCursor {
             next_group: groups.start,
             end_group: groups.end,
             reader: None,
-            dictionary: Vec::new(),
-            intern: FastMap::default(),
+            strings: Strings::default(),
             def: Vec::new(),
             rep: Vec::new(),
             int32s: Vec::new(),
@@ -78,7 +81,7 @@ impl ColumnCursor {
 
     /// The strings behind `Values::Strings` keys.
     pub fn dictionary(&self) -> &[Vec<u8>] {
-        &self.dictionary
+        &self.strings.dictionary
     }
 
     fn at_column(&self, err: Error) -> Error {
@@ -99,21 +102,6 @@ impl ColumnCursor {
             Kind::Bytes => Reader::Bytes(ColumnReaderImpl::new(descr, pages)),
         });
         Ok(true)
-    }
-
-    /// The key of string `text` in the cursor's dictionary (added at its first sight).
-    fn key_of(
-        dictionary: &mut Vec<Vec<u8>>,
-        intern: &mut FastMap<Vec<u8>, u32>,
-        text: &[u8],
-    ) -> u32 {
-        if let Some(&key) = intern.get(text) {
-            return key;
-        }
-        let key = dictionary.len() as u32;
-        dictionary.push(text.to_vec());
-        intern.insert(text.to_vec(), key);
-        key
     }
 
     /// Decodes up to `rows` more rows of the current chunk and appends them to `out`
@@ -161,11 +149,8 @@ impl ColumnCursor {
             (Reader::Bytes(r), Values::Strings(v)) => {
                 self.bytes.clear();
                 let got = guarded(|| r.read_records(rows, def, rep, &mut self.bytes))?;
-                let (dictionary, intern) = (&mut self.dictionary, &mut self.intern);
-                let keys = self
-                    .bytes
-                    .iter()
-                    .map(|b| Self::key_of(dictionary, intern, b.data()));
+                let strings = &mut self.strings;
+                let keys = self.bytes.iter().map(|b| strings.key(b));
                 place(v, keys, &self.def, got.1, got.2, full);
                 (got.1, got.2)
             }
@@ -211,8 +196,9 @@ impl ColumnCursor {
             if self.reader.is_none() && !self.open_chunk()? {
                 break;
             }
+            let want = (rows - out.rows).min(READ_ROWS);
             let got = self
-                .read_chunk(rows - out.rows, rows, &mut out)
+                .read_chunk(want, rows, &mut out)
                 .map_err(|err| self.at_column(err))?;
             if got == 0 {
                 self.reader = None; // on to the next row group

@@ -16,6 +16,7 @@ mod error;
 mod schema;
 mod source;
 mod spec;
+mod strings;
 mod thrift_write;
 mod writer;
 
