@@ -41,6 +41,21 @@ impl Column {
         }
     }
 
+    /// Marks the next row valid or not (the bitmap is made at the first null).
+    #[inline]
+    pub(crate) fn push_valid(&mut self, valid: bool) {
+        match &mut self.valid {
+            Some(v) => v.push(valid),
+            None if !valid => {
+                let mut v = vec![true; self.rows];
+                v.push(false);
+                self.valid = Some(v);
+            }
+            None => {}
+        }
+        self.rows += 1;
+    }
+
     /// Whether row `i` is valid.
     #[inline]
     pub fn is_valid(&self, i: usize) -> bool {

@@ -152,3 +152,73 @@ pub(crate) fn delta(out: &mut Vec<u8>, values: &[i64], bits32: bool) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delta::{DeltaDecoder, Wrap};
+    use crate::rle::RleDecoder;
+
+    fn xorshift(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    #[test]
+    fn rle_hybrid_round_trips() {
+        let mut seed = 7u64;
+        for case in 0..300 {
+            let n = (xorshift(&mut seed) % 300) as usize;
+            let width = (case % 20) as u32 + 1;
+            let mask = if width == 64 {
+                u64::MAX
+            } else {
+                (1 << width) - 1
+            };
+            let mut values = Vec::new();
+            while values.len() < n {
+                let v = xorshift(&mut seed) & mask;
+                let run = 1 + (xorshift(&mut seed) % 20) as usize;
+                values.extend(std::iter::repeat_n(v, run.min(n - values.len())));
+            }
+            let mut buf = Vec::new();
+            rle_hybrid(&mut buf, &values, width);
+            let mut d = RleDecoder::new(0, buf.len(), width).unwrap();
+            let mut back = Vec::new();
+            d.take(&buf, n, &mut back, |v| v).unwrap();
+            assert_eq!(back, values, "case {case}");
+        }
+    }
+
+    #[test]
+    fn delta_round_trips_in_both_widths() {
+        let mut seed = 11u64;
+        for case in 0..200 {
+            let n = (xorshift(&mut seed) % 700) as usize;
+            let bits32 = case % 2 == 0;
+            let values: Vec<i64> = (0..n)
+                .map(|i| {
+                    let v = match case % 4 {
+                        0 => i as i64 * 3,
+                        1 => xorshift(&mut seed) as i64,
+                        _ => (xorshift(&mut seed) % 1000) as i64 - 500,
+                    };
+                    if bits32 {
+                        i64::from(v as i32)
+                    } else {
+                        v
+                    }
+                })
+                .collect();
+            let mut buf = Vec::new();
+            delta(&mut buf, &values, bits32);
+            let wrap = if bits32 { Wrap::Int32 } else { Wrap::Int64 };
+            let mut d = DeltaDecoder::new(&buf, 0, buf.len(), wrap).unwrap();
+            let mut back = Vec::new();
+            d.take(&buf, n, &mut back).unwrap();
+            assert_eq!(back, values, "case {case}");
+        }
+    }
+}

@@ -1,21 +1,27 @@
-//! Reads the Parquet files users give tailcast, a few rows at a time (`ColumnCursor`): flat
-//! integer and string columns and lists of integers, whatever wrote them (pyarrow, polars,
-//! DuckDB, tailcast) with whatever codec, encoding and page version. The decoding is the
-//! parquet crate's (arrow-rs, its column readers without arrow); this crate turns its
-//! levels and values into the rows the trace converters read, and names what it cannot.
-//! Writes tailcast's trace layout too (`Writer`), without pyarrow.
+//! Reads Parquet files of the kind tailcast, pyarrow, polars and DuckDB write: the footer
+//! (schema, row groups, key-value metadata) and flat integer / string columns and lists of
+//! integers, decoded a few rows at a time (`ColumnCursor`). Encodings: PLAIN, dictionary
+//! (RLE_DICTIONARY, PLAIN_DICTIONARY), DELTA_BINARY_PACKED, BYTE_STREAM_SPLIT (integers),
+//! DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY (strings); data pages v1 and v2; every codec
+//! but LZO (codecs.rs). Anything else is an `Error::Unsupported` naming it.
+//! Writes such files too (`Writer`): tailcast's trace layout, without pyarrow.
 //!
 //! Format: github.com/apache/parquet-format (parquet.thrift, Encodings.md).
 
+mod codecs;
 mod column;
 mod column_write;
 mod compress;
 mod cursor;
+mod delta;
 mod encode;
 mod error;
+mod metadata;
+mod page;
+mod rle;
 mod schema;
-mod source;
 mod spec;
+mod thrift;
 mod thrift_write;
 mod writer;
 
@@ -24,25 +30,20 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use parquet::column::page::PageReader;
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
-use parquet::file::serialized_reader::SerializedPageReader;
-
 pub use column::{Column, Values};
 pub use cursor::ColumnCursor;
 pub use error::{Error, Result};
-pub use schema::{Kind, Leaf, Schema, Shape};
+pub use metadata::{ColumnChunk, FileMetaData, Physical, RowGroup};
+pub use schema::{Leaf, Schema, Shape};
 pub use spec::{ColumnData, ColumnSpec, Encoding, ValueKind, WriteOptions};
 pub use writer::Writer;
-
-use source::Source;
 
 const MAGIC: &[u8; 4] = b"PAR1";
 
 /// An open Parquet file and its parsed footer.
 pub struct ParquetFile {
-    source: Arc<Source>,
-    meta: ParquetMetaData,
+    file: File,
+    pub meta: FileMetaData,
     pub schema: Schema,
     /// First row of each row group, and the total at the end.
     group_starts: Vec<u64>,
@@ -51,41 +52,49 @@ pub struct ParquetFile {
 impl ParquetFile {
     pub fn open(path: &Path) -> Result<Self> {
         let file = File::open(path)?;
-        // The magic checked here: the parquet crate says "corrupt footer" of any file.
         let size = file.metadata()?.len();
         if size < 12 {
-            return Err(Error::Corrupt(format!(
-                "{size} bytes is too short for Parquet"
-            )));
+            return error::corrupt(format!("{size} bytes is too short for Parquet"));
         }
-        let (mut head, mut tail) = ([0u8; 4], [0u8; 4]);
+        let mut tail = [0u8; 8];
+        file.read_exact_at(&mut tail, size - 8)?;
+        let mut head = [0u8; 4];
         file.read_exact_at(&mut head, 0)?;
-        file.read_exact_at(&mut tail, size - 4)?;
-        if &head != MAGIC || &tail != MAGIC {
-            return Err(Error::Corrupt("no PAR1 magic: not a Parquet file".into()));
+        if &tail[4..] != MAGIC || &head != MAGIC {
+            return error::corrupt("no PAR1 magic: not a Parquet file");
         }
-        let source = Source::new(file, size);
-        let meta = error::guarded(|| ParquetMetaDataReader::new().parse_and_finish(&source))
-            .map_err(|err| err.context("footer"))?;
-        let schema = Schema::new(meta.file_metadata().schema_descr());
+        let footer_len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+        if footer_len + 12 > size {
+            return error::corrupt(format!(
+                "footer of {footer_len} bytes in a {size}-byte file"
+            ));
+        }
+        let mut footer = vec![0u8; footer_len as usize];
+        file.read_exact_at(&mut footer, size - 8 - footer_len)?;
+        let meta = FileMetaData::parse(&footer)?;
+        let schema = Schema::new(&meta.schema)?;
         let mut group_starts = vec![0u64];
-        for g in meta.row_groups() {
-            let rows = u64::try_from(g.num_rows())
-                .map_err(|_| Error::Corrupt("negative row count".into()))?;
-            for c in g.columns() {
-                // (the parquet crate asserts these when it reads the chunk)
-                let start = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
-                let len = c.compressed_size();
-                if start < 0 || len < 0 || start.saturating_add(len) as u64 > size {
-                    return Err(Error::Corrupt(format!(
-                        "column chunk of {len} bytes at byte {start} outside the file"
-                    )));
+        for g in &meta.row_groups {
+            if g.num_rows < 0 {
+                return error::corrupt("negative row count");
+            }
+            for c in &g.columns {
+                let (start, len) = c.byte_range()?;
+                if start.saturating_add(len) > size {
+                    return error::corrupt(format!("column chunk at byte {start} past the end"));
                 }
             }
-            group_starts.push(group_starts.last().copied().unwrap_or(0) + rows);
+            if g.columns.len() != schema.leaves.len() {
+                return error::corrupt(format!(
+                    "row group has {} column chunks, the schema {} leaves",
+                    g.columns.len(),
+                    schema.leaves.len()
+                ));
+            }
+            group_starts.push(group_starts.last().copied().unwrap_or(0) + g.num_rows as u64);
         }
         Ok(Self {
-            source: Arc::new(source),
+            file,
             meta,
             schema,
             group_starts,
@@ -97,7 +106,7 @@ impl ParquetFile {
     }
 
     pub fn num_row_groups(&self) -> usize {
-        self.meta.num_row_groups()
+        self.meta.row_groups.len()
     }
 
     /// First row of each row group, then the number of rows.
@@ -105,22 +114,12 @@ impl ParquetFile {
         &self.group_starts
     }
 
-    /// The pages of `leaf`'s column chunk in row group `group`.
-    pub(crate) fn pages(&self, group: usize, leaf: &Leaf) -> Result<Box<dyn PageReader>> {
-        let missing = || {
-            Error::Corrupt(format!(
-                "no column chunk {} in row group {group}",
-                leaf.index
-            ))
-        };
-        let g = self.meta.row_groups().get(group).ok_or_else(missing)?;
-        let chunk = g.columns().get(leaf.index).ok_or_else(missing)?;
-        let rows = usize::try_from(g.num_rows()).unwrap_or(0);
-        let pages = error::guarded(|| {
-            SerializedPageReader::new(Arc::clone(&self.source), chunk, rows, None)
-        })
-        .map_err(|err| err.context(&format!("column {}", leaf.name)))?;
-        Ok(Box::new(pages))
+    pub(crate) fn chunk(&self, group: usize, leaf: usize) -> Result<&ColumnChunk> {
+        self.meta
+            .row_groups
+            .get(group)
+            .and_then(|g| g.columns.get(leaf))
+            .ok_or_else(|| Error::Corrupt(format!("no column chunk {leaf} in row group {group}")))
     }
 
     /// A cursor over top-level column `name` from row `first_row` to the end of row group
@@ -152,16 +151,12 @@ impl ParquetFile {
             .min(self.num_row_groups())
     }
 
-    /// The footer's key-value metadata (entries without a value left out).
-    pub fn key_values(&self) -> impl Iterator<Item = (&str, &str)> {
-        let kv = self.meta.file_metadata().key_value_metadata();
-        kv.into_iter()
-            .flatten()
-            .filter_map(|e| Some((e.key.as_str(), e.value.as_deref()?)))
-    }
-
     /// The key-value metadata entry `key`.
     pub fn key_value(&self, key: &str) -> Option<&str> {
-        self.key_values().find(|(k, _)| *k == key).map(|(_, v)| v)
+        self.meta
+            .key_value
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| v.as_deref())
     }
 }

@@ -1,9 +1,9 @@
-//! The file's top-level fields as the columns a trace has: each a flat primitive column or
-//! a list of primitives (the three-level LIST layout pyarrow, polars and DuckDB write),
-//! with the levels that say where its nulls and list boundaries are.
+//! The flattened schema as columns: each top-level field is a flat primitive column or a
+//! list of primitives (the three-level LIST layout pyarrow writes), with the definition and
+//! repetition levels that say where its nulls and list boundaries are.
 
-use parquet::basic::{ConvertedType, LogicalType, Repetition, Type as Physical};
-use parquet::schema::types::{ColumnDescPtr, SchemaDescriptor, Type};
+use crate::error::{corrupt, Error, Result};
+use crate::metadata::{Physical, Repetition, SchemaNode};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
@@ -14,111 +14,155 @@ pub enum Shape {
     List { list_def: i16 },
 }
 
-/// How a leaf's values are read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// INT32 (`unsigned`: annotated UINT_32, whose values above 2^31 are stored negative).
-    Int32 {
-        unsigned: bool,
-    },
-    Int64,
-    /// BYTE_ARRAY: strings.
-    Bytes,
-}
-
-/// The leaf (primitive) column of a top-level field.
+/// One leaf (primitive) column.
 #[derive(Clone, Debug)]
 pub struct Leaf {
     /// The top-level field's name.
     pub name: String,
-    pub descr: ColumnDescPtr,
     /// Index of this leaf among all leaves (= the column chunk's index in a row group).
     pub index: usize,
-    /// What this reader decodes of the field, or why it does not.
-    pub read_as: Result<(Kind, Shape), String>,
-}
-
-impl Leaf {
-    pub fn max_def(&self) -> i16 {
-        self.descr.max_def_level()
-    }
+    pub physical: Physical,
+    /// Declared integer width in bits and signedness, when annotated.
+    pub int_type: Option<(u8, bool)>,
+    pub max_def: i16,
+    pub max_rep: i16,
+    /// None when the field is a shape this reader does not decode (its error says why).
+    pub shape: std::result::Result<Shape, String>,
 }
 
 pub struct Schema {
-    /// The first leaf of each top-level field, in order.
-    pub fields: Vec<Leaf>,
+    pub leaves: Vec<Leaf>,
 }
 
-fn kind(descr: &ColumnDescPtr) -> Result<Kind, String> {
-    let unsigned = match descr.logical_type_ref() {
-        Some(LogicalType::Integer(int)) => !int.is_signed,
-        _ => matches!(
-            descr.converted_type(),
-            ConvertedType::UINT_8 | ConvertedType::UINT_16 | ConvertedType::UINT_32
-        ),
-    };
-    match descr.physical_type() {
-        Physical::INT32 => Ok(Kind::Int32 { unsigned }),
-        Physical::INT64 => Ok(Kind::Int64),
-        Physical::BYTE_ARRAY => Ok(Kind::Bytes),
-        other => Err(format!("of type {other}")),
-    }
-}
-
-/// The shape of top-level field `field` whose first leaf is `descr`.
-fn shape(field: &Type, descr: &ColumnDescPtr) -> Result<Shape, String> {
-    let repeated = |t: &Type| t.get_basic_info().repetition() == Repetition::REPEATED;
-    if field.is_primitive() {
-        return if repeated(field) {
-            Err("a repeated primitive".into())
-        } else {
-            Ok(Shape::Flat)
-        };
-    }
-    // group (not repeated) -> repeated group -> one primitive
-    let [middle] = field.get_fields() else {
-        return Err("a nested type other than a list".into());
-    };
-    match middle.get_fields() {
-        [item] if !repeated(field) && repeated(middle) && item.is_primitive() => {
-            let list_def = i16::from(field.get_basic_info().repetition() == Repetition::OPTIONAL);
-            Ok(Shape::List { list_def })
+fn levels(node: &SchemaNode, def: &mut i16, rep: &mut i16) {
+    match node.repetition {
+        Repetition::Required => {}
+        Repetition::Optional => *def += 1,
+        Repetition::Repeated => {
+            *def += 1;
+            *rep += 1;
         }
-        _ if descr.max_rep_level() > 1 => Err("a list of lists".into()),
-        _ => Err("a nested type other than a list".into()),
     }
 }
 
 impl Schema {
-    pub fn new(descr: &SchemaDescriptor) -> Self {
-        let mut fields: Vec<Leaf> = Vec::new();
-        for index in 0..descr.num_columns() {
-            let root = descr.get_column_root_idx(index);
-            if root < fields.len() {
-                continue; // a later leaf of the same field
-            }
-            let field = descr.get_column_root(index);
-            let column = descr.column(index);
-            let read_as = kind(&column)
-                .and_then(|k| shape(field, &column).map(|s| (k, s)))
-                .map_err(|why| format!("column {} is {why}", field.name()));
-            fields.push(Leaf {
-                name: field.name().to_string(),
-                descr: column,
-                index,
-                read_as,
+    /// Walks the flattened tree (depth-first, `children` counts) of a footer.
+    pub fn new(nodes: &[SchemaNode]) -> Result<Self> {
+        let root = nodes
+            .first()
+            .ok_or_else(|| Error::Corrupt("empty schema".into()))?;
+        let mut leaves = Vec::new();
+        let mut at = 1;
+        for _ in 0..root.children {
+            at = Self::field(nodes, at, &mut leaves)?;
+        }
+        if at != nodes.len() {
+            return corrupt("schema element counts do not add up");
+        }
+        Ok(Self { leaves })
+    }
+
+    /// Reads the top-level field at `nodes[at]`; returns the index after its subtree.
+    fn field(nodes: &[SchemaNode], at: usize, leaves: &mut Vec<Leaf>) -> Result<usize> {
+        let top = nodes
+            .get(at)
+            .ok_or_else(|| Error::Corrupt("schema ends early".into()))?;
+        let (mut def, mut rep) = (0i16, 0i16);
+        levels(top, &mut def, &mut rep);
+        if top.children == 0 {
+            let physical = top
+                .physical
+                .ok_or_else(|| Error::Corrupt(format!("column {} has no type", top.name)))?;
+            let shape = if rep > 0 {
+                Err(format!("column {} is a repeated primitive", top.name))
+            } else {
+                Ok(Shape::Flat)
+            };
+            leaves.push(Leaf {
+                name: top.name.clone(),
+                index: leaves.len(),
+                physical,
+                int_type: top.int_type,
+                max_def: def,
+                max_rep: rep,
+                shape,
+            });
+            return Ok(at + 1);
+        }
+        // A group: the three-level list is group → repeated group → one primitive.
+        let list_def = def;
+        let mut path_leaves = Vec::new();
+        let end = Self::subtree(nodes, at, def, rep, &mut path_leaves)?;
+        let three_level = top.children == 1
+            && nodes[at + 1].repetition == Repetition::Repeated
+            && nodes[at + 1].children == 1
+            && nodes[at + 2].children == 0
+            && top.repetition != Repetition::Repeated;
+        for (i, (node_at, def, rep)) in path_leaves.into_iter().enumerate() {
+            let node = &nodes[node_at];
+            let shape = if three_level && i == 0 {
+                Ok(Shape::List { list_def })
+            } else {
+                Err(format!(
+                    "column {} is a nested type other than a list",
+                    top.name
+                ))
+            };
+            leaves.push(Leaf {
+                name: top.name.clone(),
+                index: leaves.len(),
+                physical: node
+                    .physical
+                    .ok_or_else(|| Error::Corrupt(format!("leaf of {} has no type", top.name)))?,
+                int_type: node.int_type,
+                max_def: def,
+                max_rep: rep,
+                shape,
             });
         }
-        Self { fields }
+        Ok(end)
+    }
+
+    /// The leaves under the group at `nodes[at]` (whose own levels are `def`, `rep`):
+    /// (node index, max def, max rep) each; returns the index after the subtree.
+    fn subtree(
+        nodes: &[SchemaNode],
+        at: usize,
+        def: i16,
+        rep: i16,
+        out: &mut Vec<(usize, i16, i16)>,
+    ) -> Result<usize> {
+        let group = &nodes[at];
+        let mut next = at + 1;
+        for _ in 0..group.children {
+            let node = nodes
+                .get(next)
+                .ok_or_else(|| Error::Corrupt("schema ends early".into()))?;
+            let (mut d, mut r) = (def, rep);
+            levels(node, &mut d, &mut r);
+            if node.children == 0 {
+                out.push((next, d, r));
+                next += 1;
+            } else {
+                next = Self::subtree(nodes, next, d, r, out)?;
+            }
+        }
+        Ok(next)
     }
 
     /// The first leaf of top-level field `name`.
     pub fn leaf(&self, name: &str) -> Option<&Leaf> {
-        self.fields.iter().find(|l| l.name == name)
+        self.leaves.iter().find(|l| l.name == name)
     }
 
     /// Top-level field names in order.
     pub fn names(&self) -> Vec<&str> {
-        self.fields.iter().map(|l| l.name.as_str()).collect()
+        let mut out: Vec<&str> = Vec::new();
+        for leaf in &self.leaves {
+            if out.last() != Some(&leaf.name.as_str()) {
+                out.push(&leaf.name);
+            }
+        }
+        out
     }
 }

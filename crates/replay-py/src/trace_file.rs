@@ -103,8 +103,10 @@ fn batch<'a>(
 pub fn parquet_footer(path: PathBuf) -> PyResult<(u64, HashMap<String, String>, Vec<String>)> {
     let file = ParquetFile::open(&path).map_err(read_error)?;
     let kv = file
-        .key_values()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .meta
+        .key_value
+        .iter()
+        .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
         .collect();
     let names = file.schema.names().into_iter().map(String::from).collect();
     Ok((file.num_rows(), kv, names))
