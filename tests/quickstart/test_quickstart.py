@@ -11,6 +11,7 @@ import pytest
 
 from tailcast.replay.fabric import bundled_fabrics
 from tailcast.store import Catalog, ResultsDir
+from tests.analysis.report_page import HEX_ID, check_svg, visible_text
 
 pytestmark = pytest.mark.slow
 
@@ -26,6 +27,15 @@ def test_quickstart_builds_the_whole_pipeline(results_home: Path) -> None:
     assert report.is_file() and report.stat().st_size > 100_000
     html = report.read_text()
     assert html.count("<img") >= 10 and "data:image/png;base64," in html
+    # Replays and runs named by what they are (issue 41: 32-hex ids in tables and legends).
+    text = visible_text(html)
+    assert not HEX_ID.findall(text)
+    assert "halo.py · benes-psf-16" in text
+    assert "alltoall 1 MiB · different_islands · background cross-8 · b = " in text
+    for svg in (report.parent / "plots").glob("*.svg"):
+        check_svg(svg)
+    # One ARR-only benes_psf replay: no all-1.00 policy chart, a note saying why.
+    assert "No policy comparison for 16 ports" in text and "(ARR only)" in text
     assert doc["steps"][0]["step"] == "load the bundled campaign"
     with Catalog(ResultsDir(results_home)) as cat:
         runs = cat.rows("SELECT count(*) AS n, count(DISTINCT locality) AS loc FROM runs")[0]
