@@ -21,7 +21,7 @@ seed = 7
 fabric = ["crossbar", "tree-2x2x4"]
 placement = ["linear", "random"]
 coll = ["", "alltoall=pairwise", "alltoall=bruck"]
-"fabric.overhead_ns" = [100.0, 300.0]
+"fabric.host.overhead_ns" = [100.0, 300.0]
 compute_scale = [0.0, 1.0]
 background = ["", "uniform:nodes=4:load=0.3:bytes=16K"]
 {extra_axes}"""

@@ -41,7 +41,7 @@ def test_points_are_the_product_of_the_axes_with_seeds_from_the_index(tmp_path: 
     ("axes", "fragment"),
     [
         ('"fabric.link_bandwidth_mbps" = [1.0]', "key axes.fabric = crossbar with overrides"),
-        ('"fabric.overhead_ns" = [-1.0]', "overhead_ns"),
+        ('"fabric.host.overhead_ns" = [-1.0]', "overhead_ns"),
         ('placement = ["diagonal"]', "key axes.placement"),
         ('background = ["ring:nodes=2:load=0.1"]', "key axes.background"),
         ("speed = [1]", "key axes.speed: unknown axis"),

@@ -15,9 +15,9 @@ coll = ["", "alltoall=pairwise"]
 background = ["", "uniform:nodes=4:load=0.5"]   # ';' joins several jobs
 background_b = [0.3]             # jobs sized from b (seed 001), around the foreground
 compute_scale = [0.0]
-eager_threshold = [8192]
+eager_threshold = [65536]        # default: each fabric's [host] eager_threshold_bytes
 nodes = [8]
-"fabric.overhead_ns" = [100.0, 300.0]   # a fabric key, dotted: every fabric here must have it
+"fabric.host.overhead_ns" = [100.0, 300.0]   # a fabric key, dotted: every fabric here has it
 ```
 Every value is checked when the sweep is planned (fabrics and their overrides against the
 models' declared parameters, traces exist, background specs parse), so a bad spec fails
@@ -258,7 +258,7 @@ def point_inputs(
         coll=str(p.get("coll", "")),
         placement=str(p.get("placement", "linear")),
         compute_scale=float(p.get("compute_scale", 1.0)),
-        eager_threshold_bytes=int(p.get("eager_threshold", 8192)),
+        eager_threshold_bytes=int(p["eager_threshold"]) if "eager_threshold" in p else None,
         nodes=int(p["nodes"]) if "nodes" in p else None,
         background=background,
         background_b=BackgroundB(b=float(p["background_b"])) if "background_b" in p else None,
