@@ -70,7 +70,9 @@ def test_the_docstring_examples_run_as_written(tmp_path: Path) -> None:
         assert tails.returncode == 0, tails.stderr
         groups = json.loads(tails.stdout)["groups"]
         # `fabric` names the fabric with its overrides: 2 fabrics x 2 host.overhead_ns values
-        assert len(groups) == 32 and "crossbar[host.overhead_ns=300.0]" in {g["fabric"] for g in groups}
+        assert len(groups) == 32 and "crossbar[host.overhead_ns=300.0]" in {
+            g["fabric"] for g in groups
+        }
 
 
 def test_the_local_example_runs_and_its_axes_group_the_tails(tmp_path: Path) -> None:
