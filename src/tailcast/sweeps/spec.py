@@ -15,7 +15,7 @@ coll = ["", "alltoall=pairwise"]
 background = ["", "uniform:nodes=4:load=0.5"]   # ';' joins several jobs
 background_b = [0.3]             # jobs sized from b (seed 001), around the foreground
 compute_scale = [0.0]
-eager_threshold = [8192]
+eager_threshold = [65536]        # default: each fabric's [host] eager_threshold_bytes
 nodes = [8]
 "fabric.overhead_ns" = [100.0, 300.0]   # a fabric key, dotted: every fabric here must have it
 ```
@@ -220,6 +220,11 @@ def fabric_with(fabric: Fabric, overrides: dict[str, Any], path: Path, label: st
     table = copy.deepcopy(fabric.table)
     for dotted, value in overrides.items():
         keys = dotted.split(".")[1:]
+        host = table.get("host")
+        if len(keys) == 1 and isinstance(host, dict) and keys[0] in host:
+            # A host key named as files before the [host] table did (`fabric.overhead_ns`):
+            # the fabric gives it in its table, so that is the value to replace.
+            keys = ["host", *keys]
         node = table
         for k in keys[:-1]:
             node = node.setdefault(k, {})
@@ -258,7 +263,7 @@ def point_inputs(
         coll=str(p.get("coll", "")),
         placement=str(p.get("placement", "linear")),
         compute_scale=float(p.get("compute_scale", 1.0)),
-        eager_threshold_bytes=int(p.get("eager_threshold", 8192)),
+        eager_threshold_bytes=int(p["eager_threshold"]) if "eager_threshold" in p else None,
         nodes=int(p["nodes"]) if "nodes" in p else None,
         background=background,
         background_b=BackgroundB(b=float(p["background_b"])) if "background_b" in p else None,
