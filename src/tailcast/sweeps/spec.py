@@ -220,6 +220,11 @@ def fabric_with(fabric: Fabric, overrides: dict[str, Any], path: Path, label: st
     table = copy.deepcopy(fabric.table)
     for dotted, value in overrides.items():
         keys = dotted.split(".")[1:]
+        host = table.get("host")
+        if len(keys) == 1 and isinstance(host, dict) and keys[0] in host:
+            # A host key named as files before the [host] table did (`fabric.overhead_ns`):
+            # the fabric gives it in its table, so that is the value to replace.
+            keys = ["host", *keys]
         node = table
         for k in keys[:-1]:
             node = node.setdefault(k, {})
