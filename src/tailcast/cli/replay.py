@@ -4,18 +4,13 @@ import gc
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from tailcast.cli import sweep
 from tailcast.cli._common import aligned, echo, emit_json, new_app, note
 from tailcast.cli.progress import progress
-
-if TYPE_CHECKING:  # (the replay modules load when a command needs them: `replay --help`)
-    from tailcast.replay.background import BackgroundJob
-    from tailcast.replay.background_b import BackgroundB
-    from tailcast.replay.fabric import Fabric
 
 # Traces of more rows than this stream by default: memory then grows with the rows in
 # flight, not the trace (an in-memory replay holds ~150 bytes per row).
@@ -166,7 +161,7 @@ def run(
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from tailcast.errors import UsageError
     from tailcast.replay.background import parse_job, parse_trace
-    from tailcast.replay.background_b import BackgroundB
+    from tailcast.replay.background_b import BackgroundB, check_room_beside
     from tailcast.replay.fabric import load_fabric
     from tailcast.replay.measured_inputs import measured_run, run_placement, snapshot_job_sizes
     from tailcast.replay.run import ReplayOptions, replay_trace
@@ -204,7 +199,7 @@ def run(
         raise UsageError("--background-snapshot sizes the jobs of --background-b (or --from-run)")
     jobs = tuple(parse_job(b) for b in background or [])
     if sized is not None:  # refused with the numbers now, not after reading the trace
-        _check_b_room(sized, trace, the_fabric, placement or "linear", seed, nodes, jobs)
+        check_room_beside(sized, trace, the_fabric, placement or "linear", seed, nodes, jobs)
     options = ReplayOptions(
         seed=seed,
         coll=coll,
@@ -244,30 +239,6 @@ def run(
         emit_json(summary)
         return
     _print_summary(summary)
-
-
-def _check_b_room(
-    sized: "BackgroundB",
-    trace: Path,
-    fabric: "Fabric",
-    placement: str,
-    seed: int,
-    nodes: int | None,
-    jobs: "tuple[BackgroundJob, ...]",
-) -> None:
-    """UsageError when the b-sized background cannot be placed beside the trace's ranks
-    (placed as the replay will place them) and the --background jobs."""
-    from tailcast.replay.background_b import check_room
-    from tailcast.replay.placement import endpoints_of, placement_spec
-    from tailcast.traces.meta import read_meta
-
-    if fabric.endpoints is not None:
-        ranks = read_meta(trace).ranks
-        spec = placement_spec(placement, ranks, seed, fabric, nodes)
-        taken = len(set(endpoints_of(fabric, ranks, spec))) + sum(j.nodes for j in jobs)
-    else:
-        taken = 0  # (check_room refuses a fabric without an endpoint count)
-    check_room(sized, fabric.layout, taken)
 
 
 def _timing(actions: int, wall0: float, cpu0: float) -> dict[str, float]:

@@ -24,10 +24,14 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tailcast.errors import UsageError
 from tailcast.replay.background import PATTERNS, BackgroundJob
+from tailcast.replay.fabric import Fabric
+from tailcast.replay.placement import endpoints_of, placement_spec
+from tailcast.traces.meta import read_meta
 
 # Default job sizes (nodes), drawn uniformly: the powers of two from 2 to 64. An assumption
 # (MPI jobs come in powers of two far more often than not; 64 nodes is 6.5 % of a
@@ -151,6 +155,26 @@ def check_room(spec: BackgroundB, layout: dict[str, Any], taken: int) -> int:
             f"other background): b <= {free}/{total} ({largest:g}) fits"
         )
     return target
+
+
+def check_room_beside(
+    sized: BackgroundB,
+    trace: Path,
+    fabric: Fabric,
+    placement: str,
+    seed: int,
+    nodes: int | None,
+    jobs: tuple[BackgroundJob, ...],
+) -> None:
+    """UsageError when the b-sized background cannot be placed beside the trace's ranks
+    (placed as the replay will place them) and the --background jobs."""
+    if fabric.endpoints is not None:
+        ranks = read_meta(trace).ranks
+        spec = placement_spec(placement, ranks, seed, fabric, nodes)
+        taken = len(set(endpoints_of(fabric, ranks, spec))) + sum(j.nodes for j in jobs)
+    else:
+        taken = 0  # (check_room refuses a fabric without an endpoint count)
+    check_room(sized, fabric.layout, taken)
 
 
 def sized_jobs(
