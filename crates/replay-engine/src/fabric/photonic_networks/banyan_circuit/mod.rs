@@ -90,6 +90,21 @@ struct Msg {
     setup_ns: f64,
 }
 
+impl Msg {
+    /// A message submitted at `now`, not yet blocked or set up.
+    fn new(now: Time, token: u32, src: u32, dst: u32, bytes: u64) -> Self {
+        Self {
+            token,
+            src,
+            dst,
+            bytes,
+            submitted: now,
+            blocked: 0,
+            setup_ns: 0.0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 struct Terminal {
     /// Basic: one FIFO (index 0); VOQ: one queue per destination.
@@ -180,15 +195,7 @@ impl Gemini {
 
     /// Queues an optical message (circuit-switched).
     pub fn send_optical(&mut self, now: Time, token: u32, src: u32, dst: u32, bytes: u64) {
-        let m = self.msgs.add(Msg {
-            token,
-            src,
-            dst,
-            bytes,
-            submitted: now,
-            blocked: 0,
-            setup_ns: 0.0,
-        });
+        let m = self.msgs.add(Msg::new(now, token, src, dst, bytes));
         let q = match self.p.protocol {
             Protocol::Basic => 0,
             Protocol::Voq => dst as usize,
@@ -199,15 +206,7 @@ impl Gemini {
 
     /// Sends a packet of `bytes` (at least one signal's length) over the electrical network.
     pub fn send_packet(&mut self, now: Time, token: u32, src: u32, dst: u32, bytes: u64) {
-        let m = self.msgs.add(Msg {
-            token,
-            src,
-            dst,
-            bytes,
-            submitted: now,
-            blocked: 0,
-            setup_ns: 0.0,
-        });
+        let m = self.msgs.add(Msg::new(now, token, src, dst, bytes));
         self.signal(
             now,
             Sig::Packet,
