@@ -85,12 +85,17 @@ FRAME = re.compile(rb"(\d+)/(\d+) +(\d+:\d\d:\d\d) +(\d+:\d\d:\d\d|-:--:--)")
 @pytest.mark.slow
 def test_an_in_memory_replay_shows_rows_done_of_the_total_and_an_eta(tmp_path: Path) -> None:
     """The in-memory replay's bar (issue 41: "0/? 0:00:17") counts the trace's rows the
-    engine took, of the total the Parquet footer gives, with a time remaining."""
-    table, meta = osu_trace("allreduce", 16, [64, 4096], 10000)
+    engine took, of the total the Parquet footer gives, with a time remaining.
+
+    The bar redraws 10 times a second and needs two reports for a rate, so the replay must
+    last well beyond 0.2 s on any host: ~3 s of Dragonfly+ routing here (the ideal fabric
+    took 0.1 s, which is why an earlier version of this test failed on a quiet host)."""
+    table, meta = osu_trace("alltoall", 16, [64, 4096], 10000)
     trace = write_trace(table, tmp_path / "long.parquet", meta)
     rows = read_footer(trace).num_rows
     assert rows > STREAM_ROWS  # long: only --in-memory keeps it in memory
-    args = [*EXE, "replay", "run", "--no-store", "--in-memory", str(trace), "--json"]
+    args = [*EXE, "replay", "run", "--no-store", "--in-memory", "--fabric", "dfp-test"]
+    args += [str(trace), "--json"]
     code, drawn = _on_terminal(args, {**os.environ, "COLUMNS": "120", "TERM": "xterm"})
     assert code == 0
     assert b"replay (in memory)" in drawn

@@ -227,11 +227,19 @@ class _Parser:
         """The error of a title (and header) with no row under it: OSU's last own line
         (the column header, if it printed one) as its words."""
         own = [ln.strip() for ln in self.text.splitlines() if ln.strip().startswith("#")]
-        what = "its column header" if self.columns or self.matrix else "its title"
         why = osu_message(self.stderr) if self.stderr.strip() else ""
+        if self.columns or self.matrix:
+            cause = (
+                "no result row after its column header (no message size in the range asked "
+                "for, e.g. -m 64:8, or the run stopped before its first row"
+            )
+        else:
+            cause = (
+                "no result row after its title (what -v prints, or a run that stopped "
+                "before its column header"
+            )
         return OsuNoRowsError(
-            f"{self.title}: no result row after {what} (no message size in the range asked "
-            "for, e.g. -m 64:8, or the run stopped before its first row"
+            f"{self.title}: {cause}"
             + ("" if why else "; its stderr, given with --stderr, may say why")
             + ")",
             why or (own[-1] if own else ""),
