@@ -35,6 +35,9 @@ pub enum ReplayError {
         row: usize,
         message: String,
     },
+    /// The background does not fit beside the traces (no free endpoints left, b too
+    /// large for the fabric) or names endpoints it cannot have.
+    Background(String),
     /// The caller asked the replay to stop (`replay_interruptible`).
     Interrupted,
 }
@@ -88,6 +91,7 @@ impl fmt::Display for ReplayError {
             } => {
                 write!(f, "trace {trace}, row {row}: {message}")
             }
+            Self::Background(m) => f.write_str(m),
             Self::Interrupted => f.write_str("replay interrupted"),
         }
     }

@@ -12,6 +12,7 @@ pub mod fabric;
 pub mod ops;
 pub mod placement;
 pub mod prng;
+pub mod scenario;
 pub mod trace;
 
 pub use config::{LocalityClass, Placement, ReplayOptions};

@@ -17,7 +17,7 @@
 //! (collective.rs), end checks (completion.rs). Drivers (replay.rs, stream.rs) feed rows
 //! and collect results (feed.rs).
 
-use super::background::{Background, Generator};
+use super::background::Background;
 use super::closed_form::ClosedForms;
 use super::event_queue::EventQueue;
 use super::jobs::{JobRt, JobSetup};
@@ -30,11 +30,9 @@ use super::programs::Programs;
 use super::ranks::{RState, RankRt};
 use super::requests::Requests;
 use crate::collectives;
-use crate::config::ReplayOptions;
 use crate::error::ReplayError;
-use crate::fabric::registry::FabricSpec;
 use crate::fabric::Time;
-use crate::placement::place;
+use crate::scenario::Scenario;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Ev {
@@ -107,12 +105,10 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
-    pub(super) fn new(
-        setups: Vec<JobSetup>,
-        generators: Vec<Generator>,
-        spec: &FabricSpec,
-        options: &ReplayOptions,
-    ) -> Result<Self, ReplayError> {
+    /// The engine of `scenario`, whose traces are `setups` (one per declared job): builds
+    /// the fabric — the one build of a replay — and places everything on it.
+    pub(super) fn new(setups: Vec<JobSetup>, scenario: &Scenario) -> Result<Self, ReplayError> {
+        let options = &scenario.options;
         if !options.compute_scale.is_finite() || options.compute_scale < 0.0 {
             return Err(ReplayError::BadConfig(
                 "compute_scale must be finite and >= 0".into(),
@@ -120,31 +116,23 @@ impl Engine {
         }
         let selector = collectives::Selector::parse(&options.coll_overrides)
             .map_err(|e| ReplayError::BadConfig(e.to_string()))?;
-        let built = spec
+        let built = scenario
+            .fabric
             .build(options.seed)
             .map_err(|e| ReplayError::BadConfig(e.to_string()))?;
-        let net = Network::new(built, spec.host(), options)?;
+        let net = Network::new(built, scenario.fabric.host(), options)?;
+        let counts: Vec<u32> = setups.iter().map(|s| s.ranks).collect();
+        let placed = scenario.place(net.fabric(), &counts)?;
         let mut jobs = Vec::with_capacity(setups.len());
         let mut ranks = Vec::new();
         let mut foreground_left = 0;
-        for (j, setup) in setups.into_iter().enumerate() {
-            let fabric = net.fabric();
-            let endpoints = place(
-                setup.ranks,
-                fabric.endpoints(),
-                &|e| fabric.locality(e),
-                &setup.placement,
-            )
-            .map_err(|m| ReplayError::BadTrace {
-                trace: j as u32,
-                row: None,
-                message: m,
-            })?;
+        for ((j, setup), endpoints) in setups.into_iter().enumerate().zip(placed.jobs) {
+            let foreground = scenario.jobs[j].foreground;
             let base = ranks.len() as u32;
             for r in 0..setup.ranks {
                 ranks.push(RankRt::new(j as u32, r, endpoints[r as usize]));
             }
-            if setup.foreground {
+            if foreground {
                 foreground_left += setup.ranks as usize;
             }
             let mut comms = setup.comms;
@@ -154,10 +142,11 @@ impl Engine {
                 ranks: setup.ranks,
                 comms,
                 output: setup.output,
-                foreground: setup.foreground,
+                foreground,
                 iterations: Default::default(),
             });
         }
+        let generators = placed.generators;
         let cut_off = !generators.is_empty() || jobs.iter().any(|j| !j.foreground);
         let background = Background::new(generators, jobs.len() as u32, &net, options.seed)?;
         let nranks = ranks.len();

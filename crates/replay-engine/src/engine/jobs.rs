@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use super::iterations::IterationLatency;
 use super::output::Output;
 use super::ranks::RankRt;
-use crate::config::Placement;
 use crate::fabric::Time;
 
 /// What the engine knows about one trace before its rows come.
@@ -16,11 +15,7 @@ pub(super) struct JobSetup {
     pub ranks: u32,
     /// Communicator id → ranks in communicator-rank order (0 = every rank if absent).
     pub comms: HashMap<i32, Vec<u32>>,
-    pub placement: Placement,
     pub output: Output,
-    /// The replay ends when every foreground job's ranks finished; background jobs are
-    /// cut off then.
-    pub foreground: bool,
 }
 
 /// A trace while it runs; its ranks are `base..base + ranks` of the engine's ranks.

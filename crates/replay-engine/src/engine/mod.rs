@@ -32,8 +32,8 @@ pub use self::core::Progress;
 pub use background::{Arrivals, Generator, Pattern};
 pub use feed::ReplayOutput;
 pub use output::{JobResult, MessagesOut, OpsOut, ReplayStats};
-pub use replay::{engine_chunk_rows, replay, replay_interruptible, JobInput};
-pub use stream::{ReplayStream, StreamJob};
+pub use replay::{engine_chunk_rows, replay, replay_interruptible, replay_scenario, JobInput};
+pub use stream::{ReplayStream, StreamJob, StreamTrace};
 
 #[cfg(test)]
 mod tests;

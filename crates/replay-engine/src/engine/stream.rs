@@ -13,6 +13,7 @@ use super::rows::{self, Chunk};
 use crate::config::{Placement, ReplayOptions};
 use crate::error::ReplayError;
 use crate::fabric::registry::FabricSpec;
+use crate::scenario::{JobDecl, JobPlace, Scenario};
 use crate::trace::{self, TraceColumns};
 
 /// A trace fed in chunks: its rank count, known communicators and placement.
@@ -29,18 +30,59 @@ pub struct StreamJob {
     pub foreground: bool,
 }
 
+/// What a streamed trace is before its rows come; where it sits is its scenario's.
+#[derive(Debug, Clone)]
+pub struct StreamTrace {
+    pub ranks: u32,
+    /// Communicator id → world ranks in communicator-rank order (as `StreamJob`).
+    pub comms: Vec<(i32, Vec<u32>)>,
+    /// Collect executed rows for `take_ops`.
+    pub keep_ops: bool,
+}
+
 /// A replay fed chunk by chunk (see the module comment).
 pub struct ReplayStream {
     engine: Engine,
 }
 
 impl ReplayStream {
+    /// A streamed replay of the traces of `jobs` placed as they say, with background jobs
+    /// already on their endpoints (tests; `of_scenario` is the general form).
     pub fn new(
         jobs: Vec<StreamJob>,
         generators: Vec<Generator>,
         spec: &FabricSpec,
         options: &ReplayOptions,
     ) -> Result<Self, ReplayError> {
+        let decls = jobs
+            .iter()
+            .map(|j| JobDecl {
+                at: JobPlace::Placement(j.placement.clone()),
+                foreground: j.foreground,
+            })
+            .collect();
+        let scenario = Scenario::of(spec, options, decls, generators);
+        let traces = jobs
+            .into_iter()
+            .map(|j| StreamTrace {
+                ranks: j.ranks,
+                comms: j.comms,
+                keep_ops: j.keep_ops,
+            })
+            .collect();
+        Self::of_scenario(&scenario, traces)
+    }
+
+    /// A streamed replay of `scenario`, whose job `j` is `traces[j]`.
+    pub fn of_scenario(scenario: &Scenario, traces: Vec<StreamTrace>) -> Result<Self, ReplayError> {
+        if traces.len() != scenario.jobs.len() {
+            return Err(ReplayError::BadConfig(format!(
+                "{} traces for {} declared jobs",
+                traces.len(),
+                scenario.jobs.len()
+            )));
+        }
+        let jobs = traces;
         let mut setups = Vec::with_capacity(jobs.len());
         for (j, job) in jobs.into_iter().enumerate() {
             let mut comms = HashMap::new();
@@ -62,13 +104,11 @@ impl ReplayStream {
             setups.push(JobSetup {
                 ranks: job.ranks,
                 comms,
-                placement: job.placement,
                 output,
-                foreground: job.foreground,
             });
         }
         Ok(Self {
-            engine: Engine::new(setups, generators, spec, options)?,
+            engine: Engine::new(setups, scenario)?,
         })
     }
 
