@@ -91,8 +91,9 @@ def tailcast_time_us(trace: Path, coll: str, handshake: bool = True) -> float:
 
     fabric = parse_fabric(fabric_toml(RANKS, handshake), "<collectives bench crossbar>")
     arrays = load_columns(trace).arrays()
-    result = _core.replay([arrays], ["linear"], fabric.table, coll=coll, compute_scale=0.0,
-                          eager_threshold_bytes=EAGER_BYTES)  # fmt: skip
+    scenario = _core.Scenario(fabric.spec, "linear", coll=coll, compute_scale=0.0,
+                              eager_threshold_bytes=EAGER_BYTES)  # fmt: skip
+    result = _core.replay(scenario, [arrays])
     return result.jobs[0].total_time_ns / 1000.0
 
 

@@ -83,12 +83,18 @@ def measure(trace: dict[str, Any], fabric: str, repeats: int = WORKER_REPEATS) -
     """Best of `repeats` replays (this VM's neighbours add up to 15 % to a single run)."""
     loaded = load_fabric(fabric)
     # Builds before the fabric framework (A/B against them) took `.engine` and returned a
-    # (jobs, stats) tuple.
+    # (jobs, stats) tuple; builds before the scenario took the table and placements.
     table = getattr(loaded, "table", None) or loaded.engine
+    scenario = None
+    if hasattr(_core, "Scenario"):
+        scenario = _core.Scenario(loaded.spec, "linear", compute_scale=0.0)
     runs = []
     for _ in range(repeats):
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        result = _core.replay([trace], ["linear"], table, compute_scale=0.0)
+        if scenario is not None:
+            result = _core.replay(scenario, [trace])
+        else:
+            result = _core.replay([trace], ["linear"], table, compute_scale=0.0)
         if isinstance(result, tuple):
             (job, *_), stats = result
         else:

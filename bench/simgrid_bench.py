@@ -102,7 +102,8 @@ def engine_child(trace: Path, ranks: int) -> dict[str, Any]:
     arrays = load_columns(trace).arrays()
     load_cpu = time.process_time() - t_load
     t1 = time.process_time()
-    result = _core.replay([arrays], ["linear"], fabric.table, coll=TAILCAST_COLL, compute_scale=0.0)
+    scenario = _core.Scenario(fabric.spec, "linear", coll=TAILCAST_COLL, compute_scale=0.0)
+    result = _core.replay(scenario, [arrays])
     engine_cpu = time.process_time() - t1
     actions = result.stats["actions"]
     return {"actions": actions, "engine_cpu_s": engine_cpu, "load_cpu_s": load_cpu}

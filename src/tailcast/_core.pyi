@@ -11,12 +11,14 @@ from numpy.typing import NDArray
 __all__ = [
     "ColumnBuilder",
     "FabricConfigError",
+    "FabricSpec",
     "JobReplay",
     "OpStats",
     "RankFeeder",
     "ReplayError",
     "ReplayResult",
     "ReplayStream",
+    "Scenario",
     "TitConverter",
     "TitReader",
     "TraceFile",
@@ -25,11 +27,10 @@ __all__ = [
     "collective_algorithms",
     "collective_program",
     "engine_version",
-    "fabric_layout",
     "fabric_models",
+    "fabric_work",
     "op_codes",
     "parquet_footer",
-    "place",
     "read_otf2",
     "replay",
     "squeue_columns",
@@ -78,12 +79,15 @@ class ReplayResult:
         (0 eager, 1 rendezvous), collective, tag, posted_ns, delivered_ns, setup_ns,
         wait_ns, blocked, hops, path (index into `path_classes`); None if not recorded."""
     @property
+    def background_endpoints(self) -> list[list[int]]:
+        """The endpoints of each background job, where the scenario placed them."""
+    @property
     def path_classes(self) -> list[str]: ...
 
 class ReplayError(ValueError):
     """A trace that cannot be replayed."""
 
-    kind: str  # bad_trace | bad_config | deadlock | collective | interrupted
+    kind: str  # bad_trace | bad_config | deadlock | collective | placement | interrupted
     trace: int | None
     row: int | None
     blocked: list[dict[str, Any]]  # trace, rank, row, waiting_for
@@ -96,49 +100,74 @@ class FabricConfigError(ValueError):
     key: str
     reason: str
 
+@final
+class FabricSpec:
+    """A fabric table (a dict as tomllib returns it) checked against its model's
+    declaration once (`fabric_models()`); FabricConfigError names the key at fault."""
+
+    def __new__(cls, table: dict[str, Any]) -> FabricSpec: ...
+    @property
+    def model(self) -> str: ...
+    def layout(self) -> dict[str, Any]:
+        """Builds the fabric: its model, endpoints (None: unbounded), group and island of
+        every endpoint (None where the model has none) and path_classes."""
+
+@final
+class Scenario:
+    """What one replay is (crates/replay-engine/src/scenario/): the fabric, the options, the
+    foreground trace's `placement` ("linear[:OFFSET]", "random[:SEED]", "explicit:E0,E1,..."
+    or "locality:same_group|same_island|different_islands:NODES[:SEED]"), background traces
+    (each "random", "linear" or "E0,E1,...": which free endpoints it takes), synthetic
+    background jobs (`generators`: dicts of nodes, placement as for traces, and traffic) and
+    jobs sized from b (`sized_from_b`: b, job_sizes, placement "scattered" | "around",
+    traffic). A traffic dict: pattern (uniform | nearest_neighbour | all_to_all |
+    permutation | hot_spot), bytes, load (fraction of injection bandwidth), arrivals
+    (poisson | periodic), hot_fraction. `eager_threshold_bytes`: the largest eager message
+    (default: the fabric's host model, its `[host]` table). `record_messages`: one row per
+    delivered message (default: when the fabric reports per-message details). The engine
+    builds the fabric once per replay and places everything on it; a placement it cannot
+    make raises ReplayError of kind "placement"."""
+
+    def __new__(
+        cls,
+        fabric: FabricSpec,
+        placement: str,
+        *,
+        seed: int = 0,
+        eager_threshold_bytes: int | None = None,
+        compute_scale: float = 1.0,
+        coll: str = "",
+        record_messages: bool | None = None,
+        background_traces: list[str] = ...,
+        generators: list[dict[str, Any]] = ...,
+        sized_from_b: dict[str, Any] | None = None,
+    ) -> Scenario: ...
+    @property
+    def traces(self) -> int:
+        """How many traces `replay` takes: the foreground one, then each background trace."""
+
 def replay(
+    scenario: Scenario,
     traces: list[dict[str, NDArray[np.generic]]],
-    placements: list[str],
-    fabric: dict[str, Any],
     *,
-    seed: int = 0,
-    eager_threshold_bytes: int | None = None,
-    compute_scale: float = 1.0,
-    coll: str = "",
-    foreground: list[bool] | None = None,
-    background: list[dict[str, Any]] | None = None,
-    record_messages: bool | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ReplayResult:
-    """Replays `traces` together on one fabric; releases the GIL while running.
+    """Replays `scenario` with its traces (the foreground one first); releases the GIL while
+    running.
 
     Each trace is a dict of contiguous 1-D arrays: rank u32, seq i64, op u8 (`op_codes()`),
     peer i32, root i32, send_bytes i64, recv_bytes i64, tag i32, comm i32, request i64,
     t_start_ns i64, t_end_ns i64, iteration i32 (nulls: see tailcast.replay.columns).
-    `placements[i]`: "linear[:OFFSET]", "random[:SEED]", "explicit:E0,E1,..." or
-    "locality:same_group|same_island|different_islands:NODES[:SEED]".
-    `fabric`: the fabric's TOML table (validated against its model; `fabric_models()`).
-    `eager_threshold_bytes`: the largest eager message (default: the fabric's host model,
-    its `[host]` table).
-    `foreground[i]`: the replay ends when every foreground trace ended (default: all).
-    `background`: generators, dicts of pattern (uniform | nearest_neighbour | all_to_all |
-    permutation | hot_spot), endpoints (list), bytes, load (fraction of injection
-    bandwidth), arrivals (poisson | periodic), hot_fraction. `record_messages`: one row per
-    delivered message (default: when the fabric reports per-message details).
     `progress(n)`: n more rows of the foreground traces handed to the engine (at most every
     20 ms while it runs, and the rest when it is done: the calls add up to their rows).
-    Raises ReplayError on a trace that cannot be replayed, FabricConfigError on a bad
-    fabric table, ValueError on bad arguments."""
+    Raises ReplayError on a trace that cannot be replayed or a placement the fabric cannot
+    take, ValueError on bad arguments."""
+
+def fabric_work() -> tuple[int, int]:
+    """(fabric tables validated, fabrics built) so far in this process."""
 
 def fabric_models() -> list[dict[str, Any]]:
     """Every fabric model: name, doc, params (key, expected, default, required, doc)."""
-
-def fabric_layout(fabric: dict[str, Any]) -> dict[str, Any]:
-    """A validated fabric's model, endpoints (None: unbounded), group and island of every
-    endpoint (None where the model has none) and path_classes. FabricConfigError if bad."""
-
-def place(ranks: int, fabric: dict[str, Any], placement: str) -> list[int]:
-    """The endpoint of every rank under `placement` (as `replay` takes it)."""
 
 def collective_program(
     coll: str,
@@ -175,7 +204,8 @@ def squeue_columns(data: bytes) -> dict[str, list[Any]]:
 
 @final
 class ReplayStream:
-    """One trace replayed from per-rank chunks (memory grows with the rows in flight).
+    """The foreground trace of a `scenario` without background traces, replayed from
+    per-rank chunks (memory grows with the rows in flight).
 
     `comms`: communicator id → world ranks in communicator-rank order (every communicator a
     collective uses, except 0 = all ranks). Drive it with `run()`, which returns the rank
@@ -187,19 +217,12 @@ class ReplayStream:
 
     def __new__(
         cls,
+        scenario: Scenario,
         ranks: int,
         comms: dict[int, list[int]],
-        placement: str,
-        fabric: dict[str, Any],
         *,
-        seed: int = 0,
-        eager_threshold_bytes: int | None = None,
-        compute_scale: float = 1.0,
-        coll: str = "",
         keep_ops: bool = True,
         piece_rows: int | None = None,
-        background: list[dict[str, Any]] | None = None,
-        record_messages: bool | None = None,
     ) -> ReplayStream: ...
     def run(self) -> int | None: ...
     def take_ops(self) -> dict[str, NDArray[np.generic]]:

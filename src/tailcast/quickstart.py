@@ -27,7 +27,8 @@ from tailcast.analysis.report import build_report
 from tailcast.errors import TailcastError
 from tailcast.lab.compare import LabReplayer, RunComparison, compare_runs
 from tailcast.replay.fabric import bundled_fabrics, load_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.store import Catalog, ResultsDir
 
 BUNDLED_TABLES = ("runs", "samples", "utilisation", "snapshots", "lab_runs")

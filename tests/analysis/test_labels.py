@@ -15,7 +15,8 @@ from tailcast.analysis.labels import (
 )
 from tailcast.quickstart import bundled_dir
 from tailcast.replay.fabric import load_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.store import Catalog, ResultsDir
 
 

@@ -20,7 +20,8 @@ from tailcast.analysis.report import build_report
 from tailcast.lab.compare import LabReplayer, lab_runs
 from tailcast.quickstart import bundled_dir
 from tailcast.replay.fabric import bundled_fabrics, load_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.store import Catalog, ResultsDir
 from tests.analysis.campaign import write_campaign, write_replay
 from tests.analysis.report_page import HEX_ID, check_svg, one_format_per_column, visible_text

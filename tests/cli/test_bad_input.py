@@ -69,7 +69,7 @@ def test_background_b_that_cannot_be_placed_names_needed_and_free(
     home = tmp_path / "home"
     line = one_error(run(home, "replay", "run", trace, "--fabric", "marconi100",
                          "--background-b", "1.0"), 2)  # fmt: skip
-    assert "--background-b 1.0" in line
+    assert "background sized from b = 1:" in line  # (--background-b)
     assert "980 background nodes" in line and "only 964 are free" in line
     assert "b <= 964/980" in line
     assert not home.exists()

@@ -16,7 +16,8 @@ import pytest
 from tailcast.cli.replay import STREAM_ROWS
 from tailcast.replay.background import BackgroundTrace
 from tailcast.replay.fabric import load_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.store.footer import read_footer
 from tailcast.traces.io import write_trace
 from tailcast.traces.synth.osu import osu_trace

@@ -10,7 +10,8 @@ import pytest
 
 from tailcast.lab.bgtrace import write_background_trace
 from tailcast.replay.fabric import load_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.traces.io import read_trace
 from tailcast.traces.schema import Op
 

@@ -19,7 +19,8 @@ from tailcast.lab.calibrate import (
 )
 from tailcast.lab.fabric_toml import fabric_toml, tree_shape
 from tailcast.replay.fabric import load_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.traces.io import write_trace
 from tailcast.traces.synth.osu import osu_trace
 

@@ -18,7 +18,8 @@ from tailcast import _core
 from tailcast.errors import UsageError
 from tailcast.replay.background import BackgroundJob, BackgroundTrace, parse_job
 from tailcast.replay.fabric import load_fabric
-from tailcast.replay.run import ReplayFailed, ReplayOptions, load_columns, replay_trace
+from tailcast.replay.run import ReplayFailed, load_columns, replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.store import ResultsDir
 from tailcast.store.catalog import Catalog
 from tailcast.traces.io import TraceMeta, write_trace
@@ -101,10 +102,12 @@ def test_background_traces_run_on_free_endpoints_and_are_cut_off(tmp_path: Path)
 def test_locality_classes_place_ranks_on_their_levels(tmp_path: Path) -> None:
     tree = load_fabric("tree-2x2x4")
     layout = tree.layout
+    eight = load_columns(osu_parquet(tmp_path, "reduce", 8, 4)).arrays()
     for cls, groups, islands in [("same_group", 1, 1), ("same_island", 2, 1),
                                  ("different_islands", None, 2)]:  # fmt: skip
         for seed in range(5):
-            eps = _core.place(8, tree.table, f"locality:{cls}:4:{seed}")
+            scenario = _core.Scenario(tree.spec, f"locality:{cls}:4:{seed}")
+            eps = list(_core.replay(scenario, [eight]).jobs[0].endpoints)
             g = {layout["group"][e] for e in eps}
             i = {layout["island"][e] for e in eps}
             assert len(i) == islands, (cls, eps)
@@ -126,8 +129,9 @@ def test_node_names_place_ranks_like_a_measured_run(tmp_path: Path) -> None:
     trace = osu_parquet(tmp_path, "bcast", 8, 1024)
     out = replay_trace(trace, tree, ReplayOptions(placement="nodes:node[05-06,13-14]"))
     assert out.ranks == 8
-    eps = _core.place(8, tree.table, "explicit:4,4,5,5,12,12,13,13")
-    assert eps == [4, 4, 5, 5, 12, 12, 13, 13]
+    eps = _core.replay(_core.Scenario(tree.spec, "explicit:4,4,5,5,12,12,13,13"),
+                       [load_columns(trace).arrays()]).jobs[0].endpoints  # fmt: skip
+    assert list(eps) == [4, 4, 5, 5, 12, 12, 13, 13]
     with pytest.raises(UsageError, match="node99"):
         replay_trace(trace, tree, ReplayOptions(placement="nodes:node99"))
 
@@ -165,7 +169,7 @@ def test_replay_errors_are_typed_with_fields(tmp_path: Path) -> None:
     trace = write_trace(p.table(), tmp_path / "deadlock.parquet", TraceMeta(ranks=2))
     cols = load_columns(trace).arrays()
     with pytest.raises(_core.ReplayError) as info:
-        _core.replay([cols], ["linear"], load_fabric("ideal").table)
+        _core.replay(_core.Scenario(load_fabric("ideal").spec, "linear"), [cols])
     err = info.value
     assert err.kind == "deadlock" and err.total_blocked == 2
     assert {b["rank"] for b in err.blocked} == {0, 1}

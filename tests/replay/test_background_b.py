@@ -5,71 +5,77 @@ nodes and locality; all through the real engine and store."""
 from __future__ import annotations
 
 import json
-import random
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tailcast import _core
 from tailcast.errors import UsageError
-from tailcast.replay.background_b import BackgroundB, draw_sizes, sized_jobs
+from tailcast.replay.background_b import DEFAULT_JOB_SIZES, BackgroundB
 from tailcast.replay.fabric import load_fabric
 from tailcast.replay.measured_inputs import measured_run, run_placement, snapshot_job_sizes
-from tailcast.replay.placement import endpoints_of, placement_spec
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import load_columns, replay_failed, replay_trace
+from tailcast.replay.scenario import ReplayOptions, scenario_of
 from tailcast.store import Catalog, ResultsDir
 from tests.replay.conftest import osu_parquet
 
 
-def _foreground(fabric_name: str, placement: str, ranks: int = 16) -> tuple[Any, list[int]]:
+def _placed(
+    tmp: Path, fabric_name: str, placement: str, b: BackgroundB | None = None, ranks: int = 16
+) -> tuple[Any, list[int], list[list[int]]]:
+    """The fabric, the foreground's endpoints and each background job's, as the engine
+    places them for a short replay (seed 3)."""
     fabric = load_fabric(fabric_name)
-    spec = placement_spec(placement, ranks, 3, fabric)
-    return fabric, endpoints_of(fabric, ranks, spec)
-
-
-def test_draw_sizes_fills_exactly_with_jobs_of_at_least_two_nodes() -> None:
-    rng = random.Random(1)
-    for total in (0, 2, 3, 5, 97, 441, 686):
-        sizes = draw_sizes(total, (), rng)
-        assert sum(sizes) == total
-        assert all(s >= 2 for s in sizes)
-    assert set(draw_sizes(400, (6, 10), rng)) <= {6, 10, 4, 7, 8, 9, 11, 2, 3, 5}
-    with pytest.raises(UsageError, match="1 node"):
-        draw_sizes(1, (), rng)
+    arrays = load_columns(osu_parquet(tmp, "reduce", ranks, 4)).arrays()
+    options = ReplayOptions(placement=placement, seed=3, background_b=b)
+    try:
+        result = _core.replay(scenario_of(fabric, options, ranks), [arrays])
+    except _core.ReplayError as err:
+        raise replay_failed(tmp, err) from err
+    return fabric, [int(e) for e in result.jobs[0].endpoints], result.background_endpoints
 
 
 @pytest.mark.parametrize("how", ["scattered", "around"])
-def test_b_sizes_the_background_to_b_times_nt_on_free_endpoints(how: str) -> None:
-    fabric, fg = _foreground("marconi100", "different_islands")
-    layout = fabric.layout
+def test_b_sizes_the_background_to_b_times_nt_on_free_endpoints(tmp_path: Path, how: str) -> None:
     for b in (0.2, 0.45, 0.7):
-        jobs = sized_jobs(BackgroundB(b=b, placement=how), layout, fg, fg, seed=5)
-        nodes = [int(e) for j in jobs for e in j.placement.split(",")]
-        assert len(nodes) == round(b * 980) == sum(j.nodes for j in jobs)
+        fabric, fg, jobs = _placed(tmp_path, "marconi100", "different_islands",
+                                   BackgroundB(b=b, placement=how))  # fmt: skip
+        nodes = [e for j in jobs for e in j]
+        assert len(nodes) == round(b * 980)
         assert len(set(nodes)) == len(nodes) and not set(nodes) & set(fg)
-        assert all(j.nodes >= 2 and j.load == BackgroundB(b=b).load for j in jobs)
+        assert all(len(j) >= 2 for j in jobs)
+        # Jobs of the default sizes, the last one cut to fit (and never leaving one node).
+        assert all(len(j) in DEFAULT_JOB_SIZES for j in jobs[:-1])
+    layout = fabric.layout
     # "around": the foreground's leaf switches fill first, then its islands.
-    jobs = sized_jobs(BackgroundB(b=0.2, placement="around"), layout, fg, fg, seed=5)
-    nodes = [int(e) for j in jobs for e in j.placement.split(",")]
+    _, fg, jobs = _placed(tmp_path, "marconi100", "different_islands",
+                          BackgroundB(b=0.2, placement="around"))  # fmt: skip
+    nodes = [e for j in jobs for e in j]
     fg_leaves = {layout["group"][e] for e in fg}
     on_fg_leaves = sum(layout["group"][e] in fg_leaves for e in nodes)
     free_on_fg_leaves = sum(layout["group"][e] in fg_leaves and e not in fg for e in range(980))
     assert on_fg_leaves == min(free_on_fg_leaves, len(nodes))
+    fg_islands = {layout["island"][e] for e in fg}
+    order = [layout["group"][e] in fg_leaves or layout["island"][e] in fg_islands for e in nodes]
+    assert order == sorted(order, reverse=True)  # no node outside before one inside
     # "scattered": about b of the foreground's leaf neighbours are busy.
-    jobs = sized_jobs(BackgroundB(b=0.45), layout, fg, fg, seed=5)
-    nodes = {int(e) for j in jobs for e in j.placement.split(",")}
-    share = sum(layout["group"][e] in fg_leaves for e in nodes) / free_on_fg_leaves
+    _, fg, jobs = _placed(tmp_path, "marconi100", "different_islands", BackgroundB(b=0.45))
+    busy = {e for j in jobs for e in j}
+    fg_leaves = {layout["group"][e] for e in fg}
+    free_on_fg_leaves = sum(layout["group"][e] in fg_leaves and e not in fg for e in range(980))
+    share = sum(layout["group"][e] in fg_leaves for e in busy) / free_on_fg_leaves
     assert 0.3 < share < 0.6
 
 
-def test_b_needs_endpoints_and_room() -> None:
-    ideal = load_fabric("ideal")
+def test_b_needs_endpoints_and_room(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="fixed number of endpoints"):
-        sized_jobs(BackgroundB(b=0.5), ideal.layout, [0, 1], [0, 1], seed=0)
-    fabric, fg = _foreground("dfp-test", "linear")
-    with pytest.raises(UsageError, match="free"):
-        sized_jobs(BackgroundB(b=1.0), fabric.layout, fg, fg, seed=0)
+        _placed(tmp_path, "ideal", "linear", BackgroundB(b=0.5))
+    with pytest.raises(UsageError, match=r"80 background nodes .* only 64 are free"):
+        _placed(tmp_path, "dfp-test", "linear", BackgroundB(b=1.0))
+    with pytest.raises(UsageError, match="1 node"):  # b · N_t = 0.6: one node, no job
+        _placed(tmp_path, "dfp-test", "linear", BackgroundB(b=0.0075))
     with pytest.raises(UsageError, match="pattern"):
         BackgroundB(b=0.5, pattern="zigzag")
 
@@ -98,10 +104,10 @@ def test_snapshot_sizes_are_its_running_multi_node_jobs(tmp_path: Path) -> None:
     assert sorted(snapshot_job_sizes("snap1", results)) == [2, 12, 12, 30]
     with pytest.raises(UsageError, match="no such snapshot"):
         snapshot_job_sizes("nope", results)
-    fabric, fg = _foreground("marconi100", "same_island")
     spec = BackgroundB(b=0.45, job_sizes=snapshot_job_sizes("snap1", results))
-    jobs = sized_jobs(spec, fabric.layout, fg, fg, seed=1)
-    assert {j.nodes for j in jobs[:-1]} <= {2, 12, 30}
+    _, _, jobs = _placed(tmp_path, "marconi100", "same_island", spec)
+    assert {len(j) for j in jobs[:-1]} <= {2, 12, 30}
+    assert sum(map(len, jobs)) == round(0.45 * 980)
 
 
 def _store_run(results: ResultsDir, run_id: str, nodes: list[str], locality: str) -> None:

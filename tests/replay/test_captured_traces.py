@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tailcast.replay.fabric import bundled_fabrics, load_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.traces.capture import capture_run
 from tailcast.traces.io import read_trace
 from tests.traces.test_capture import MPIRUN, PROGRAMS, c_program, mpi_env

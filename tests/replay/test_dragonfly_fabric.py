@@ -11,7 +11,8 @@ import pyarrow.compute as pc
 import pytest
 
 from tailcast.replay.fabric import Fabric, bundled_fabrics, load_fabric, parse_fabric
-from tailcast.replay.run import ReplayOptions, ReplayOutcome, replay_trace
+from tailcast.replay.run import ReplayOutcome, replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.traces.io import TraceMeta, write_trace
 from tailcast.traces.schema import Op, TraceBuilder
 

@@ -193,7 +193,7 @@ def test_random_invalid_configs_are_rejected_naming_the_mutated_key(data: st.Dat
         _set(table, path, value)
         blamed = dotted
     try:
-        _core.fabric_layout(table)
+        _core.FabricSpec(table)
     except _core.FabricConfigError as err:
         assert err.key == blamed or err.key.startswith(blamed + "."), (err.key, blamed, table)
         assert err.reason

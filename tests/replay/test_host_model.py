@@ -17,7 +17,8 @@ import pytest
 
 from tailcast import _core
 from tailcast.replay.fabric import FabricConfigError, load_fabric, parse_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tests.replay.conftest import osu_parquet
 
 REPO = Path(__file__).resolve().parents[2]

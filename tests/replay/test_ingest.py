@@ -18,7 +18,8 @@ from tailcast.errors import InputError
 from tailcast.replay.columns import SAME, EngineColumns, normalise_op, op_code_table
 from tailcast.replay.fabric import load_fabric
 from tailcast.replay.rank_reader import scan_trace
-from tailcast.replay.run import ReplayOptions, load_columns, replay_trace
+from tailcast.replay.run import load_columns, replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.replay.stream import stream_replay
 from tailcast.store.schemas import TRACE
 from tailcast.traces.io import TraceMeta, write_trace

@@ -20,7 +20,8 @@ from tailcast.replay.photonic_setups import (
     seed003_options,
     seed003_poisson_trace,
 )
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.store import Catalog, ResultsDir
 from tailcast.traces.io import read_meta, read_trace
 

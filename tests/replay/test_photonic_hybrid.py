@@ -11,7 +11,8 @@ import pyarrow.compute as pc
 import pytest
 
 from tailcast.replay.fabric import FabricConfigError, bundled_fabrics, load_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.traces.io import TraceMeta, write_trace
 from tailcast.traces.synth.program import Program
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from tailcast.replay.fabric import FabricConfigError, bundled_fabrics, load_fabric, parse_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.traces.io import TraceMeta, write_trace
 from tailcast.traces.synth import seed002_mix_trace
 

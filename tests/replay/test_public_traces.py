@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tailcast.replay.fabric import bundled_fabrics, load_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.traces.convert import convert
 
 SOURCES = [

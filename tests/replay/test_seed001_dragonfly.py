@@ -28,7 +28,8 @@ import pytest
 from tailcast.analysis.bimodality import dip_test
 from tailcast.replay.background_b import BackgroundB
 from tailcast.replay.fabric import Fabric, bundled_fabrics, load_fabric, parse_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.traces.io import write_trace
 from tailcast.traces.synth.osu import osu_trace
 

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from tailcast.errors import InputError
 from tailcast.replay.fabric import load_fabric
-from tailcast.replay.run import ReplayFailed, ReplayOptions, _pct, replay_trace
+from tailcast.replay.run import ReplayFailed, _pct, replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.replay.stream import stream_replay
 from tailcast.store import ResultsDir
 from tailcast.traces.convert import convert

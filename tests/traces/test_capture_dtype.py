@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from tailcast.replay.fabric import parse_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.traces.capture import capture_run
 from tailcast.traces.io import read_trace
 from tests.traces.test_capture import PROGRAMS, mpi_env  # noqa: F401 (fixture)

@@ -16,7 +16,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from tailcast.replay.fabric import parse_fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.traces.dumpi_import import import_dumpi
 from tailcast.traces.io import read_trace, write_trace
 from tailcast.traces.tit_convert import convert_tit

@@ -35,9 +35,10 @@ pub enum ReplayError {
         row: usize,
         message: String,
     },
-    /// The background does not fit beside the traces (no free endpoints left, b too
-    /// large for the fabric) or names endpoints it cannot have.
-    Background(String),
+    /// A trace or background job cannot sit where the scenario puts it (a locality class
+    /// the fabric lacks, no free endpoints left, b too large for the fabric, endpoints
+    /// beyond the fabric's).
+    Placement(String),
     /// The caller asked the replay to stop (`replay_interruptible`).
     Interrupted,
 }
@@ -91,7 +92,7 @@ impl fmt::Display for ReplayError {
             } => {
                 write!(f, "trace {trace}, row {row}: {message}")
             }
-            Self::Background(m) => f.write_str(m),
+            Self::Placement(m) => f.write_str(m),
             Self::Interrupted => f.write_str("replay interrupted"),
         }
     }

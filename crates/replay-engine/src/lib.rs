@@ -17,8 +17,9 @@ pub mod trace;
 
 pub use config::{LocalityClass, Placement, ReplayOptions};
 pub use engine::{
-    engine_chunk_rows, replay, replay_interruptible, Arrivals, Generator, JobInput, JobResult,
-    MessagesOut, OpsOut, Pattern, Progress, ReplayOutput, ReplayStats, ReplayStream, StreamJob,
+    engine_chunk_rows, replay, replay_interruptible, replay_scenario, Arrivals, Generator,
+    JobInput, JobResult, MessagesOut, OpsOut, Pattern, Progress, ReplayOutput, ReplayStats,
+    ReplayStream, StreamJob, StreamTrace,
 };
 pub use error::ReplayError;
 pub use fabric::host::HostParams;

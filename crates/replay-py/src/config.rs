@@ -9,7 +9,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use replay_engine::fabric::registry::{self, FabricSpec};
 use replay_engine::fabric::schema::{ConfigError, Value};
-use replay_engine::{Arrivals, Generator, LocalityClass, Pattern, Placement};
+use replay_engine::scenario::{Take, Traffic};
+use replay_engine::{Arrivals, LocalityClass, Pattern, Placement};
 
 pyo3::create_exception!(
     _core,
@@ -125,13 +126,11 @@ pub fn placement(text: &str) -> PyResult<Placement> {
     }
 }
 
-/// A background job as Python describes it (see tailcast/_core.pyi).
+/// What a synthetic background job sends, as Python describes it (see tailcast/_core.pyi).
 #[derive(FromPyObject)]
-pub struct GeneratorArg {
+pub struct TrafficArg {
     #[pyo3(item)]
     pattern: String,
-    #[pyo3(item)]
-    endpoints: Vec<u32>,
     #[pyo3(item)]
     bytes: u64,
     #[pyo3(item)]
@@ -142,8 +141,8 @@ pub struct GeneratorArg {
     hot_fraction: f64,
 }
 
-impl GeneratorArg {
-    pub fn build(self) -> PyResult<Generator> {
+impl TrafficArg {
+    pub fn build(self) -> PyResult<Traffic> {
         let pattern = match self.pattern.as_str() {
             "uniform" => Pattern::Uniform,
             "nearest_neighbour" => Pattern::NearestNeighbour,
@@ -168,13 +167,32 @@ impl GeneratorArg {
                 )))
             }
         };
-        Ok(Generator {
+        Ok(Traffic {
             pattern,
-            endpoints: self.endpoints,
             bytes: self.bytes,
             load: self.load,
             arrivals,
         })
+    }
+}
+
+/// "random", "linear" or "E0,E1,…": which free endpoints a background job takes.
+pub fn take(text: &str) -> PyResult<Take> {
+    match text {
+        "random" => Ok(Take::Random),
+        "linear" => Ok(Take::Linear),
+        list => list
+            .split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| {
+                s.trim().parse::<u32>().map_err(|_| {
+                    PyValueError::new_err(format!(
+                        "background placement {text:?}: expected random, linear or E0,E1,…"
+                    ))
+                })
+            })
+            .collect::<PyResult<Vec<u32>>>()
+            .map(Take::Explicit),
     }
 }
 
@@ -200,54 +218,4 @@ pub fn fabric_models(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         out.push(d);
     }
     Ok(out)
-}
-
-/// A validated fabric's layout: endpoint count (None: unbounded), each endpoint's group
-/// and island (None where the model has none), and its path class names.
-#[pyfunction]
-pub fn fabric_layout<'py>(
-    py: Python<'py>,
-    fabric: Bound<'py, PyDict>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let spec = fabric_spec(py, &fabric)?;
-    let built = spec.build(0).map_err(|e| config_error(py, &e))?;
-    let f = built.fabric;
-    let out = PyDict::new(py);
-    let endpoints = f.endpoints();
-    out.set_item("endpoints", endpoints)?;
-    out.set_item("model", spec.model.name)?;
-    out.set_item("path_classes", f.path_classes().to_vec())?;
-    let located: Option<Vec<(u32, u32)>> = endpoints.and_then(|n| {
-        (0..n)
-            .map(|e| f.locality(e).map(|l| (l.group, l.island)))
-            .collect()
-    });
-    match located {
-        Some(v) => {
-            out.set_item("group", v.iter().map(|x| x.0).collect::<Vec<_>>())?;
-            out.set_item("island", v.iter().map(|x| x.1).collect::<Vec<_>>())?;
-        }
-        None => {
-            out.set_item("group", py.None())?;
-            out.set_item("island", py.None())?;
-        }
-    }
-    Ok(out)
-}
-
-/// The endpoint of every rank under a placement (the engine's own rules), so Python can
-/// place background jobs around a foreground trace.
-#[pyfunction]
-pub fn place(
-    py: Python<'_>,
-    ranks: u32,
-    fabric: Bound<'_, PyDict>,
-    placement: &str,
-) -> PyResult<Vec<u32>> {
-    let spec = fabric_spec(py, &fabric)?;
-    let built = spec.build(0).map_err(|e| config_error(py, &e))?;
-    let f = built.fabric;
-    let how = self::placement(placement)?;
-    replay_engine::placement::place(ranks, f.endpoints(), &|e| f.locality(e), &how)
-        .map_err(PyValueError::new_err)
 }

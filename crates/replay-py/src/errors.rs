@@ -10,7 +10,7 @@ pyo3::create_exception!(
     _core,
     ReplayError,
     PyValueError,
-    "A trace that cannot be replayed: `kind` (bad_trace, bad_config, deadlock, collective, interrupted), \
+    "A trace that cannot be replayed: `kind` (bad_trace, bad_config, deadlock, collective, placement, interrupted), \
      `trace`, `row`, `blocked` (dicts of trace, rank, row, waiting_for), `total_blocked`, \
      `unmatched`."
 );
@@ -35,6 +35,7 @@ fn set_fields(
         EngineError::BadConfig(_) => ("bad_config", None, None),
         EngineError::Deadlock { .. } => ("deadlock", None, None),
         EngineError::Collective { trace, row, .. } => ("collective", Some(*trace), Some(*row)),
+        EngineError::Placement(_) => ("placement", None, None),
         EngineError::Interrupted => ("interrupted", None, None),
     };
     v.setattr("kind", kind)?;

@@ -13,6 +13,7 @@ mod otf2;
 mod poll;
 mod queue;
 mod result;
+mod scenario;
 mod schedule;
 mod source;
 mod stream;
@@ -27,7 +28,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use replay_engine::trace::Lists;
-use replay_engine::{JobInput, ReplayOptions, TraceColumns};
+use replay_engine::TraceColumns;
 use result::{JobReplay, ReplayResult};
 
 /// Version of the Rust replay engine.
@@ -182,76 +183,41 @@ impl<'py> Columns<'py> {
     }
 }
 
-/// Replays traces together on one fabric; see tailcast/_core.pyi for the contract.
+/// Replays a scenario with its traces; see tailcast/_core.pyi for the contract.
 #[pyfunction]
-#[pyo3(signature = (traces, placements, fabric, *, seed = 0, eager_threshold_bytes = None,
-                    compute_scale = 1.0, coll = "", foreground = None, background = None,
-                    record_messages = None, progress = None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (scenario, traces, *, progress = None))]
 fn replay<'py>(
     py: Python<'py>,
+    scenario: &scenario::Scenario,
     traces: Vec<Bound<'py, PyDict>>,
-    placements: Vec<String>,
-    fabric: Bound<'py, PyDict>,
-    seed: u64,
-    eager_threshold_bytes: Option<u64>,
-    compute_scale: f64,
-    coll: &str,
-    foreground: Option<Vec<bool>>,
-    background: Option<Vec<config::GeneratorArg>>,
-    record_messages: Option<bool>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<ReplayResult> {
-    if traces.len() != placements.len() {
+    let scenario = &scenario.inner;
+    if traces.len() != scenario.jobs.len() {
         return Err(PyValueError::new_err(format!(
-            "{} traces but {} placements",
+            "{} traces for a scenario of {}",
             traces.len(),
-            placements.len()
+            scenario.jobs.len()
         )));
     }
-    let foreground = foreground.unwrap_or_else(|| vec![true; traces.len()]);
-    if foreground.len() != traces.len() {
-        return Err(PyValueError::new_err(format!(
-            "{} traces but {} foreground flags",
-            traces.len(),
-            foreground.len()
-        )));
-    }
-    let spec = config::fabric_spec(py, &fabric)?;
-    let generators = background
-        .unwrap_or_default()
-        .into_iter()
-        .map(config::GeneratorArg::build)
-        .collect::<PyResult<Vec<_>>>()?;
     let columns: Vec<Columns<'py>> = traces
         .iter()
         .map(Columns::from_dict)
         .collect::<PyResult<_>>()?;
-    let mut jobs = Vec::with_capacity(columns.len());
-    for ((c, p), fg) in columns.iter().zip(&placements).zip(foreground) {
-        jobs.push(JobInput {
-            columns: c.view()?,
-            placement: config::placement(p)?,
-            foreground: fg,
-        });
-    }
-    let options = ReplayOptions {
-        eager_threshold_bytes,
-        compute_scale,
-        seed,
-        coll_overrides: coll.to_string(),
-        closed_form_collectives: true,
-        record_messages,
-    };
-    let foreground_rows: u64 = jobs
+    let views = columns
         .iter()
-        .filter(|j| j.foreground)
-        .map(|j| j.columns.len() as u64)
+        .map(Columns::view)
+        .collect::<PyResult<Vec<TraceColumns<'_>>>>()?;
+    let foreground_rows: u64 = views
+        .iter()
+        .zip(&scenario.jobs)
+        .filter(|(_, j)| j.foreground)
+        .map(|(v, _)| v.len() as u64)
         .sum();
     let mut poll = poll::Poll::new(progress);
     let out = py.allow_threads(|| {
         let mut interrupted = |fed| poll.interrupted(fed);
-        replay_engine::replay_interruptible(&jobs, generators, &spec, &options, &mut interrupted)
+        replay_engine::replay_scenario(scenario, &views, &mut interrupted)
     });
     match out {
         Ok(out) => {
@@ -276,8 +242,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(queue::squeue_columns, m)?)?;
     m.add_function(wrap_pyfunction!(trace_file::parquet_footer, m)?)?;
     m.add_function(wrap_pyfunction!(config::fabric_models, m)?)?;
-    m.add_function(wrap_pyfunction!(config::fabric_layout, m)?)?;
-    m.add_function(wrap_pyfunction!(config::place, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario::fabric_work, m)?)?;
     m.add_function(wrap_pyfunction!(schedule::collective_program, m)?)?;
     m.add_function(wrap_pyfunction!(schedule::collective_algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(schedule::check_coll, m)?)?;
@@ -287,6 +252,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "FabricConfigError",
         m.py().get_type::<config::FabricConfigError>(),
     )?;
+    m.add_class::<scenario::FabricSpec>()?;
+    m.add_class::<scenario::Scenario>()?;
     m.add_class::<JobReplay>()?;
     m.add_class::<ReplayResult>()?;
     m.add_class::<stream::ReplayStream>()?;

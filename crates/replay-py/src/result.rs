@@ -93,6 +93,9 @@ pub struct ReplayResult {
     pub messages: Option<Py<PyDict>>,
     #[pyo3(get)]
     pub path_classes: Vec<&'static str>,
+    /// The endpoints of each background job, where the scenario placed them.
+    #[pyo3(get)]
+    pub background_endpoints: Vec<Vec<u32>>,
 }
 
 impl ReplayResult {
@@ -112,6 +115,7 @@ impl ReplayResult {
             fabric_stats: out.fabric_stats,
             messages,
             path_classes: out.path_classes.to_vec(),
+            background_endpoints: out.background_endpoints,
         })
     }
 }

@@ -14,9 +14,8 @@ use numpy::IntoPyArray;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use replay_engine::{OpsOut, Progress, ReplayOptions, StreamJob};
+use replay_engine::{OpsOut, Progress, StreamTrace};
 
-use crate::config;
 use crate::errors::replay_error as value_error;
 use crate::ingest::OwnedColumns;
 use crate::op_names::OpTable;
@@ -122,51 +121,24 @@ impl ReplayStream {
 #[pymethods]
 impl ReplayStream {
     #[new]
-    #[pyo3(signature = (ranks, comms, placement, fabric, *, seed = 0,
-                        eager_threshold_bytes = None, compute_scale = 1.0, coll = "",
-                        keep_ops = true, piece_rows = None, background = None,
-                        record_messages = None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (scenario, ranks, comms, *, keep_ops = true, piece_rows = None))]
     fn new(
-        py: Python<'_>,
+        scenario: &crate::scenario::Scenario,
         ranks: u32,
         comms: HashMap<i32, Vec<u32>>,
-        placement: &str,
-        fabric: Bound<'_, PyDict>,
-        seed: u64,
-        eager_threshold_bytes: Option<u64>,
-        compute_scale: f64,
-        coll: &str,
         keep_ops: bool,
         piece_rows: Option<usize>,
-        background: Option<Vec<config::GeneratorArg>>,
-        record_messages: Option<bool>,
     ) -> PyResult<Self> {
-        let spec = config::fabric_spec(py, &fabric)?;
-        let generators = background
-            .unwrap_or_default()
-            .into_iter()
-            .map(config::GeneratorArg::build)
-            .collect::<PyResult<Vec<_>>>()?;
+        let scenario = &scenario.inner;
         let mut comms: Vec<(i32, Vec<u32>)> = comms.into_iter().collect();
         comms.sort_unstable_by_key(|c| c.0);
-        let job = StreamJob {
+        let trace = StreamTrace {
             ranks,
             comms,
-            placement: config::placement(placement)?,
             keep_ops,
-            foreground: true,
         };
-        let options = ReplayOptions {
-            eager_threshold_bytes,
-            compute_scale,
-            seed,
-            coll_overrides: coll.to_string(),
-            closed_form_collectives: true,
-            record_messages,
-        };
-        let inner = replay_engine::ReplayStream::new(vec![job], generators, &spec, &options)
-            .map_err(value_error)?;
+        let inner =
+            replay_engine::ReplayStream::of_scenario(scenario, vec![trace]).map_err(value_error)?;
         // The in-memory path's chunk size (engine/stream.rs: rows stay in cache).
         let piece_rows = piece_rows
             .unwrap_or_else(|| replay_engine::engine_chunk_rows(ranks as usize))

@@ -161,10 +161,11 @@ def run(
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from tailcast.errors import UsageError
     from tailcast.replay.background import parse_job, parse_trace
-    from tailcast.replay.background_b import BackgroundB, check_room_beside
+    from tailcast.replay.background_b import BackgroundB
     from tailcast.replay.fabric import load_fabric
     from tailcast.replay.measured_inputs import measured_run, run_placement, snapshot_job_sizes
-    from tailcast.replay.run import ReplayOptions, replay_trace
+    from tailcast.replay.run import replay_trace
+    from tailcast.replay.scenario import ReplayOptions
     from tailcast.store.footer import read_footer
     from tailcast.store.results import ResultsDir
     from tailcast.units import parse_size
@@ -198,8 +199,6 @@ def run(
     elif background_snapshot is not None:
         raise UsageError("--background-snapshot sizes the jobs of --background-b (or --from-run)")
     jobs = tuple(parse_job(b) for b in background or [])
-    if sized is not None:  # refused with the numbers now, not after reading the trace
-        check_room_beside(sized, trace, the_fabric, placement or "linear", seed, nodes, jobs)
     options = ReplayOptions(
         seed=seed,
         coll=coll,

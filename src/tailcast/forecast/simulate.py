@@ -135,7 +135,8 @@ def simulate_tail(
 ) -> SimulatedTail:
     import hostlist
 
-    from tailcast.replay.run import ReplayOptions, replay_trace
+    from tailcast.replay.run import replay_trace
+    from tailcast.replay.scenario import ReplayOptions
     from tailcast.traces.io import write_trace
     from tailcast.traces.synth.osu import osu_trace
 

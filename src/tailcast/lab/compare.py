@@ -26,7 +26,8 @@ from tailcast.lab.bgtrace import write_background_trace
 from tailcast.lab.gaps import gap_draws
 from tailcast.replay.background import BackgroundTrace
 from tailcast.replay.fabric import Fabric
-from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.run import replay_trace
+from tailcast.replay.scenario import ReplayOptions
 from tailcast.store import Catalog, ResultsDir
 from tailcast.traces.io import write_trace
 from tailcast.traces.synth.osu import osu_trace

@@ -11,7 +11,6 @@ suffixes), `arrivals` (`poisson` | `periodic`), `hot` (hot-spot fraction), `plac
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,49 +91,3 @@ def parse_trace(text: str) -> BackgroundTrace:
     """`FILE[@PLACEMENT]`."""
     path, _, placement = text.partition("@")
     return BackgroundTrace(Path(path), placement or "random")
-
-
-class EndpointPool:
-    """The fabric's endpoints not taken yet; background jobs draw theirs from it."""
-
-    def __init__(self, endpoints: int | None, taken: list[int], seed: int) -> None:
-        self.rng = random.Random(seed ^ 0xB6)
-        self.taken = set(taken)
-        # Contention-free models have no endpoint count: any id beyond the taken ones.
-        self.limit = endpoints
-        self.next_free = max(taken, default=-1) + 1
-
-    def free(self) -> list[int]:
-        if self.limit is None:
-            return []
-        return [e for e in range(self.limit) if e not in self.taken]
-
-    def take(self, count: int, how: str, what: str) -> list[int]:
-        if how not in ("random", "linear"):
-            chosen = [int(x) for x in how.split(",") if x.strip()]
-        elif self.limit is None:
-            chosen = list(range(self.next_free, self.next_free + count))
-        else:
-            free = self.free()
-            if len(free) < count:
-                raise UsageError(
-                    f"{what}: needs {count} free endpoints, the fabric has {len(free)} left"
-                )
-            chosen = free[:count] if how == "linear" else sorted(self.rng.sample(free, count))
-        if self.limit is not None and any(e >= self.limit or e < 0 for e in chosen):
-            raise UsageError(f"{what}: endpoints must be in [0, {self.limit})")
-        self.taken.update(chosen)
-        self.next_free = max(self.next_free, max(chosen, default=-1) + 1)
-        return chosen
-
-
-def generator_dict(job: BackgroundJob, endpoints: list[int]) -> dict[str, Any]:
-    """The engine's form of a generator (see `_core.replay`)."""
-    return {
-        "pattern": job.pattern,
-        "endpoints": endpoints,
-        "bytes": job.bytes,
-        "load": job.load,
-        "arrivals": job.arrivals,
-        "hot_fraction": job.hot_fraction,
-    }

@@ -1,7 +1,9 @@
 """Fabric configuration: TOML files (units in key names) checked against their model's
 parameters, which each model declares once in the engine (`crates/replay-engine/src/fabric/
-models/`). Python parses the TOML and hands the table over; the engine validates it and
-names the key at fault. `tailcast replay fabrics --describe MODEL` prints the declarations.
+models/`). Python parses the TOML and hands the table over; the engine validates it once
+(`_core.FabricSpec`) and names the key at fault. A replay takes the checked spec and builds
+the fabric once; only what asks for the layout (endpoints, groups, islands) builds it here.
+`tailcast replay fabrics --describe MODEL` prints the declarations.
 
 Bundled fabrics are the TOML files of `tailcast/replay/fabrics/` (see `bundled_fabrics()`).
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +29,19 @@ class FabricConfigError(InputError):
 
 @dataclass(frozen=True)
 class Fabric:
-    """A loaded fabric: where it came from, its text, and the validated table."""
+    """A loaded fabric: where it came from, its text and table, and the engine's checked
+    spec of it."""
 
     name: str
     source: str
     toml_text: str
     table: dict[str, Any]
-    layout: dict[str, Any] = field(repr=False, compare=False)
+    spec: _core.FabricSpec = field(repr=False, compare=False)
+
+    @cached_property
+    def layout(self) -> dict[str, Any]:
+        """Endpoint count, group and island of every endpoint, path classes (a build)."""
+        return self.spec.layout()
 
     @property
     def sha256(self) -> str:
@@ -108,13 +117,13 @@ def parse_fabric(text: str, source: str, name: str | None = None) -> Fabric:
     except tomllib.TOMLDecodeError as err:
         raise InputError(source, f"invalid TOML: {err}", line=_toml_line(err)) from err
     try:
-        layout = _core.fabric_layout(table)
+        spec = _core.FabricSpec(table)
     except _core.FabricConfigError as err:
         raise FabricConfigError(source, str(err)) from err
     except ValueError as err:  # a TOML value of a type no parameter takes (a date)
         raise FabricConfigError(source, str(err)) from err
     label = name or str(table.get("name") or Path(source).stem)
-    return Fabric(name=label, source=source, toml_text=text, table=table, layout=layout)
+    return Fabric(name=label, source=source, toml_text=text, table=table, spec=spec)
 
 
 def declared_value(table: dict[str, Any], key: str) -> tuple[bool, Any]:

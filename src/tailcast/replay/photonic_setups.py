@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from tailcast.errors import UsageError
 from tailcast.replay.fabric import Fabric, parse_fabric
-from tailcast.replay.run import ReplayOptions
+from tailcast.replay.scenario import ReplayOptions
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tailcast import _core
 from tailcast.errors import InputError, UsageError
 from tailcast.replay.fabric import Fabric
 
@@ -29,11 +28,7 @@ def placement_spec(
         return "linear"
     if text == "random":
         return f"random:{seed}"
-    if text in LOCALITY_CLASSES:
-        if fabric is not None and fabric.layout["group"] is None:
-            raise UsageError(
-                f"--placement {text}: fabric {fabric.name} defines no groups or islands"
-            )
+    if text in LOCALITY_CLASSES:  # (a fabric without groups: the engine says so)
         return f"locality:{text}:{nodes or ranks}:{seed}"
     if text.startswith("nodes:"):
         return "explicit:" + ",".join(map(str, _by_node_names(text[6:], ranks, fabric)))
@@ -79,11 +74,3 @@ def _by_node_names(hostlist_text: str, ranks: int, fabric: Fabric | None) -> lis
         raise UsageError("--placement nodes: the node list is empty")
     per = -(-ranks // len(wanted))  # ranks in blocks, as mpirun --map-by slot
     return [index[wanted[r // per]] for r in range(ranks)]
-
-
-def endpoints_of(fabric: Fabric, ranks: int, engine_placement: str) -> list[int]:
-    """The endpoint of every rank under an engine placement (the engine's own rules)."""
-    try:
-        return list(_core.place(ranks, fabric.table, engine_placement))
-    except ValueError as exc:
-        raise UsageError(f"placement on fabric {fabric.name}: {exc}") from exc

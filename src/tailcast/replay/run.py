@@ -21,17 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tailcast import _core
-from tailcast.errors import InputError, TailcastError
-from tailcast.replay.background import (
-    BackgroundJob,
-    BackgroundTrace,
-    EndpointPool,
-    generator_dict,
-)
-from tailcast.replay.background_b import BackgroundB, sized_jobs
+from tailcast.errors import InputError, TailcastError, UsageError
 from tailcast.replay.columns import EngineColumns, op_code_table
 from tailcast.replay.fabric import Fabric
-from tailcast.replay.placement import endpoints_of, placement_spec
+from tailcast.replay.scenario import ReplayOptions, scenario_of
 from tailcast.replay.summary import op_summary
 from tailcast.traces.meta import read_meta
 
@@ -48,24 +41,12 @@ class ReplayFailed(TailcastError):
     """The engine could not replay the trace (deadlock, unmatched messages, bad schedule)."""
 
 
-@dataclass(frozen=True)
-class ReplayOptions:
-    seed: int = 0
-    coll: str = ""
-    placement: str = "linear"  # see placement.py
-    compute_scale: float = 1.0
-    # None: the fabric's host model ([host] eager_threshold_bytes).
-    eager_threshold_bytes: int | None = None
-    # Nodes of a locality-class placement (default: one per rank).
-    nodes: int | None = None
-    background: tuple[BackgroundJob, ...] = ()
-    background_traces: tuple[BackgroundTrace, ...] = ()
-    # Background jobs sized from a utilisation b (seed 001), around the foreground.
-    background_b: BackgroundB | None = None
-    # The measured run this replay reproduces (--from-run), for the record.
-    from_run: str | None = None
-    # One row per delivered message (None: when the fabric reports per-message details).
-    record_messages: bool | None = None
+def replay_failed(trace: Path, err: _core.ReplayError) -> TailcastError:
+    """The error a failed replay raises: a placement the fabric cannot take is the user's
+    to change (UsageError); anything else is the trace's (ReplayFailed)."""
+    if err.kind == "placement":
+        return UsageError(str(err))
+    return ReplayFailed(f"{trace}: {err}")
 
 
 @dataclass
@@ -166,24 +147,12 @@ def replay_trace(
     columns = trace_columns(trace)
     arrays = columns.arrays()
     ranks = max(int(arrays["rank"].max()) + 1 if columns.rows else 0, 0)
-    placement = placement_spec(options.placement, ranks, options.seed, fabric, options.nodes)
-    traces, placements, generators = background_jobs(fabric, options, ranks, placement)
+    scenario = scenario_of(fabric, options, ranks)
+    background = [trace_columns(t.path).arrays() for t in options.background_traces]
     try:
-        result = _core.replay(
-            [arrays, *traces],
-            [placement, *placements],
-            fabric.table,
-            seed=options.seed,
-            eager_threshold_bytes=options.eager_threshold_bytes,
-            compute_scale=options.compute_scale,
-            coll=options.coll,
-            foreground=[True] + [False] * len(traces),
-            background=generators,
-            record_messages=options.record_messages,
-            progress=progress,
-        )
+        result = _core.replay(scenario, [arrays, *background], progress=progress)
     except _core.ReplayError as err:
-        raise ReplayFailed(f"{trace}: {err}") from err
+        raise replay_failed(trace, err) from err
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -235,40 +204,6 @@ def trace_columns(trace: Path) -> EngineColumns:
     for cid, members in _meta_comms(trace, meta.extra.get("comms", "")).items():
         columns.comms.setdefault(cid, members)
     return columns
-
-
-def background_jobs(
-    fabric: Fabric, options: ReplayOptions, ranks: int, placement: str
-) -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]]]:
-    """Background traces (their columns and explicit placements) and generators, on
-    endpoints the foreground trace does not use."""
-    if not (options.background or options.background_traces or options.background_b):
-        return [], [], []
-    taken = endpoints_of(fabric, ranks, placement)
-    pool = EndpointPool(fabric.endpoints, taken, options.seed)
-    traces, placements = [], []
-    for bt in options.background_traces:
-        arrays = trace_columns(bt.path).arrays()
-        n = int(arrays["rank"].max()) + 1 if len(arrays["rank"]) else 0
-        chosen = pool.take(n, bt.placement, f"background trace {bt.path}")
-        traces.append(arrays)
-        placements.append("explicit:" + ",".join(map(str, chosen)))
-    return traces, placements, background_generators(fabric, options, pool, taken)
-
-
-def background_generators(
-    fabric: Fabric, options: ReplayOptions, pool: EndpointPool, foreground: list[int]
-) -> list[dict[str, Any]]:
-    """The engine generators of the synthetic background jobs (given ones, then those
-    sized from b around the `foreground` endpoints), each on endpoints taken from `pool`."""
-    jobs = list(options.background)
-    if options.background_b is not None:
-        busy = sorted(pool.taken)
-        jobs += sized_jobs(options.background_b, fabric.layout, foreground, busy, options.seed)
-    return [
-        generator_dict(job, pool.take(job.nodes, job.placement, f"background {job.pattern} job"))
-        for job in jobs
-    ]
 
 
 def _meta_comms(trace: Path, text: str) -> dict[int, list[int]]:

@@ -68,8 +68,10 @@ def _timed(req: Request, fabric: Fabric) -> tuple[float, list[float], dict[str, 
         _one_call_trace(trace, req)
         arrays = load_columns(trace).arrays()
     forced = req.coll if "=" in req.coll else ""
-    result = _core.replay([arrays], ["linear"], fabric.table, coll=forced, compute_scale=0.0,
-                          record_messages=True)  # fmt: skip
+    scenario = _core.Scenario(
+        fabric.spec, "linear", coll=forced, compute_scale=0.0, record_messages=True
+    )
+    result = _core.replay(scenario, [arrays])
     job = result.jobs[0]
     ends = [float(job.sim_end_ns[3 * r + 1]) for r in range(req.ranks)]
     messages = result.messages or {}

@@ -9,6 +9,7 @@ completion order instead of trace order.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -18,19 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 from tailcast import _core
 from tailcast.errors import InputError, UsageError
-from tailcast.replay.background import EndpointPool
 from tailcast.replay.fabric import Fabric
-from tailcast.replay.placement import endpoints_of, placement_spec
 from tailcast.replay.rank_reader import open_feeder, open_trace, scan_trace
 from tailcast.replay.run import (
     ReplayFailed,
     ReplayHead,
-    ReplayOptions,
     _meta_comms,
-    background_generators,
+    replay_failed,
     store_replay_summary,
     summary_head,
 )
+from tailcast.replay.scenario import ReplayOptions, scenario_of
 from tailcast.replay.summary import op_summary
 from tailcast.traces.meta import read_meta
 
@@ -122,27 +121,15 @@ def stream_replay(
         ops_path = results.table_dir("replay_ops") / f"{rid}.parquet"
     if options.background_traces:
         raise UsageError("background traces need an in-memory replay (not --stream)")
-    placement = placement_spec(options.placement, ranks, options.seed, fabric, options.nodes)
-    generators = []
-    if options.background or options.background_b:
-        taken = endpoints_of(fabric, ranks, placement)
-        pool = EndpointPool(fabric.endpoints, taken, options.seed)
-        generators = background_generators(fabric, options, pool, taken)
-    stream = _core.ReplayStream(
-        ranks,
-        layout.comms,
-        placement,
-        fabric.table,
-        seed=options.seed,
-        eager_threshold_bytes=options.eager_threshold_bytes,
-        compute_scale=options.compute_scale,
-        coll=options.coll,
-        keep_ops=True,  # the summary needs every op's times, even when not stored
-        piece_rows=piece_rows,
-        background=generators,
-        # Streamed replays keep memory bounded: no per-message rows.
-        record_messages=False,
-    )
+    # Streamed replays keep memory bounded: no per-message rows.
+    scenario = scenario_of(fabric, dataclasses.replace(options, record_messages=False), ranks)
+    try:
+        # keep_ops: the summary needs every op's times, even when not stored
+        stream = _core.ReplayStream(
+            scenario, ranks, layout.comms, keep_ops=True, piece_rows=piece_rows
+        )
+    except _core.ReplayError as err:
+        raise replay_failed(trace, err) from err
     # Interrupted or failed: neither the ops file nor any other file of the replay stays.
     group: contextlib.AbstractContextManager[list[Path]] = (
         results.all_or_nothing() if results is not None else contextlib.nullcontext([])

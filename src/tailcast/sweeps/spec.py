@@ -42,7 +42,7 @@ from tailcast.replay.background import parse_job
 from tailcast.replay.background_b import BackgroundB
 from tailcast.replay.fabric import Fabric, FabricConfigError, load_fabric, parse_fabric
 from tailcast.replay.placement import LOCALITY_CLASSES
-from tailcast.replay.run import ReplayOptions
+from tailcast.replay.scenario import ReplayOptions
 
 AXES = (
     "fabric",
@@ -232,7 +232,7 @@ def fabric_with(fabric: Fabric, overrides: dict[str, Any], path: Path, label: st
                 raise SpecError(path, f"key axes.{dotted}: {k} is not a table in fabric {label}")
         node[keys[-1]] = value
     try:
-        _core.fabric_layout(table)
+        checked = _core.FabricSpec(table)
     except (_core.FabricConfigError, ValueError) as err:
         raise SpecError(path, f"key axes.{'fabric'} = {label} with overrides: {err}") from err
     suffix = ",".join(f"{k[7:]}={v}" for k, v in overrides.items())
@@ -243,7 +243,7 @@ def fabric_with(fabric: Fabric, overrides: dict[str, Any], path: Path, label: st
         source=fabric.source,
         toml_text=text,
         table=table,
-        layout=_core.fabric_layout(table),
+        spec=checked,
     )
 
 

@@ -102,6 +102,8 @@ pub(crate) struct Engine {
     pub(super) stats: ReplayStats,
     /// One row per delivered message, when recording.
     pub(super) records: Option<MessagesOut>,
+    /// Where the scenario put each background job (reported with the results).
+    pub(super) background_endpoints: Vec<Vec<u32>>,
 }
 
 impl Engine {
@@ -147,6 +149,7 @@ impl Engine {
             });
         }
         let generators = placed.generators;
+        let background_endpoints = generators.iter().map(|g| g.endpoints.clone()).collect();
         let cut_off = !generators.is_empty() || jobs.iter().any(|j| !j.foreground);
         let background = Background::new(generators, jobs.len() as u32, &net, options.seed)?;
         let nranks = ranks.len();
@@ -188,6 +191,7 @@ impl Engine {
             fatal: None,
             stats: ReplayStats::default(),
             records: record.then(MessagesOut::default),
+            background_endpoints,
         })
     }
 

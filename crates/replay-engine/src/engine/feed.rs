@@ -18,6 +18,8 @@ pub struct ReplayOutput {
     pub messages: Option<MessagesOut>,
     /// Names of the fabric's path class codes (`MessagesOut::path`).
     pub path_classes: &'static [&'static str],
+    /// The endpoints of each background job (given ones, then those sized from b).
+    pub background_endpoints: Vec<Vec<u32>>,
 }
 
 impl Engine {
@@ -70,6 +72,7 @@ impl Engine {
             fabric_stats: self.fabric_stats(),
             path_classes: self.net.fabric().path_classes(),
             messages: self.records.take(),
+            background_endpoints: std::mem::take(&mut self.background_endpoints),
         }
     }
 }

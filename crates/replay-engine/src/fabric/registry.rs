@@ -3,6 +3,8 @@
 //! `tests/fixture_fabrics/` with the `fixture-fabrics` feature): adding a fabric is adding
 //! its module and its bundled TOML, nothing else.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::host::{self, HostParams};
 use super::schema::{self, Config, ConfigError, DefaultValue, Param, Type, Value};
 use super::Fabric;
@@ -83,6 +85,20 @@ impl std::fmt::Debug for FabricSpec {
     }
 }
 
+/// Fabric tables validated and fabrics built by this process: a replay validates its
+/// fabric file once and builds it once, and `fabric_work` lets a test see that (building a
+/// large topology or checking a large table twice is work a user pays for).
+static VALIDATED: AtomicU64 = AtomicU64::new(0);
+static BUILT: AtomicU64 = AtomicU64::new(0);
+
+/// (tables validated, fabrics built) so far in this process.
+pub fn fabric_work() -> (u64, u64) {
+    (
+        VALIDATED.load(Ordering::Relaxed),
+        BUILT.load(Ordering::Relaxed),
+    )
+}
+
 impl FabricSpec {
     /// Validates a whole fabric table (as read from its TOML file).
     pub fn parse(value: &Value) -> Result<Self, ConfigError> {
@@ -136,11 +152,13 @@ impl FabricSpec {
             }
             e
         })?;
+        VALIDATED.fetch_add(1, Ordering::Relaxed);
         Ok(Self { model, config })
     }
 
     /// Builds a fresh fabric (random choices seeded by `seed`).
     pub fn build(&self, seed: u64) -> Result<Built, ConfigError> {
+        BUILT.fetch_add(1, Ordering::Relaxed);
         (self.model.build)(&self.config, seed)
     }
 

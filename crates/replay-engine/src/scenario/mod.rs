@@ -124,18 +124,13 @@ impl Scenario {
         for (j, decl) in self.jobs.iter().enumerate() {
             if let JobPlace::Placement(p) = &decl.at {
                 let locality = |e| fabric.locality(e);
-                jobs[j] = place(ranks[j], fabric.endpoints(), &locality, p).map_err(|m| {
-                    ReplayError::BadTrace {
-                        trace: j as u32,
-                        row: None,
-                        message: m,
-                    }
-                })?;
+                jobs[j] = place(ranks[j], fabric.endpoints(), &locality, p)
+                    .map_err(|m| ReplayError::Placement(format!("trace {j}: {m}")))?;
                 foreground.extend_from_slice(&jobs[j]);
             }
         }
         let mut pool = EndpointPool::new(fabric.endpoints(), &foreground, self.options.seed);
-        let background = ReplayError::Background;
+        let background = ReplayError::Placement;
         for (j, decl) in self.jobs.iter().enumerate() {
             if let JobPlace::Free(take) = &decl.at {
                 let what = format!("background trace {j}");

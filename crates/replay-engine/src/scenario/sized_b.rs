@@ -54,7 +54,7 @@ impl SizedFromB {
         if target > free {
             let largest = (f64::from(free) / f64::from(total) * 1e4).floor() / 1e4;
             return Err(format!(
-                "b = {}: b · N_t = {target} background nodes (N_t = {total} endpoints) but only \
+                "background sized from b = {}: b · N_t = {target} background nodes (N_t = {total} endpoints) but only \
                  {free} are free ({taken} taken by the replayed job and any other background): \
                  b <= {free}/{total} ({largest}) fits",
                 self.b
@@ -74,7 +74,10 @@ impl SizedFromB {
         seed: u64,
     ) -> Result<Vec<Vec<u32>>, String> {
         if !(0.0..=1.0).contains(&self.b) {
-            return Err(format!("b = {}: must be in [0, 1]", self.b));
+            return Err(format!(
+                "background sized from b = {}: b must be in [0, 1]",
+                self.b
+            ));
         }
         if self.job_sizes.is_empty() || self.job_sizes.iter().any(|&s| s < 2) {
             return Err(
@@ -101,7 +104,10 @@ impl SizedFromB {
 /// Job sizes summing to exactly `total` nodes, each >= 2.
 fn draw_sizes(total: u32, sizes: &[u32], rng: &mut SplitMix64) -> Result<Vec<u32>, String> {
     if total == 1 {
-        return Err("b · N_t rounds to 1 node: a background job needs at least 2".into());
+        return Err(
+            "background sized from b: b · N_t rounds to 1 node, and a background job needs at least 2"
+                .into(),
+        );
     }
     let mut out = Vec::new();
     let mut left = total;

@@ -1,0 +1,80 @@
+"""What one replay is: the options a user gives (`ReplayOptions`) and the engine's
+`_core.Scenario` built from them and a loaded fabric by `scenario_of` — the one constructor
+every way tailcast replays goes through (the CLI, sweeps, `predict tail --simulate`,
+`lab compare`, the quickstart all hand `ReplayOptions` to `replay_trace` or
+`stream_replay`). The engine places the traces and the background on the fabric it builds
+once (`crates/replay-engine/src/scenario/`); this module only translates what the user said.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tailcast import _core
+from tailcast.replay.background import BackgroundJob, BackgroundTrace
+from tailcast.replay.background_b import DEFAULT_JOB_SIZES, BackgroundB
+from tailcast.replay.fabric import Fabric
+from tailcast.replay.placement import placement_spec
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    seed: int = 0
+    coll: str = ""
+    placement: str = "linear"  # see placement.py
+    compute_scale: float = 1.0
+    # None: the fabric's host model ([host] eager_threshold_bytes).
+    eager_threshold_bytes: int | None = None
+    # Nodes of a locality-class placement (default: one per rank).
+    nodes: int | None = None
+    background: tuple[BackgroundJob, ...] = ()
+    background_traces: tuple[BackgroundTrace, ...] = ()
+    # Background jobs sized from a utilisation b (seed 001), around the foreground.
+    background_b: BackgroundB | None = None
+    # The measured run this replay reproduces (--from-run), for the record.
+    from_run: str | None = None
+    # One row per delivered message (None: when the fabric reports per-message details).
+    record_messages: bool | None = None
+
+
+def scenario_of(fabric: Fabric, options: ReplayOptions, ranks: int) -> _core.Scenario:
+    """The engine's scenario of a replay of a `ranks`-rank trace with `options` on `fabric`
+    (UsageError for a placement the user wrote wrong)."""
+    return _core.Scenario(
+        fabric.spec,
+        placement_spec(options.placement, ranks, options.seed, fabric, options.nodes),
+        seed=options.seed,
+        eager_threshold_bytes=options.eager_threshold_bytes,
+        compute_scale=options.compute_scale,
+        coll=options.coll,
+        record_messages=options.record_messages,
+        background_traces=[t.placement for t in options.background_traces],
+        generators=[
+            {"nodes": job.nodes, "placement": job.placement, "traffic": _traffic(job)}
+            for job in options.background
+        ],
+        sized_from_b=_sized(options.background_b),
+    )
+
+
+def _traffic(job: BackgroundJob) -> dict[str, Any]:
+    return {
+        "pattern": job.pattern,
+        "bytes": job.bytes,
+        "load": job.load,
+        "arrivals": job.arrivals,
+        "hot_fraction": job.hot_fraction,
+    }
+
+
+def _sized(spec: BackgroundB | None) -> dict[str, Any] | None:
+    if spec is None:
+        return None
+    traffic = BackgroundJob(pattern=spec.pattern, nodes=2, load=spec.load, bytes=spec.bytes)
+    return {
+        "b": spec.b,
+        "job_sizes": list(spec.job_sizes or DEFAULT_JOB_SIZES),
+        "placement": spec.placement,
+        "traffic": _traffic(traffic),
+    }
