@@ -22,9 +22,9 @@ from importlib import resources
 from pathlib import Path
 
 from tailcast.analysis.correlation import correlate
-from tailcast.analysis.prediction import load_run_stats, predict_tail
 from tailcast.analysis.report import build_report
 from tailcast.errors import TailcastError
+from tailcast.forecast.baseline import load_run_stats, predict_tail
 from tailcast.lab.compare import LabReplayer, RunComparison, compare_runs
 from tailcast.replay.fabric import bundled_fabrics, load_fabric
 from tailcast.replay.run import replay_trace

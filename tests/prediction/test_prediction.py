@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tailcast.analysis.prediction import load_run_stats, predict_tail
 from tailcast.errors import NotAcceptedError
+from tailcast.forecast.baseline import load_run_stats, predict_tail
 from tailcast.store import Catalog, ResultsDir
 
 

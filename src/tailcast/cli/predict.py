@@ -5,17 +5,17 @@ forecasts one job (learned model and linear baseline side by side), `serve` keep
 warm for the Slurm hook that `install-cli-filter` prints."""
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from tailcast.cli._common import echo, emit_json, new_app, note
-from tailcast.errors import NotAcceptedError, TailcastError, UsageError
+from tailcast.errors import TailcastError, UsageError
 from tailcast.units import parse_size
 
 if TYPE_CHECKING:
     from tailcast.collectors.topology import Topology
-    from tailcast.forecast.live import QueueState
+    from tailcast.forecast.tail import TailAnswer
     from tailcast.store import Catalog
 
 app = new_app(
@@ -103,41 +103,6 @@ def evaluate(topology: TopologyOpt = None, folds: FoldsOpt = 5, as_json: JsonOpt
         echo(line)
 
 
-def _stored_queue(catalog: "Catalog", snapshot_id: str) -> "QueueState":
-    from tailcast.forecast.live import queue_from_rows
-
-    util = catalog.con.execute(
-        "SELECT n_t, taken_at, own_job_id, own_job_excluded FROM utilisation WHERE snapshot_id = ?",
-        [snapshot_id],
-    ).fetchall()
-    if not util:
-        raise UsageError(f"no snapshot {snapshot_id!r} in the store (see `db sql`)")
-    n_t, taken_at, own_id, excluded = util[0]
-    jobs = catalog.con.execute(
-        "SELECT job_id, state, node_count, nodes FROM snapshots WHERE snapshot_id = ?",
-        [snapshot_id],
-    ).fetchall()
-    own = own_id if excluded else None
-    rows = [
-        {"job_id": j, "state": st, "node_count": c, "nodes": ns}
-        for j, st, c, ns in jobs
-        if own is None or str(j) != str(own)
-    ]
-    return queue_from_rows(rows, int(n_t), taken_at, f"snapshot {snapshot_id}")
-
-
-def _live_queue() -> "QueueState":
-    from tailcast.collectors.snapshot import take_snapshot
-    from tailcast.forecast.live import QueueState
-
-    snap = take_snapshot()
-    own = snap.utilisation.own_job_id if snap.utilisation.own_job_excluded else None
-    jobs = tuple(j for j in snap.queue.jobs if own is None or not j.matches(own))
-    return QueueState(
-        jobs, snap.utilisation.n_t, snap.queue.taken_at, f"live {snap.queue.source} snapshot"
-    )
-
-
 @app.command("tail")
 def tail(
     benchmark: Annotated[str, typer.Option(help="Collective, e.g. bcast, reduce, alltoall.")],
@@ -182,96 +147,40 @@ def tail(
     """Forecast mean, p99 and p99/p50 with bands and P(long tail) for a job starting now,
     beside the linear baseline fitted per (benchmark, size, locality) and, with --simulate,
     the tail a fabric model gives under the queue's running jobs."""
-    from tailcast.analysis.prediction import load_run_stats, predict_tail
     from tailcast.collectors.jobs import expand_nodes
-    from tailcast.forecast.live import Request, forecast
-    from tailcast.forecast.persist import load_model, model_dir
+    from tailcast.forecast.tail import TailQuestion, answer
 
-    if b is not None and snapshot is not None:
-        raise UsageError("give --b or --snapshot, not both")
-    if simulate is not None and b is not None:
-        raise UsageError("--simulate places the queue's jobs: use the live queue or --snapshot")
-    size_bytes = parse_size(size)
     fabric = None
     if simulate is not None:
         from tailcast.replay.fabric import load_fabric
 
         fabric = load_fabric(simulate)
-    notes: list[str] = []
+    question = TailQuestion(
+        benchmark,
+        parse_size(size),
+        nodes=nodes,
+        ranks=ranks,
+        nodelist=tuple(expand_nodes(nodelist)) if nodelist else (),
+        locality=locality,
+        b=b,
+        snapshot=snapshot,
+        model=model,
+        simulate=fabric,
+        simulate_trace=simulate_trace,
+        simulate_load=simulate_load,
+        simulate_iterations=simulate_iterations,
+    )
     with _catalog() as catalog:
-        queue = _stored_queue(catalog, snapshot) if snapshot else None
-        if queue is None and b is None:
-            queue = _live_queue()
-        b_value = b if queue is None else None
-        learned: dict[str, Any] | None = None
-        line = None
-        if (model_dir(model, catalog.results) / "model.json").exists():
-            loaded = load_model(model, catalog.results)
-            span = loaded.meta["data_range"].get("nodes") or [None, None]
-            n = nodes or (int(span[0]) if span[0] is not None and span[0] == span[1] else None)
-            if n is None:
-                raise UsageError("give --nodes (the model was trained on several node counts)")
-            req = Request(
-                benchmark,
-                size_bytes,
-                n,
-                ranks,
-                tuple(expand_nodes(nodelist)) if nodelist else (),
-                locality,
-            )
-            fc = forecast(loaded, req, queue, b_value)
-            learned, line, b_value = fc.as_dict(), fc.line(), fc.b
-        else:
-            notes.append(f"no trained model {model!r} (tailcast predict train): baseline only")
-        if b_value is None and queue is not None:
-            from tailcast.collectors.utilisation import compute_b
-
-            b_value = compute_b(queue.jobs, queue.n_t).b
-        assert b_value is not None
-        runs = load_run_stats(catalog, benchmark, size_bytes, locality)
-    simulated = None
-    if fabric is not None:
-        from tailcast.forecast.simulate import simulate_tail
-
-        assert queue is not None
-        sim_nodes = (learned or {}).get("nodes") or nodes
-        if sim_nodes is None:
-            raise UsageError("--simulate needs --nodes (no trained model gives the count)")
-        wanted = tuple(expand_nodes(nodelist)) if nodelist else ()
-        if not wanted and learned and learned.get("node_list"):
-            wanted = tuple(expand_nodes(learned["node_list"]))
-        simulated = simulate_tail(
-            fabric,
-            queue,
-            benchmark,
-            size_bytes,
-            int(sim_nodes),
-            ranks or int(sim_nodes),
-            wanted=wanted,
-            trace=simulate_trace,
-            iterations=simulate_iterations,
-            load=simulate_load,
-        )
-    try:
-        baseline = predict_tail(runs, b_value, benchmark, size_bytes, locality)
-    except NotAcceptedError as exc:
-        if learned is None and simulated is None:
-            raise
-        baseline = None
-        notes.append(f"baseline: {exc}")
-    source = "--b" if queue is None else queue.source
+        told = answer(question, catalog)
     if as_json:
-        emit_json(
-            {
-                "b": b_value,
-                "b_source": source,
-                "learned": learned,
-                "baseline": baseline.as_dict() if baseline else None,
-                "simulated": simulated.as_dict() if simulated else None,
-                "notes": notes,
-            }
-        )
+        emit_json(told.as_dict())
         return
+    _print_tail(told, locality)
+
+
+def _print_tail(told: "TailAnswer", locality: str | None) -> None:
+    line, learned, baseline, simulated = told.line, told.learned, told.baseline, told.simulated
+    notes, b_value, source = list(told.notes), told.b, told.b_source
     if line is not None:
         echo(line)
         covered = (learned or {}).get("band_90_coverage")

@@ -1,5 +1,5 @@
 """Honest validation of the forecasters: grouped, time-ordered cross-validation against the
-linear baseline (`analysis.prediction`).
+linear baseline (`forecast.baseline`).
 
 Folds (`forecast.folds`): grouped by Slurm job, time-ordered, never training on the future.
 
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tailcast.analysis.prediction import MIN_RUNS, linear_quantiles, tail_probability
+from tailcast.forecast.baseline import MIN_RUNS, linear_quantiles, tail_probability
 from tailcast.forecast.dataset import TARGETS, TrainingSet
 from tailcast.forecast.folds import time_ordered_folds
 from tailcast.forecast.models import BANDS, QUANTILES, band_of, fit_forecaster, tail_labels

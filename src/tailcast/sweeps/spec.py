@@ -13,7 +13,7 @@ fabric = ["crossbar", "tree-2x2x4"]          # bundled names or TOML files
 placement = ["linear", "random"]  # + same_group etc. on fabrics with groups, nodes:HOSTLIST
 coll = ["", "alltoall=pairwise"]
 background = ["", "uniform:nodes=4:load=0.5"]   # ';' joins several jobs
-background_b = [0.3]             # jobs sized from b (seed 001), around the foreground
+background_b = [0.25]            # jobs sized from b (seed 001), beside the other jobs
 compute_scale = [0.0]
 eager_threshold = [65536]        # default: each fabric's [host] eager_threshold_bytes
 nodes = [8]
