@@ -229,6 +229,11 @@ def tail(
             b_value = compute_b(queue.jobs, queue.n_t).b
         assert b_value is not None
         runs = load_run_stats(catalog, benchmark, size_bytes, locality)
+        eager = None  # the eager threshold of the cluster's MPI, as its runs recorded it
+        if fabric is not None:  # (none recorded: the fabric's [host] value)
+            from tailcast.replay.measured_inputs import recorded_eager_threshold
+
+            eager = recorded_eager_threshold(catalog, benchmark)
     simulated = None
     if fabric is not None:
         from tailcast.forecast.simulate import simulate_tail
@@ -251,6 +256,7 @@ def tail(
             trace=simulate_trace,
             iterations=simulate_iterations,
             load=simulate_load,
+            eager_threshold_bytes=eager,
         )
     try:
         baseline = predict_tail(runs, b_value, benchmark, size_bytes, locality)

@@ -1,0 +1,88 @@
+"""`tailcast agent noise-profile --local`: the fixed-work-quantum loop on this host finds
+detours (a shared 2-core machine loses its CPU to other processes many times a second),
+stores one profile per node, and writes the [host.noise] table the engine reads; agent runs
+pick the newest profile of their nodes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tailcast.collectors.noise_profile import (
+    current_profiles,
+    host_noise_toml,
+    parse_fwq_output,
+    profile_rows,
+    stored_profiles,
+)
+from tailcast.errors import InputError
+from tailcast.store import ResultsDir
+
+
+def test_local_profile_finds_detours_and_is_stored(results_home: Path, tmp_path: Path) -> None:
+    toml = tmp_path / "noise.toml"
+    out = subprocess.run(
+        [sys.executable, "-m", "tailcast", "agent", "noise-profile", "--local",
+         "--seconds", "1", "--toml", str(toml), "--json"],
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    (summary,) = json.loads(out.stdout)
+    assert summary["detours"] > 0 and summary["detours_per_s"] > 0
+    assert 0 < summary["detour_p50_ns"] <= summary["detour_max_ns"]
+    # the work itself is the fastest quantum, about the 20 µs asked for; one clock
+    # reading (the loop's floor) is far below the detour threshold
+    assert 10_000 < summary["quantum_ns"] < 40_000
+    assert 0 < summary["clock_overhead_ns"] < 1000
+    (row,) = stored_profiles(ResultsDir(results_home))
+    assert row["profile_id"] == summary["profile_id"] and row["node"] == summary["node"]
+    assert len(row["detours_ns"]) == summary["detours"]
+    assert all(d > row["threshold_ns"] for d in row["detours_ns"])
+    assert abs(row["window_ns"] / 1e9 - 1.0) < 0.2
+    table = tomllib.loads(toml.read_text())["host"]["noise"]
+    assert table["kind"] == "empirical" and table["window_ns"] == row["window_ns"]
+    assert table["detours_ns"] == row["detours_ns"]
+
+
+def _fwq(durations: list[int]) -> str:
+    return "# fwq work_steps=100 clock_overhead_ns=20 quanta=3\n" + "\n".join(map(str, durations))
+
+
+def test_detours_are_the_excess_over_the_fastest_quantum() -> None:
+    p = parse_fwq_output(_fwq([20_000, 20_400, 95_000, 20_010, 1_020_000]), "n1", 1000, "x")
+    assert (p.quantum_ns, p.window_ns, p.clock_overhead_ns) == (20_000, 1_175_410, 20)
+    assert p.detours_ns == [75_000, 1_000_000]
+    assert p.detours_per_s == pytest.approx(2 / 1.17541e-3)
+
+
+def test_bad_fwq_output_names_the_line() -> None:
+    with pytest.raises(InputError, match=r"out.txt:3: expected a duration"):
+        parse_fwq_output(_fwq([20_000, "x"]), "n1", 1000, "out.txt")  # type: ignore[list-item]
+    with pytest.raises(InputError, match="no '# fwq' header"):
+        parse_fwq_output("20000\n", "n1", 1000, "out.txt")
+
+
+def test_runs_take_the_newest_profile_of_each_node(tmp_path: Path) -> None:
+    results = ResultsDir(tmp_path)
+    t0 = datetime(2026, 11, 1, tzinfo=UTC)
+    old = parse_fwq_output(_fwq([20_000, 30_000]), "node01", 1000, "x")
+    new = parse_fwq_output(_fwq([20_000, 40_000]), "node01", 1000, "x")
+    other = parse_fwq_output(_fwq([20_000, 25_000]), "node02", 1000, "x")
+    results.write("noise_profiles", profile_rows([old, other], "c", "7", t0))
+    results.write("noise_profiles", profile_rows([new], "c", "8", t0 + timedelta(hours=1)))
+    at = t0 + timedelta(hours=2)
+    assert current_profiles(results, ["node01", "node02", "node03"], at) == {
+        "node01": new.profile_id,
+        "node02": other.profile_id,
+    }
+    assert current_profiles(results, ["node01"], t0 + timedelta(minutes=1)) == {
+        "node01": old.profile_id
+    }
+    pooled = tomllib.loads(host_noise_toml([old, other]))["host"]["noise"]
+    assert pooled["window_ns"] == 50_000 + 45_000
+    assert pooled["detours_ns"] == [10_000, 5_000]
