@@ -49,12 +49,12 @@ def test_local_profile_finds_detours_and_is_stored(results_home: Path, tmp_path:
     assert table["detours_ns"] == row["detours_ns"]
 
 
-def _fwq(durations: list[int]) -> str:
-    return "# fwq work_steps=100 clock_overhead_ns=20 quanta=3\n" + "\n".join(map(str, durations))
+def _fwq(durations: list[int], node: str = "n1") -> str:
+    return f"# fwq node={node} work_steps=100 clock_overhead_ns=20 quanta=3\n" + "\n".join(map(str, durations))
 
 
 def test_detours_are_the_excess_over_the_fastest_quantum() -> None:
-    p = parse_fwq_output(_fwq([20_000, 20_400, 95_000, 20_010, 1_020_000]), "n1", 1000, "x")
+    p = parse_fwq_output(_fwq([20_000, 20_400, 95_000, 20_010, 1_020_000]), 1000, "x")
     assert (p.quantum_ns, p.window_ns, p.clock_overhead_ns) == (20_000, 1_175_410, 20)
     assert p.detours_ns == [75_000, 1_000_000]
     assert p.detours_per_s == pytest.approx(2 / 1.17541e-3)
@@ -62,17 +62,19 @@ def test_detours_are_the_excess_over_the_fastest_quantum() -> None:
 
 def test_bad_fwq_output_names_the_line() -> None:
     with pytest.raises(InputError, match=r"out.txt:3: expected a duration"):
-        parse_fwq_output(_fwq([20_000, "x"]), "n1", 1000, "out.txt")  # type: ignore[list-item]
+        parse_fwq_output(_fwq([20_000, "x"]), 1000, "out.txt")  # type: ignore[list-item]
     with pytest.raises(InputError, match="no '# fwq' header"):
-        parse_fwq_output("20000\n", "n1", 1000, "out.txt")
+        parse_fwq_output("20000\n", 1000, "out.txt")
+    with pytest.raises(InputError, match="names no node"):
+        parse_fwq_output("# fwq quanta=1\n20000\n", 1000, "out.txt")
 
 
 def test_runs_take_the_newest_profile_of_each_node(tmp_path: Path) -> None:
     results = ResultsDir(tmp_path)
     t0 = datetime(2026, 11, 1, tzinfo=UTC)
-    old = parse_fwq_output(_fwq([20_000, 30_000]), "node01", 1000, "x")
-    new = parse_fwq_output(_fwq([20_000, 40_000]), "node01", 1000, "x")
-    other = parse_fwq_output(_fwq([20_000, 25_000]), "node02", 1000, "x")
+    old = parse_fwq_output(_fwq([20_000, 30_000], "node01"), 1000, "x")
+    new = parse_fwq_output(_fwq([20_000, 40_000], "node01"), 1000, "x")
+    other = parse_fwq_output(_fwq([20_000, 25_000], "node02"), 1000, "x")
     results.write("noise_profiles", profile_rows([old, other], "c", "7", t0))
     results.write("noise_profiles", profile_rows([new], "c", "8", t0 + timedelta(hours=1)))
     at = t0 + timedelta(hours=2)

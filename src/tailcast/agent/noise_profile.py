@@ -1,7 +1,8 @@
 """`tailcast agent noise-profile`: the fixed-work-quantum loop (fwq/fwq.c) on every node of
-the allocation at once, one process per node under srun (each node's output to its own
-file, srun's `%N`), or on this host alone (`local`), turned into one noise profile per
-node (collectors/noise_profile.py) and stored.
+the allocation at once, one process per node under srun (each task's output to its own
+file, srun's `%t`), or on this host alone (`local`), turned into one noise profile per
+node (collectors/noise_profile.py) and stored. Each loop names its node (Slurm's name in a
+job step, else the host name) in its output.
 
 The loop is C, built with the system's C compiler into the per-user cache (a file name
 carrying a hash of the source, so a changed loop is rebuilt, and a build lock as the
@@ -16,7 +17,6 @@ import fcntl
 import hashlib
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from importlib import resources
@@ -73,15 +73,10 @@ def _run(argv: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
     return proc
 
 
-def local_node() -> str:
-    """This host's node name: Slurm's when inside a job step, else the host name."""
-    return os.environ.get("SLURMD_NODENAME") or socket.gethostname()
-
-
 def measure_local(seconds: float, quantum_ns: int, threshold_ns: int) -> list[NoiseProfile]:
     fwq = build_fwq()
     proc = _run([str(fwq), str(quantum_ns), f"{seconds:g}"], seconds * 3 + 60)
-    return [parse_fwq_output(proc.stdout, local_node(), threshold_ns, f"{fwq} output")]
+    return [parse_fwq_output(proc.stdout, threshold_ns, f"{fwq} output")]
 
 
 def measure_allocation(
@@ -99,15 +94,16 @@ def measure_allocation(
     out = Path(tempfile.mkdtemp(prefix=".noise-", dir=workdir))
     try:
         argv = [srun, f"--nodes={len(nodes)}", f"--ntasks={len(nodes)}",
-                "--ntasks-per-node=1", f"--output={out}/%N.txt",
+                "--ntasks-per-node=1", f"--output={out}/%t.txt",
                 str(fwq), str(quantum_ns), f"{seconds:g}"]  # fmt: skip
         _run(argv, seconds * 3 + 120)
-        profiles = []
-        for node in nodes:
-            path = out / f"{node}.txt"
-            if not path.is_file():
-                raise ExternalToolError("srun", f"no fwq output from node {node} ({path})")
-            profiles.append(parse_fwq_output(path.read_text(), node, threshold_ns, str(path)))
-        return profiles
+        profiles = [
+            parse_fwq_output(path.read_text(), threshold_ns, str(path))
+            for path in sorted(out.glob("*.txt"))
+        ]
+        missing = sorted(set(nodes) - {p.node for p in profiles})
+        if missing:
+            raise ExternalToolError("srun", f"no fwq output from nodes {missing} (in {out})")
+        return sorted(profiles, key=lambda p: nodes.index(p.node) if p.node in nodes else 0)
     finally:
         shutil.rmtree(out, ignore_errors=True)

@@ -76,8 +76,9 @@ class NoiseProfile:
         }
 
 
-def parse_fwq_output(text: str, node: str, threshold_ns: int, source: str) -> NoiseProfile:
-    """A profile from fwq's output (its header line, then one duration per line)."""
+def parse_fwq_output(text: str, threshold_ns: int, source: str) -> NoiseProfile:
+    """A profile from fwq's output (its header line naming the node, then one duration per
+    line)."""
     lines = text.split("\n")
     header = lines[0].split() if lines else []
     if len(header) < 2 or header[:2] != ["#", "fwq"]:
@@ -94,8 +95,10 @@ def parse_fwq_output(text: str, node: str, threshold_ns: int, source: str) -> No
     if not durations:
         raise InputError(Path(source), "fwq timed no quantum")
     quantum = min(durations)
+    if not meta.get("node"):
+        raise InputError(Path(source), "the '# fwq' header names no node", 1)
     return NoiseProfile(
-        node=node,
+        node=meta["node"],
         quanta=len(durations),
         quantum_ns=quantum,
         threshold_ns=threshold_ns,

@@ -11,13 +11,15 @@
  * back to back (each quantum ends where the next begins), so the quanta cover the whole
  * window and a detour that falls between the work and the clock reading still counts.
  *
- * Output: a header line `# fwq work_steps=N clock_overhead_ns=C quanta=Q`, then one
- * quantum's duration in ns per line. C is the fastest of 10000 back-to-back clock
+ * Output: a header line `# fwq node=NODE work_steps=N clock_overhead_ns=C quanta=Q`, then
+ * one quantum's duration in ns per line. NODE is Slurm's name of the node (SLURMD_NODENAME
+ * in a job step), else the host name; C is the fastest of 10000 back-to-back clock
  * readings: the loop's own floor. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile uint64_t sink;
 
@@ -85,7 +87,13 @@ int main(int argc, char **argv) {
         last = t;
         if (t >= end) break;
     }
-    printf("# fwq work_steps=%llu clock_overhead_ns=%lld quanta=%zu\n",
+    char host[256] = "unknown";
+    const char *node = getenv("SLURMD_NODENAME");
+    if (node == NULL || node[0] == '\0') {
+        gethostname(host, sizeof host - 1);
+        node = host;
+    }
+    printf("# fwq node=%s work_steps=%llu clock_overhead_ns=%lld quanta=%zu\n", node,
            (unsigned long long)steps, (long long)overhead, n);
     for (size_t i = 0; i < n; i++) printf("%lld\n", (long long)d[i]);
     free(d);
