@@ -50,7 +50,9 @@ def test_local_profile_finds_detours_and_is_stored(results_home: Path, tmp_path:
 
 
 def _fwq(durations: list[int], node: str = "n1") -> str:
-    return f"# fwq node={node} work_steps=100 clock_overhead_ns=20 quanta=3\n" + "\n".join(map(str, durations))
+    return f"# fwq node={node} work_steps=100 clock_overhead_ns=20 quanta=3\n" + "\n".join(
+        map(str, durations)
+    )
 
 
 def test_detours_are_the_excess_over_the_fastest_quantum() -> None:
