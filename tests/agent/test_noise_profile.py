@@ -6,6 +6,7 @@ pick the newest profile of their nodes."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -49,34 +50,58 @@ def test_local_profile_finds_detours_and_is_stored(results_home: Path, tmp_path:
     assert table["detours_ns"] == row["detours_ns"]
 
 
-def _fwq(durations: list[int], node: str = "n1") -> str:
-    return f"# fwq node={node} work_steps=100 clock_overhead_ns=20 quanta=3\n" + "\n".join(
-        map(str, durations)
+def _fwq(detours: list[int], node: str = "n1", window: int = 1_000_000) -> str:
+    header = (
+        f"# fwq node={node} work_steps=100 clock_overhead_ns=20 quanta=50 quantum_ns=20000 "
+        f"window_ns={window} threshold_ns=1000"
     )
+    return "\n".join([header, *map(str, detours)]) + "\n"
 
 
-def test_detours_are_the_excess_over_the_fastest_quantum() -> None:
-    p = parse_fwq_output(_fwq([20_000, 20_400, 95_000, 20_010, 1_020_000]), 1000, "x")
-    assert (p.quantum_ns, p.window_ns, p.clock_overhead_ns) == (20_000, 1_175_410, 20)
-    assert p.detours_ns == [75_000, 1_000_000]
-    assert p.detours_per_s == pytest.approx(2 / 1.17541e-3)
+def test_fwq_prints_the_excess_of_slow_quanta(tmp_path: Path) -> None:
+    """fwq itself: the header's fastest quantum and window, each printed detour above the
+    threshold, detours per second from the two."""
+    from tailcast.agent.noise_profile import build_fwq
+
+    out = subprocess.run(
+        [str(build_fwq()), "20000", "0.3", "1000"], capture_output=True, text=True, check=True
+    ).stdout
+    p = parse_fwq_output(out, "fwq")
+    assert p.quanta > 1000 and 0.25e9 < p.window_ns < 0.6e9
+    assert p.quantum_ns * p.quanta <= p.window_ns
+    assert all(d > 1000 for d in p.detours_ns)
+    assert p.detours_per_s == pytest.approx(len(p.detours_ns) / (p.window_ns / 1e9))
 
 
 def test_bad_fwq_output_names_the_line() -> None:
-    with pytest.raises(InputError, match=r"out.txt:3: expected a duration"):
-        parse_fwq_output(_fwq([20_000, "x"]), 1000, "out.txt")  # type: ignore[list-item]
+    with pytest.raises(InputError, match=r"out.txt:3: expected a detour"):
+        parse_fwq_output(_fwq([20_000, "x"]), "out.txt")  # type: ignore[list-item]
     with pytest.raises(InputError, match="no '# fwq' header"):
-        parse_fwq_output("20000\n", 1000, "out.txt")
-    with pytest.raises(InputError, match="names no node"):
-        parse_fwq_output("# fwq quanta=1\n20000\n", 1000, "out.txt")
+        parse_fwq_output("20000\n", "out.txt")
+    with pytest.raises(InputError, match=r"out.txt:1: the '# fwq' header lacks \['node'"):
+        parse_fwq_output("# fwq quanta=1\n20000\n", "out.txt")
+
+
+def test_cli_errors_are_one_line(results_home: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    for args, said in (
+        ([], "noise-profile runs inside a Slurm allocation (or give --local)"),
+        (["--local", "--seconds", "300", "--quantum-us", "1"], "300,000,000 quanta; at most"),
+    ):
+        out = subprocess.run(
+            [sys.executable, "-m", "tailcast", "agent", "noise-profile", *args],
+            capture_output=True, text=True, env=env, timeout=60,
+        )  # fmt: skip
+        assert out.returncode == 2 and said in out.stderr
+        assert out.stderr.count("tailcast: error:") == 1 and len(out.stderr.splitlines()) == 1
 
 
 def test_runs_take_the_newest_profile_of_each_node(tmp_path: Path) -> None:
     results = ResultsDir(tmp_path)
     t0 = datetime(2026, 11, 1, tzinfo=UTC)
-    old = parse_fwq_output(_fwq([20_000, 30_000], "node01"), 1000, "x")
-    new = parse_fwq_output(_fwq([20_000, 40_000], "node01"), 1000, "x")
-    other = parse_fwq_output(_fwq([20_000, 25_000], "node02"), 1000, "x")
+    old = parse_fwq_output(_fwq([10_000], "node01", 50_000), "x")
+    new = parse_fwq_output(_fwq([20_000], "node01"), "x")
+    other = parse_fwq_output(_fwq([5_000], "node02", 45_000), "x")
     results.write("noise_profiles", profile_rows([old, other], "c", "7", t0))
     results.write("noise_profiles", profile_rows([new], "c", "8", t0 + timedelta(hours=1)))
     at = t0 + timedelta(hours=2)

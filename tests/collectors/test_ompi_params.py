@@ -95,3 +95,12 @@ def test_live_ompi_info_reads_the_runs_environment(mpi_available: None) -> None:
     tuned = read_ompi_params(mca_env(["--mca", "btl_tcp_eager_limit", "4096"]))
     assert tuned.params["btl_tcp_eager_limit"].value == "4096"
     assert tuned.params["btl_tcp_eager_limit"].source == "environment"
+
+
+def test_agent_records_no_open_mpi_protocol_for_another_library() -> None:
+    from tailcast.agent.protocol import ProtocolRecorder
+
+    said: list[str] = []
+    recorder = ProtocolRecorder([], said.append)
+    assert recorder(2, 2, "MPICH Version: 4.0.2 MPICH Release date: ...") is None
+    assert said == []  # ompi_info was not even asked

@@ -276,7 +276,7 @@ class Agent:
         ranks = outcome.ranks or self.ranks
         used_nodes = nodes[:ranks] or sorted(set(outcome.hosts))
         locality, levels = _locality(topo, used_nodes, outcome)
-        protocol = self.protocol(len(set(used_nodes)) or 1, ranks)
+        protocol = self.protocol(len(set(used_nodes)) or 1, ranks, outcome.mpi_library)
         # Unknown, not rejected, when a side's b could not be read.
         accepted = (
             None

@@ -28,6 +28,17 @@ from tailcast.paths import cache_home
 
 BUILD_TIMEOUT_S = 120
 SOURCE = "fwq.c"
+# fwq keeps each quantum's duration (8 bytes) until it ends: at most 120 MB.
+MAX_QUANTA = 15_000_000
+
+
+def _check(seconds: float, quantum_ns: int) -> None:
+    quanta = seconds * 1e9 / quantum_ns
+    if quanta > MAX_QUANTA:
+        raise UsageError(
+            f"{seconds:g} s of {quantum_ns / 1000:g} µs quanta are {quanta:,.0f} quanta; at most "
+            f"{MAX_QUANTA:,} (fewer seconds or a longer quantum)"
+        )
 
 
 def _source() -> Path:
@@ -74,9 +85,10 @@ def _run(argv: list[str], timeout_s: float) -> subprocess.CompletedProcess[str]:
 
 
 def measure_local(seconds: float, quantum_ns: int, threshold_ns: int) -> list[NoiseProfile]:
+    _check(seconds, quantum_ns)
     fwq = build_fwq()
-    proc = _run([str(fwq), str(quantum_ns), f"{seconds:g}"], seconds * 3 + 60)
-    return [parse_fwq_output(proc.stdout, threshold_ns, f"{fwq} output")]
+    proc = _run([str(fwq), str(quantum_ns), f"{seconds:g}", str(threshold_ns)], seconds * 3 + 60)
+    return [parse_fwq_output(proc.stdout, f"{fwq} output")]
 
 
 def measure_allocation(
@@ -86,6 +98,7 @@ def measure_allocation(
     system every node writes to (the results directory is)."""
     if not nodes:
         raise UsageError("noise-profile runs inside a Slurm allocation (or give --local)")
+    _check(seconds, quantum_ns)
     srun = shutil.which("srun")
     if srun is None:
         raise ExternalToolError("srun", "not on PATH")
@@ -95,11 +108,10 @@ def measure_allocation(
     try:
         argv = [srun, f"--nodes={len(nodes)}", f"--ntasks={len(nodes)}",
                 "--ntasks-per-node=1", f"--output={out}/%t.txt",
-                str(fwq), str(quantum_ns), f"{seconds:g}"]  # fmt: skip
+                str(fwq), str(quantum_ns), f"{seconds:g}", str(threshold_ns)]  # fmt: skip
         _run(argv, seconds * 3 + 120)
         profiles = [
-            parse_fwq_output(path.read_text(), threshold_ns, str(path))
-            for path in sorted(out.glob("*.txt"))
+            parse_fwq_output(path.read_text(), str(path)) for path in sorted(out.glob("*.txt"))
         ]
         missing = sorted(set(nodes) - {p.node for p in profiles})
         if missing:

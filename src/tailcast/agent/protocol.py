@@ -12,6 +12,8 @@ from tailcast.collectors.mpi_protocol import MpiProtocol, open_mpi_protocol
 from tailcast.collectors.ompi_params import OmpiInfo, mca_env, read_ompi_params
 from tailcast.errors import ExternalToolError
 
+OTHER_MPIS = ("MPICH", "MVAPICH", "Intel(R) MPI")  # their protocol is not recorded (yet)
+
 
 class ProtocolRecorder:
     def __init__(self, launcher_args: Sequence[str], say: Callable[[str], None]) -> None:
@@ -20,9 +22,12 @@ class ProtocolRecorder:
         self._info: OmpiInfo | None = None
         self._unknown: str | None = None
 
-    def __call__(self, nodes: int, ranks: int) -> MpiProtocol | None:
-        """The record of a run on `nodes` distinct nodes; None (unknown) when the MPI is
-        not Open MPI or ompi_info fails (said once)."""
+    def __call__(self, nodes: int, ranks: int, mpi_library: str) -> MpiProtocol | None:
+        """The record of a run on `nodes` distinct nodes whose ranks reported `mpi_library`
+        (the built-in benchmark: MPI_Get_library_version; OSU: the launcher's version);
+        None (unknown) when that names another MPI or ompi_info fails (said once)."""
+        if any(name in mpi_library for name in OTHER_MPIS):
+            return None  # an ompi_info on PATH would describe a library the run did not use
         if self._info is None and self._unknown is None:
             try:
                 self._info = read_ompi_params(self.env)

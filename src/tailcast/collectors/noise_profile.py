@@ -76,35 +76,38 @@ class NoiseProfile:
         }
 
 
-def parse_fwq_output(text: str, threshold_ns: int, source: str) -> NoiseProfile:
-    """A profile from fwq's output (its header line naming the node, then one duration per
-    line)."""
+def parse_fwq_output(text: str, source: str) -> NoiseProfile:
+    """A profile from fwq's output: its header line (the node, the quanta, the fastest one,
+    the window, the threshold), then each detour's length in ns, one per line."""
     lines = text.split("\n")
-    header = lines[0].split() if lines else []
-    if len(header) < 2 or header[:2] != ["#", "fwq"]:
+    header = lines[0].split()
+    if header[:2] != ["#", "fwq"]:
         raise InputError(Path(source), "not fwq output (no '# fwq' header line)", 1)
     meta = dict(item.split("=", 1) for item in header[2:] if "=" in item)
-    durations = []
+    keys = ("node", "quanta", "quantum_ns", "window_ns", "threshold_ns", "clock_overhead_ns")
+    missing = [k for k in keys if not meta.get(k)]
+    if missing:
+        raise InputError(Path(source), f"the '# fwq' header lacks {missing}", 1)
+    try:
+        numbers = {k: int(meta[k]) for k in keys[1:]}
+    except ValueError as exc:
+        raise InputError(Path(source), f"the '# fwq' header: {exc}", 1) from None
+    detours = []
     for number, line in enumerate(lines[1:], start=2):
         if line.strip():
             try:
-                durations.append(int(line))
+                detours.append(int(line))
             except ValueError:
-                message = f"expected a duration in ns, got {line!r}"
+                message = f"expected a detour in ns, got {line!r}"
                 raise InputError(Path(source), message, number) from None
-    if not durations:
-        raise InputError(Path(source), "fwq timed no quantum")
-    quantum = min(durations)
-    if not meta.get("node"):
-        raise InputError(Path(source), "the '# fwq' header names no node", 1)
     return NoiseProfile(
         node=meta["node"],
-        quanta=len(durations),
-        quantum_ns=quantum,
-        threshold_ns=threshold_ns,
-        clock_overhead_ns=int(meta.get("clock_overhead_ns", 0)),
-        window_ns=sum(durations),
-        detours_ns=[d - quantum for d in durations if d - quantum > threshold_ns],
+        quanta=numbers["quanta"],
+        quantum_ns=numbers["quantum_ns"],
+        threshold_ns=numbers["threshold_ns"],
+        clock_overhead_ns=numbers["clock_overhead_ns"],
+        window_ns=numbers["window_ns"],
+        detours_ns=detours,
         method=f"fwq work_steps={meta.get('work_steps', '?')}",
     )
 

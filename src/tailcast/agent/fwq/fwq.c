@@ -4,17 +4,19 @@
  * process): the excess is a detour. tailcast.agent.noise_profile builds and runs this and
  * turns its output into a noise profile (tailcast.collectors.noise_profile).
  *
- *   fwq QUANTUM_NS SECONDS
+ *   fwq QUANTUM_NS SECONDS THRESHOLD_NS
  *
  * The work is a xorshift chain (each step needs the last: no vectorising, no shortcut),
  * sized at start so that its fastest run takes about QUANTUM_NS. Timestamps are taken
  * back to back (each quantum ends where the next begins), so the quanta cover the whole
  * window and a detour that falls between the work and the clock reading still counts.
  *
- * Output: a header line `# fwq node=NODE work_steps=N clock_overhead_ns=C quanta=Q`, then
- * one quantum's duration in ns per line. NODE is Slurm's name of the node (SLURMD_NODENAME
- * in a job step), else the host name; C is the fastest of 10000 back-to-back clock
- * readings: the loop's own floor. */
+ * Every duration is kept until the end, when the fastest (the work itself) is known; then
+ * the program prints a header line `# fwq node=NODE work_steps=N clock_overhead_ns=C
+ * quanta=Q quantum_ns=F window_ns=W threshold_ns=T` and, one per line in order, the excess
+ * over F of every quantum that took more than F + T: the detours. NODE is Slurm's name of
+ * the node (SLURMD_NODENAME in a job step), else the host name; C is the fastest of 10000
+ * back-to-back clock readings, the loop's own floor; W the time the quanta covered. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,14 +52,15 @@ static int64_t fastest(uint64_t steps, int tries) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: fwq QUANTUM_NS SECONDS\n");
+    if (argc != 4) {
+        fprintf(stderr, "usage: fwq QUANTUM_NS SECONDS THRESHOLD_NS\n");
         return 2;
     }
     int64_t quantum = atoll(argv[1]);
     double seconds = atof(argv[2]);
-    if (quantum < 1000 || seconds <= 0) {
-        fprintf(stderr, "fwq: QUANTUM_NS must be >= 1000 and SECONDS > 0\n");
+    int64_t threshold = atoll(argv[3]);
+    if (quantum < 1000 || seconds <= 0 || threshold < 1) {
+        fprintf(stderr, "fwq: QUANTUM_NS must be >= 1000, SECONDS > 0, THRESHOLD_NS >= 1\n");
         return 2;
     }
     uint64_t steps = 4096;
@@ -93,9 +96,16 @@ int main(int argc, char **argv) {
         gethostname(host, sizeof host - 1);
         node = host;
     }
-    printf("# fwq node=%s work_steps=%llu clock_overhead_ns=%lld quanta=%zu\n", node,
-           (unsigned long long)steps, (long long)overhead, n);
-    for (size_t i = 0; i < n; i++) printf("%lld\n", (long long)d[i]);
+    int64_t fast = INT64_MAX, window = 0;
+    for (size_t i = 0; i < n; i++) {
+        window += d[i];
+        if (d[i] < fast) fast = d[i];
+    }
+    printf("# fwq node=%s work_steps=%llu clock_overhead_ns=%lld quanta=%zu quantum_ns=%lld "
+           "window_ns=%lld threshold_ns=%lld\n", node, (unsigned long long)steps,
+           (long long)overhead, n, (long long)fast, (long long)window, (long long)threshold);
+    for (size_t i = 0; i < n; i++)
+        if (d[i] - fast > threshold) printf("%lld\n", (long long)(d[i] - fast));
     free(d);
     return 0;
 }
