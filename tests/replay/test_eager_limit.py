@@ -81,3 +81,36 @@ def test_replay_of_a_32k_message_follows_the_recorded_limit(
     assert outcome.messages is not None
     kinds = {m["kind"] for m in outcome.messages.to_pylist() if m["bytes"] == 32768}
     assert kinds == {kind}
+
+
+def _run_row(run_id: str, benchmark: str, started: int, protocol: MpiProtocol | None) -> dict:
+    from datetime import UTC, datetime
+
+    from tailcast.collectors.mpi_protocol import run_columns
+
+    return {"run_id": run_id, "benchmark": benchmark, "nodes": ["node01", "node02"],
+            "b_before": 0.1, "started_at": datetime(2026, 11, started, tzinfo=UTC),
+            **run_columns(protocol)}  # fmt: skip
+
+
+def test_runs_stored_before_the_record_stay_readable_as_unknown(tmp_path: Path) -> None:
+    """The quickstart's bundled runs files have no protocol columns: unknown, so the
+    fabric's threshold; a recorded run gives its own, and predict's simulation the newest
+    recorded one, a run of its benchmark first."""
+    from tailcast.quickstart import bundled_dir
+    from tailcast.replay.measured_inputs import measured_run, recorded_eager_threshold
+    from tailcast.store import Catalog, ResultsDir
+
+    results = ResultsDir(tmp_path)
+    shutil.copytree(bundled_dir() / "runs", tmp_path / "runs")
+    with Catalog(results) as cat:
+        old = cat.rows("SELECT run_id FROM runs LIMIT 1")[0]["run_id"]
+        assert recorded_eager_threshold(cat, "bcast") is None
+    assert measured_run(old, results).eager_threshold_bytes is None
+    results.write("runs", [_run_row("a", "bcast", 1, _ob1("tcp", tcp=4096))])
+    results.write("runs", [_run_row("b", "reduce", 2, _ob1("tcp", tcp=65536))])
+    results.write("runs", [_run_row("c", "bcast", 3, None)])
+    assert measured_run("a", results).eager_threshold_bytes == 4040
+    with Catalog(results) as cat:
+        assert recorded_eager_threshold(cat, "bcast") == 4040
+        assert recorded_eager_threshold(cat, "alltoall") == 65480  # the newest of any
