@@ -104,3 +104,32 @@ def test_agent_records_no_open_mpi_protocol_for_another_library() -> None:
     recorder = ProtocolRecorder([], said.append)
     assert recorder(2, 2, "MPICH Version: 4.0.2 MPICH Release date: ...") is None
     assert said == []  # ompi_info was not even asked
+
+
+def test_pml_selection_rules(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With ucx let in, UCX (priority 51) wins where a device matches pml_ucx_devices and
+    declines elsewhere, leaving ob1; an include list names the only candidates."""
+    import dataclasses
+
+    from tailcast.collectors import mpi_protocol
+
+    info = _captured()
+
+    def with_params(**values: str) -> OmpiInfo:
+        params = dict(info.params)
+        for name, value in values.items():
+            params[name] = dataclasses.replace(params[name], value=value, source="environment")
+        return OmpiInfo(info.version, info.components, params)
+
+    monkeypatch.setattr(mpi_protocol, "INFINIBAND", tmp_path / "no-infiniband")
+    quiet = open_mpi_protocol(with_params(pml=""), nodes=2, ranks=2, env={})
+    assert quiet.pml == "ob1" and "no device matches 'mlx*'" in quiet.notes[0]
+    anywhere = open_mpi_protocol(
+        with_params(pml="", pml_ucx_devices="any"), 2, 2, {"UCX_RNDV_THRESH": "16k"}
+    )
+    assert (anywhere.pml, anywhere.transport, anywhere.ucx_rndv_thresh) == ("ucx", "ucx", "16k")
+    assert run_columns(anywhere)["mpi_transport"] == "ucx"
+    (tmp_path / "ib" / "mlx5_0").mkdir(parents=True)
+    monkeypatch.setattr(mpi_protocol, "INFINIBAND", tmp_path / "ib")
+    assert open_mpi_protocol(with_params(pml=""), 2, 2, {}).pml == "ucx"
+    assert open_mpi_protocol(with_params(pml="ob1"), 2, 2, {}).pml == "ob1"

@@ -6,8 +6,9 @@ Open MPI (from `ompi_info`, collectors/ompi_params.py) picks, per the Open MPI 4
 rules:
 - the PML: the components the `pml` parameter lets in (`a,b` includes, `^a,b` excludes),
   highest priority first; UCX (`pml_ucx_priority` 51 > ob1's 20) declines without a device
-  matching `pml_ucx_devices` (`mlx*`) under /sys/class/infiniband, and so do the RDMA
-  BTLs (openib, uct, ofi, usnic) below; the cm PML (MTL-based) is not modelled.
+  matching `pml_ucx_devices` (`mlx*`; `any` takes any, TCP too) under /sys/class/infiniband,
+  and so do the RDMA BTLs (openib, uct, ofi, usnic) below; the cm PML (MTL-based) is not
+  modelled.
 - with ob1, per pair of ranks the BTLs the `btl` parameter lets in that reach the peer,
   the highest `btl_X_exclusivity` winning (bml/r2 keeps only those for eager sends): for
   ranks on different nodes a network BTL (tcp unless an RDMA one is usable), for ranks on
@@ -89,7 +90,8 @@ def _pml(info: OmpiInfo, notes: list[str]) -> str:
     if "ucx" in allowed:
         devices = params.get("pml_ucx_devices")
         pattern = devices.value if devices is not None else "mlx*"
-        if any(_rdma_devices(p.strip()) for p in pattern.split(",") if p.strip()):
+        wanted = [p.strip() for p in pattern.split(",") if p.strip()]
+        if "any" in wanted or any(_rdma_devices(p) for p in wanted):  # any: UCX's tcp too
             return "ucx"
         notes.append(f"pml ucx allowed but no device matches {pattern!r}: it declines")
     if "ob1" in allowed:
