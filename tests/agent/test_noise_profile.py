@@ -112,6 +112,10 @@ def test_runs_take_the_newest_profile_of_each_node(tmp_path: Path) -> None:
     assert current_profiles(results, ["node01"], t0 + timedelta(minutes=1)) == {
         "node01": old.profile_id
     }
+    (tmp_path / "noise_profiles" / "damaged.parquet").write_bytes(b"PAR1 not parquet")
+    problems: list[InputError] = []
+    assert len(stored_profiles(results, problems)) == 3 and "damaged.parquet" in problems[0].path
+    assert current_profiles(results, ["node01"], at) == {"node01": new.profile_id}
     pooled = tomllib.loads(host_noise_toml([old, other]))["host"]["noise"]
     assert pooled["window_ns"] == 50_000 + 45_000
     assert pooled["detours_ns"] == [10_000, 5_000]

@@ -153,11 +153,21 @@ def profile_rows(
     ]
 
 
-def stored_profiles(results: ResultsDir) -> list[dict[str, Any]]:
-    """Every stored profile row (a file that cannot be read is an InputError naming it)."""
+def stored_profiles(
+    results: ResultsDir, problems: list[InputError] | None = None
+) -> list[dict[str, Any]]:
+    """Every stored profile row. A file that cannot be read is left out (and appended to
+    `problems`): a damaged profile must not cost the agent the run it is recording."""
     from tailcast.store.parquet_io import read_table
 
-    return [r for path in results.files(TABLE) for r in read_table(path, TABLE).to_pylist()]
+    rows = []
+    for path in results.files(TABLE):
+        try:
+            rows += read_table(path, TABLE).to_pylist()
+        except InputError as err:
+            if problems is not None:
+                problems.append(err)
+    return rows
 
 
 def current_profiles(
