@@ -95,6 +95,7 @@ def test_sbatch_variables_scrubbed() -> None:
         ('sizes = ["4", "1K", "32K", "1M"]', 'sizes = ["4", "1Q"]', "bad message size"),
         ("nodes = 4 ", "nodes = 1 ", "nodes must be"),
         ("warmup = 100", "warmpu = 100", "unknown [campaign] keys ['warmpu']"),
+        ("warmup = 100", "warmup = 100\nnoise_profile_s = -1", "noise_profile_s must be"),
     ],
 )
 def test_bad_campaign_is_input_error(campaign_file: Path, old: str, new: str, message: str) -> None:
@@ -104,6 +105,15 @@ def test_bad_campaign_is_input_error(campaign_file: Path, old: str, new: str, me
     with pytest.raises(InputError) as err:
         load_campaign(campaign_file)
     assert message in err.value.reason and err.value.path == str(campaign_file)
+
+
+def test_noise_profile_before_the_runs(campaign_file: Path) -> None:
+    text = campaign_file.read_text().replace("warmup = 100", "warmup = 100\nnoise_profile_s = 2")
+    campaign_file.write_text(text)
+    camp = load_campaign(campaign_file)
+    script = render_campaign(camp, campaign_topology(camp))[0].script
+    profile = script.index("tailcast agent noise-profile --seconds 2\n")
+    assert profile < script.index("exec tailcast agent run")
 
 
 def test_toml_syntax_error_names_line(campaign_file: Path) -> None:

@@ -72,6 +72,9 @@ class Campaign:
     # A rerun of a job (requeued after a node failure, resubmitted after a kill) skips the
     # points it already stored (agent/resume.py); false measures every point again.
     resume: bool = True
+    # Seconds of `agent noise-profile` on the job's nodes before its runs (0: none); the runs
+    # record the profile.
+    noise_profile_s: float = 0.0
     env: dict[str, str] = field(default_factory=dict)
     collector: dict[str, Any] | None = None
     background: BackgroundSpec | None = None
@@ -129,6 +132,9 @@ def load_campaign(path: Path) -> Campaign:
             raise _fail(path, str(exc)) from exc
     if not isinstance(camp.resume, bool):
         raise _fail(path, "resume must be true or false")
+    noise = camp.noise_profile_s
+    if isinstance(noise, bool) or not isinstance(noise, int | float) or noise < 0:
+        raise _fail(path, f"noise_profile_s must be a number of seconds >= 0, got {noise!r}")
     if not isinstance(camp.nodes, int) or camp.nodes < 2:
         raise _fail(path, "nodes must be an integer ≥ 2")
     if camp.topology is not None:
@@ -208,6 +214,10 @@ def render_agent_job(
     settle_s: float = 0.0,
 ) -> RenderedJob:
     """One measurement job running `patterns` at every size of the campaign."""
+    noise_argv = []
+    if camp.noise_profile_s > 0:
+        seconds = f"{camp.noise_profile_s:g}"
+        noise_argv = [*shlex.split(camp.tailcast), "agent", "noise-profile", "--seconds", seconds]
     script = (
         _environment()
         .get_template("agent.sbatch.j2")
@@ -228,6 +238,7 @@ def render_agent_job(
                 *(["--resume"] if camp.resume else []),
             ],
             settle_s=f"{settle_s:g}" if settle_s > 0 else "",
+            noise_argv=noise_argv,
         )
     )
     return RenderedJob(name, placement, ",".join(patterns), script)

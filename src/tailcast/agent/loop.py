@@ -28,10 +28,13 @@ from typing import Any
 
 from tailcast import __version__
 from tailcast.agent.osu_runner import run_osu_benchmark
+from tailcast.agent.protocol import ProtocolRecorder
 from tailcast.agent.resume import stored_points
 from tailcast.agent.runners import RunOutcome, run_builtin
 from tailcast.collectors.benchmarks import BENCHMARKS, PATTERNS
 from tailcast.collectors.launcher import Launcher, allocation_nodes_list, detect_launcher
+from tailcast.collectors.mpi_protocol import run_columns
+from tailcast.collectors.noise_profile import current_profiles, profiles_json
 from tailcast.collectors.osu_suite import SUITE
 from tailcast.collectors.proc import RetryPolicy
 from tailcast.collectors.queue_budget import (
@@ -161,6 +164,7 @@ class Agent:
         self.results = results or ResultsDir()
         self.progress = progress or (lambda line: sys.stderr.write(line + "\n"))
         self.stop = StopFlag()
+        self.protocol = ProtocolRecorder(cfg.launcher_args, self._say)
         self.own_job_id = cfg.own_job_id or own_job_id_from_env()
         self.alloc_nodes = allocation_nodes_list()
         self.ranks = cfg.ranks or len(self.alloc_nodes)
@@ -272,6 +276,7 @@ class Agent:
         ranks = outcome.ranks or self.ranks
         used_nodes = nodes[:ranks] or sorted(set(outcome.hosts))
         locality, levels = _locality(topo, used_nodes, outcome)
+        protocol = self.protocol(len(set(used_nodes)) or 1, ranks, outcome.mpi_library)
         # Unknown, not rejected, when a side's b could not be read.
         accepted = (
             None
@@ -321,6 +326,8 @@ class Agent:
             "started_at": started,
             "ended_at": ended,
             "partial": outcome.partial,
+            **run_columns(protocol),
+            "noise_profiles": profiles_json(current_profiles(self.results, used_nodes, started)),
         }
         # The data first, each part naming its `runs` row, which completes the run (written
         # last); interrupted or failed before that row, none of the run's files stays.

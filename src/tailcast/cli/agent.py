@@ -277,3 +277,65 @@ def noise(
     argv = detect_launcher(launcher).argv(ranks, program)
     sys.stdout.flush()
     os.execv(argv[0], argv)  # the launcher takes this process's place: scancel reaches it
+
+
+@app.command("noise-profile")
+def noise_profile(
+    seconds: Annotated[
+        float, typer.Option("--seconds", min=0.01, help="How long each node's loop runs.")
+    ] = 5.0,
+    quantum_us: Annotated[
+        float, typer.Option("--quantum-us", min=1.0, help="The work quantum (µs).")
+    ] = 20.0,
+    threshold_ns: Annotated[
+        int,
+        typer.Option(
+            "--threshold-ns", min=1, help="Excess over the fastest quantum counted as a detour."
+        ),
+    ] = 1000,
+    local: Annotated[
+        bool, typer.Option("--local", help="This host only, outside Slurm (no srun).")
+    ] = False,
+    toml: Annotated[
+        Path | None,
+        typer.Option("--toml", help="Also write the profiles pooled as a [host.noise] table."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Profiles' summaries as JSON.")] = False,
+) -> None:
+    """Host noise per node: a fixed-work-quantum loop on every node of the allocation (one
+    process per node), its detours (quanta slower than the fastest) stored per node in
+    noise_profiles; agent runs record the newest profile of their nodes."""
+    from datetime import UTC, datetime
+
+    from tailcast.agent.noise_profile import measure_allocation, measure_local
+    from tailcast.collectors.launcher import allocation_nodes_list
+    from tailcast.collectors.noise_profile import TABLE, host_noise_toml, profile_rows
+    from tailcast.collectors.utilisation import own_job_id_from_env
+    from tailcast.store import ResultsDir
+
+    results = ResultsDir()
+    taken = datetime.now(UTC)
+    quantum_ns = round(quantum_us * 1000)
+    if local:
+        profiles = measure_local(seconds, quantum_ns, threshold_ns)
+    else:
+        nodes = allocation_nodes_list()
+        profiles = measure_allocation(nodes, seconds, quantum_ns, threshold_ns, results.root)
+    rows = profile_rows(
+        profiles, os.environ.get("SLURM_CLUSTER_NAME"), own_job_id_from_env(), taken
+    )
+    results.write(TABLE, rows)
+    if toml is not None:
+        toml.write_text(host_noise_toml(profiles))
+    summaries = [p.summary() for p in profiles]
+    if as_json:
+        emit_json(summaries)
+        return
+    for s in summaries:
+        echo(
+            f"{s['node']}: {s['detours']} detours in {s['window_s']:.2f} s "
+            f"({s['detours_per_s']:.1f}/s, {s['lost_fraction']:.1%} of the time), "
+            f"p50 {s['detour_p50_ns'] or 0} ns, p99 {s['detour_p99_ns'] or 0} ns, "
+            f"max {s['detour_max_ns'] or 0} ns; quantum {s['quantum_ns']} ns, "
+            f"clock floor {s['clock_overhead_ns']} ns"
+        )

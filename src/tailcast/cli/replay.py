@@ -112,7 +112,8 @@ def run(
         typer.Option(
             "--from-run",
             help="Reproduce a measured run of the store: its b before (as --background-b), "
-            "its nodes or locality (as --placement).",
+            "its nodes or locality (as --placement), its MPI's eager threshold (as "
+            "--eager-threshold, when recorded).",
         ),
     ] = None,
     messages: Annotated[
@@ -183,6 +184,8 @@ def run(
     if from_run is not None:
         measured = measured_run(from_run)
         background_b = measured.b if background_b is None else background_b
+        if eager_threshold is None:  # the run's library's, when recorded
+            eager_threshold = measured.eager_threshold_bytes
         if placement is None:
             placement, nodes = run_placement(measured, the_fabric)
     sized = None

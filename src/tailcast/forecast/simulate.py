@@ -47,6 +47,7 @@ class SimulatedTail:
     background_nodes: int
     load: float
     bytes: int
+    eager_threshold_bytes: int | None  # the measured runs' MPI's (None: the fabric's)
     mean_us: float
     p50_us: float
     p99_us: float
@@ -60,6 +61,11 @@ class SimulatedTail:
             f"{self.iterations} iterations): p99 {self.p99_us:.1f} µs, p50 {self.p50_us:.1f} µs, "
             f"mean {self.mean_us:.1f} µs; background {self.background_jobs} jobs on "
             f"{self.background_nodes} nodes at load {self.load:g}"
+            + (
+                f"; eager up to {self.eager_threshold_bytes} B (the runs' MPI)"
+                if self.eager_threshold_bytes is not None
+                else ""
+            )
         )
 
 
@@ -132,6 +138,7 @@ def simulate_tail(
     load: float = DEFAULT_LOAD,
     background_bytes: int = DEFAULT_BYTES,
     seed: int = 0,
+    eager_threshold_bytes: int | None = None,
 ) -> SimulatedTail:
     import hostlist
 
@@ -148,6 +155,7 @@ def simulate_tail(
         seed=seed,
         placement="nodes:" + hostlist.collect_hostlist(chosen),
         background=tuple(background),
+        eager_threshold_bytes=eager_threshold_bytes,  # None: the fabric's [host] value
     )
     with tempfile.TemporaryDirectory(prefix="tailcast-simulate-") as tmp:
         path = trace
@@ -167,6 +175,7 @@ def simulate_tail(
         background_nodes=sum(j.nodes for j in background),
         load=load,
         bytes=background_bytes,
+        eager_threshold_bytes=eager_threshold_bytes,
         mean_us=float(lat.mean()),
         p50_us=float(np.percentile(lat, 50)),
         p99_us=float(np.percentile(lat, 99)),

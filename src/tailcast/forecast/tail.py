@@ -94,7 +94,7 @@ def answer(q: TailQuestion, catalog: Catalog) -> TailAnswer:
         b_value = compute_b(queue.jobs, queue.n_t).b
     assert b_value is not None
     runs = load_run_stats(catalog, q.benchmark, q.size_bytes, q.locality)
-    simulated = _simulated(q, queue, learned) if q.simulate is not None else None
+    simulated = _simulated(q, queue, learned, catalog) if q.simulate is not None else None
     try:
         baseline = predict_tail(runs, b_value, q.benchmark, q.size_bytes, q.locality)
     except NotAcceptedError as exc:
@@ -107,10 +107,11 @@ def answer(q: TailQuestion, catalog: Catalog) -> TailAnswer:
 
 
 def _simulated(
-    q: TailQuestion, queue: QueueState | None, learned: dict[str, Any] | None
+    q: TailQuestion, queue: QueueState | None, learned: dict[str, Any] | None, catalog: Catalog
 ) -> SimulatedTail:
     from tailcast.collectors.jobs import expand_nodes
     from tailcast.forecast.simulate import simulate_tail
+    from tailcast.replay.measured_inputs import recorded_eager_threshold
 
     assert queue is not None and q.simulate is not None
     sim_nodes = (learned or {}).get("nodes") or q.nodes
@@ -130,6 +131,9 @@ def _simulated(
         trace=q.simulate_trace,
         iterations=q.simulate_iterations,
         load=q.simulate_load,
+        # the eager threshold of the cluster's MPI as its runs recorded it (None: the
+        # fabric's [host] value)
+        eager_threshold_bytes=recorded_eager_threshold(catalog, q.benchmark),
     )
 
 

@@ -5,8 +5,10 @@ nodes (bgtrace.py), and the measured per-iteration latencies are compared with t
 simulated ones: KS, Wasserstein, p50 and p99 relative errors (analysis/compare.py).
 
 Replays go to the store (replays, replay_iterations, ...) so reports can show each pair.
-The eager limit is Open MPI's TCP BTL's (`btl_tcp_eager_limit` = 65536 in `ompi_info` of
-Open MPI 4.1.4): the transport the lab's jobs use.
+Each run replays with the eager threshold its MPI library applied (replay/eager_limit.py);
+a run stored before the agent recorded its protocol is taken to have used what the lab's
+jobs use, Open MPI 4.1.4's TCP BTL at its defaults (`btl_tcp_eager_limit` = 65536 in its
+`ompi_info`).
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ import hostlist
 import numpy as np
 
 from tailcast.analysis.compare import compare_samples
+from tailcast.collectors.mpi_protocol import MpiProtocol
 from tailcast.errors import UsageError
 from tailcast.lab.bgtrace import write_background_trace
 from tailcast.lab.gaps import gap_draws
 from tailcast.replay.background import BackgroundTrace
+from tailcast.replay.eager_limit import eager_threshold
 from tailcast.replay.fabric import Fabric
 from tailcast.replay.run import replay_trace
 from tailcast.replay.scenario import ReplayOptions
@@ -32,7 +36,9 @@ from tailcast.store import Catalog, ResultsDir
 from tailcast.traces.io import write_trace
 from tailcast.traces.synth.osu import osu_trace
 
-OMPI_TCP_EAGER_LIMIT = 65536
+LAB_PROTOCOL = MpiProtocol(
+    library="Open MPI 4.1.4", pml="ob1", transport="tcp", eager_limits={"tcp": 65536}
+)
 P50_TOLERANCE, P99_TOLERANCE = 0.15, 0.30  # issue 18's acceptance for 1 MiB collectives
 
 
@@ -83,7 +89,10 @@ class LabReplayer:
         workdir.mkdir(parents=True, exist_ok=True)
 
     def _options(
-        self, nodes: list[str], background: tuple[BackgroundTrace, ...] = ()
+        self,
+        nodes: list[str],
+        background: tuple[BackgroundTrace, ...] = (),
+        eager: int | None = eager_threshold(LAB_PROTOCOL),
     ) -> ReplayOptions:
         missing = [n for n in nodes if n not in self.index]
         if missing:
@@ -91,7 +100,7 @@ class LabReplayer:
         return ReplayOptions(
             seed=self.seed,
             placement="nodes:" + hostlist.collect_hostlist(nodes),
-            eager_threshold_bytes=OMPI_TCP_EAGER_LIMIT,
+            eager_threshold_bytes=eager,
             background_traces=background,
         )
 
@@ -146,9 +155,10 @@ class LabReplayer:
             run["benchmark"], int(run["ranks"]), int(run["msg_size_bytes"]),
             int(run["iterations"]), int(run["warmup"] or 0),
         )  # fmt: skip
-        outcome = replay_trace(
-            trace, self.fabric, self._options(list(run["nodes"]), tuple(background)), self.results
-        )
+        recorded = run.get("protocol_json")  # null: stored before the record, the lab's
+        protocol = MpiProtocol.from_json(recorded) if recorded else LAB_PROTOCOL
+        options = self._options(list(run["nodes"]), tuple(background), eager_threshold(protocol))
+        outcome = replay_trace(trace, self.fabric, options, self.results)
         return outcome.replay_id, outcome.iteration_latency_us
 
 
@@ -160,7 +170,8 @@ def lab_runs(cat: Catalog, campaign: str | None, sizes: list[int] | None) -> lis
         where.append(f"r.msg_size_bytes IN ({', '.join(str(int(s)) for s in sizes)})")
     rows: list[dict[str, Any]] = cat.sql(
         "SELECT l.*, r.benchmark, r.msg_size_bytes, r.ranks, r.iterations, r.warmup, r.nodes, "
-        "r.b_before, r.started_at, r.ended_at FROM lab_runs l JOIN runs r USING (run_id) "
+        "r.b_before, r.started_at, r.ended_at, r.protocol_json "
+        "FROM lab_runs l JOIN runs r USING (run_id) "
         + ("WHERE " + " AND ".join(where) if where else "")
         + " ORDER BY l.campaign, l.placement, r.benchmark, r.msg_size_bytes, "
         "len(l.bg_job_ids), l.phase"

@@ -1,6 +1,8 @@
 """What a replay can take from measurements in the store: the job sizes of a recorded queue
-snapshot (`--background-snapshot ID`) and a measured run's b, nodes and locality
-(`--from-run RUN_ID`), so a simulation can be set up as the measurement was."""
+snapshot (`--background-snapshot ID`), a measured run's b, nodes, locality and eager
+threshold (`--from-run RUN_ID`), and the eager threshold the cluster's MPI applied in its
+newest recorded run (`predict tail --simulate`), so a simulation can be set up as the
+measurement was."""
 
 from __future__ import annotations
 
@@ -8,11 +10,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tailcast.errors import UsageError
+from tailcast.replay.eager_limit import run_eager_threshold
 from tailcast.replay.fabric import Fabric
 from tailcast.replay.placement import LOCALITY_CLASSES
 
 if TYPE_CHECKING:
-    from tailcast.store import ResultsDir
+    from tailcast.store import Catalog, ResultsDir
 
 
 def _quote(text: str) -> str:
@@ -52,13 +55,15 @@ class MeasuredRun:
     locality: str | None
     benchmark: str | None
     msg_size_bytes: int | None
+    eager_threshold_bytes: int | None = None  # the run's library's (None: not recorded)
 
 
 def measured_run(run_id: str, results: ResultsDir | None = None) -> MeasuredRun:
     """A run of the store: b before it (seed 001 takes b from squeue before the run), its
-    node list and placement locality."""
+    node list and placement locality, and its library's eager threshold."""
     query = (
-        "SELECT run_id, b_before, b_after, nodes, locality, benchmark, msg_size_bytes "
+        "SELECT run_id, b_before, b_after, nodes, locality, benchmark, msg_size_bytes, "
+        "protocol_json "
         f"FROM runs WHERE run_id = {_quote(run_id)}"
     )
     from tailcast.store import Catalog  # DuckDB and pyarrow: only when a store is asked
@@ -78,6 +83,7 @@ def measured_run(run_id: str, results: ResultsDir | None = None) -> MeasuredRun:
         locality=row["locality"],
         benchmark=row["benchmark"],
         msg_size_bytes=row["msg_size_bytes"],
+        eager_threshold_bytes=run_eager_threshold(row["protocol_json"]),
     )
 
 
@@ -97,3 +103,14 @@ def run_placement(run: MeasuredRun, fabric: Fabric) -> tuple[str, int | None]:
         f"run's locality ({run.locality}) is not one of {', '.join(LOCALITY_CLASSES)} "
         "on a fabric with groups and islands"
     )
+
+
+def recorded_eager_threshold(cat: Catalog, benchmark: str) -> int | None:
+    """The eager threshold of the newest run whose protocol was recorded, a run of
+    `benchmark` first (None: no run recorded one)."""
+    rows = cat.sql(
+        "SELECT protocol_json FROM runs WHERE protocol_json IS NOT NULL "
+        "ORDER BY benchmark = ? DESC, started_at DESC NULLS LAST LIMIT 1",
+        [benchmark],
+    ).to_pylist()
+    return run_eager_threshold(rows[0]["protocol_json"]) if rows else None

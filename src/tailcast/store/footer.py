@@ -36,6 +36,7 @@ REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "fabric_stats": ("replay_id",),
     "lab_runs": ("run_id",),
     "sweep_points": ("sweep_id", "point"),
+    "noise_profiles": ("profile_id", "node"),
 }
 
 

@@ -78,6 +78,13 @@ RUNS = pa.schema(
         pa.field("started_at", _TS),
         pa.field("ended_at", _TS),
         pa.field("partial", pa.bool_()),  # the benchmark stopped early; its rows are kept
+        # The MPI protocol of the run (collectors/mpi_protocol.py): "ob1/tcp", "ucx", and
+        # the whole record as JSON; null in runs recorded before (unknown).
+        pa.field("mpi_transport", pa.string()),
+        pa.field("protocol_json", pa.string()),
+        # The noise profile current for each node at run time (JSON {node: profile_id},
+        # the newest in noise_profiles); null: none recorded.
+        pa.field("noise_profiles", pa.string()),
     ]
 )
 
@@ -285,6 +292,25 @@ LAB_RUNS = pa.schema(
     ]
 )
 
+# One row per node and `tailcast agent noise-profile` run: the detours a fixed-work-quantum
+# loop saw on the node (collectors/noise_profile.py defines the profile and its TOML form).
+NOISE_PROFILES = pa.schema(
+    [
+        pa.field("profile_id", pa.string(), nullable=False),
+        pa.field("node", pa.string(), nullable=False),
+        pa.field("cluster", pa.string()),
+        pa.field("slurm_job_id", pa.string()),
+        pa.field("taken_at", _TS),
+        pa.field("method", pa.string()),  # the loop and its build
+        pa.field("quanta", pa.int64()),  # quanta timed
+        pa.field("quantum_ns", pa.int64()),  # the fastest quantum: the work without detours
+        pa.field("threshold_ns", pa.int64()),  # excess over quantum_ns counted as a detour
+        pa.field("clock_overhead_ns", pa.int64()),  # one clock reading (the loop's floor)
+        pa.field("window_ns", pa.int64()),  # time observed (all quanta)
+        pa.field("detours_ns", pa.list_(pa.int64())),  # each detour's length, in order
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "snapshots": SNAPSHOTS,
     "utilisation": UTILISATION,
@@ -300,6 +326,7 @@ TABLES: dict[str, pa.Schema] = {
     "fabric_stats": FABRIC_STATS,
     "lab_runs": LAB_RUNS,
     "sweep_points": SWEEP_POINTS,
+    "noise_profiles": NOISE_PROFILES,
 }
 
 
