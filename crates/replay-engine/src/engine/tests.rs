@@ -403,6 +403,8 @@ fn iteration_latency_is_the_longest_rank_span() {
     assert_eq!(r.iterations, vec![0, 1]);
     // Eager pipelining: the second message left at 0 and had arrived when rank 1 asked for it.
     assert_eq!(r.iteration_latency_ns, vec![1008.0, 0.0]);
+    // The mean over ranks of each rank's own span: the sender's eager send took 0.
+    assert_eq!(r.iteration_mean_ns, vec![504.0, 0.0]);
 }
 
 #[test]
@@ -534,4 +536,96 @@ fn background_traffic_on_shared_links_slows_the_foreground_and_is_cut_off_at_its
     assert_eq!(out.jobs[0].total_time_ns, alone.total_time_ns); // disjoint links
     assert_eq!(out.jobs[1].unfinished_ranks, 8);
     assert_eq!(out.jobs[0].unfinished_ranks, 0);
+}
+
+/// The α-β fabric of `alpha_beta` with host noise `noise` (a `[host.noise]` table).
+fn alpha_beta_noisy(noise: &[(&str, Value)]) -> FabricSpec {
+    FabricSpec::from_pairs([
+        ("model", Value::from("alpha_beta")),
+        ("alpha_us", Value::from(1.0)),
+        ("beta_ns_per_byte", Value::from(1.0)),
+        ("ports", Value::Int(0)),
+        (
+            "host",
+            Value::table([("noise", Value::table(noise.to_vec()))]),
+        ),
+    ])
+    .unwrap()
+}
+
+fn poisson_noise(rate_per_s: f64, length_ns: f64) -> Vec<(&'static str, Value)> {
+    vec![
+        ("kind", Value::from("poisson")),
+        ("rate_per_s", Value::from(rate_per_s)),
+        ("length_ns", Value::from(length_ns)),
+    ]
+}
+
+fn bits(r: &JobResult) -> Vec<u64> {
+    let times = r.sim_start_ns.iter().chain(&r.sim_end_ns);
+    times.map(|t| t.to_bits()).collect()
+}
+
+#[test]
+fn host_noise_none_leaves_the_replay_bit_identical() {
+    let t = ring_trace(8, 5, 100);
+    let plain = run(&t, &alpha_beta(), &opts(1.0)).unwrap();
+    let none = run(
+        &t,
+        &alpha_beta_noisy(&[("kind", "none".into())]),
+        &opts(1.0),
+    )
+    .unwrap();
+    assert_eq!(bits(&plain), bits(&none));
+    assert_eq!(plain, none);
+}
+
+#[test]
+fn host_noise_is_deterministic_per_seed() {
+    let t = ring_trace(8, 50, 100);
+    // 20 detours of 5 µs per ms of run time: most of the 50 rounds meet some.
+    let spec = alpha_beta_noisy(&poisson_noise(20_000.0, 5000.0));
+    let seeded = |seed| {
+        let o = ReplayOptions { seed, ..opts(1.0) };
+        run(&t, &spec, &o).unwrap()
+    };
+    let (a, b, c) = (seeded(1), seeded(1), seeded(2));
+    assert_eq!(bits(&a), bits(&b));
+    assert_ne!(bits(&a), bits(&c));
+    let quiet = run(&t, &alpha_beta(), &opts(1.0)).unwrap();
+    assert!(a.total_time_ns > quiet.total_time_ns);
+}
+
+/// One rank computing `runs` intervals of W ns back to back, one iteration each, under
+/// Poisson detours of constant length d: each iteration's latency is W plus the lengths of
+/// Poisson(λW) detours. Over n = 20 000 iterations the mean stretch 1 + λd has a standard
+/// error sqrt(λW)·d/W/sqrt(n) = 0.00075 and P(no detour) = exp(-λW) one of
+/// sqrt(p(1-p)/n) = 0.0035 (λW = 0.5, d/W = 0.15); the tolerances are 4 of them.
+#[test]
+fn a_compute_loop_under_poisson_noise_has_the_analytic_latencies() {
+    let (w, d, runs) = (2000i64, 300.0, 20_000usize);
+    let mut t = T::default();
+    for i in 0..runs as i64 {
+        t = t.row(0, Op::Compute, -2, 0, 0, -1, i * w);
+    }
+    t.t1 = t.t0.iter().map(|t0| t0 + w).collect();
+    t.iteration = (0..runs as i32).collect();
+    let rate_per_s = 250_000.0; // λ = 2.5e-4 per ns: λW = 0.5
+    let r = run(
+        &t,
+        &alpha_beta_noisy(&poisson_noise(rate_per_s, d)),
+        &opts(1.0),
+    )
+    .unwrap();
+    let lat = &r.iteration_latency_ns;
+    assert_eq!(lat.len(), runs);
+    let w = w as f64;
+    let lambda_w = rate_per_s / 1e9 * w;
+    let mean = lat.iter().sum::<f64>() / runs as f64 / w;
+    let expect = 1.0 + lambda_w * d / w;
+    assert!((mean - expect).abs() < 4.0 * 0.00075, "{mean} vs {expect}");
+    let quiet = lat.iter().filter(|&&l| l == w).count() as f64 / runs as f64;
+    assert!((quiet - (-lambda_w).exp()).abs() < 4.0 * 0.0035, "{quiet}");
+    // One rank: the mean over ranks is its own span.
+    assert_eq!(r.iteration_mean_ns, r.iteration_latency_ns);
 }
