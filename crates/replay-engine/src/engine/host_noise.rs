@@ -16,7 +16,9 @@ pub(super) struct RankNoise {
 impl RankNoise {
     /// One timeline per global rank, drawn from streams derived from `seed`.
     pub fn new(model: HostNoise, ranks: usize, seed: u64) -> Self {
-        let ranks = (0..ranks as u32).map(|r| Timeline::new(seed, r)).collect();
+        let ranks = (0..ranks as u32)
+            .map(|r| Timeline::new(&model, seed, r))
+            .collect();
         Self { model, ranks }
     }
 }

@@ -228,77 +228,95 @@ fn normal(rng: &mut SplitMix64) -> f64 {
 
 /// One rank's detours in wall-clock time, drawn lazily as the rank's time moves on. Asked
 /// at non-decreasing start times (a rank's own instants), it keeps only the detours that
-/// end after the latest one asked.
+/// end after the latest one asked: the first in `next` (most work ends before it starts,
+/// which one comparison tells), the others, drawn when some work reached past `next`, in
+/// `later`.
 #[derive(Debug, Clone)]
 pub struct Timeline {
     rng: SplitMix64,
-    /// Detours drawn and not yet over: (start, end), in order, disjoint.
-    ahead: VecDeque<(Time, Time)>,
+    /// The first detour not over at the latest time asked: (start, end).
+    next: (Time, Time),
+    /// Detours drawn after `next`, in order, disjoint.
+    later: VecDeque<(Time, Time)>,
     /// End of the last detour drawn: the process runs from there until the next one.
     drawn_to: Time,
 }
 
 impl Timeline {
     /// Rank `rank`'s timeline for a replay seeded `seed` (streams of different ranks are
-    /// SplitMix64 sequences from well-mixed, distinct seeds).
-    pub fn new(seed: u64, rank: u32) -> Self {
+    /// SplitMix64 sequences from well-mixed, distinct seeds). At time 0 the process runs.
+    pub fn new(noise: &HostNoise, seed: u64, rank: u32) -> Self {
         const STREAM: u64 = 0x6e6f_6973_6521; // "noise!": apart from other uses of the seed
         let mut base = SplitMix64::new(seed ^ STREAM);
         let mixed = SplitMix64::new(base.next_u64() ^ u64::from(rank)).next_u64();
-        Self {
+        let mut timeline = Self {
             rng: SplitMix64::new(mixed),
-            ahead: VecDeque::new(),
+            next: (0.0, 0.0),
+            later: VecDeque::new(),
             drawn_to: 0.0,
-        }
+        };
+        timeline.next = timeline.draw(noise);
+        timeline
     }
 
-    fn draw(&mut self, noise: &HostNoise) {
+    /// The detour after the last one drawn.
+    fn draw(&mut self, noise: &HostNoise) -> (Time, Time) {
         let start = self.drawn_to + exponential(&mut self.rng) / noise.rate_per_ns;
         let end = start + noise.lengths.draw(&mut self.rng);
         self.drawn_to = end;
-        self.ahead.push_back((start, end));
-    }
-
-    /// The i-th detour not over, drawn if needed.
-    #[inline]
-    fn detour(&mut self, noise: &HostNoise, i: usize) -> (Time, Time) {
-        while self.ahead.len() <= i {
-            self.draw(noise);
-        }
-        self.ahead[i]
+        (start, end)
     }
 
     /// When the process runs again at or after `t`: the end of a detour in progress at
     /// `t`, else `t`.
+    #[inline]
     pub fn running_at(&mut self, noise: &HostNoise, t: Time) -> Time {
-        while self.ahead.front().is_some_and(|d| d.1 <= t) {
-            self.ahead.pop_front();
+        while self.next.1 <= t {
+            self.next = match self.later.pop_front() {
+                Some(d) => d,
+                None => self.draw(noise),
+            };
         }
-        let (start, end) = self.detour(noise, 0);
-        if start <= t {
-            end
+        if self.next.0 <= t {
+            self.next.1
         } else {
             t
         }
     }
 
     /// When `work` ns of CPU work begun at `t` end: the work runs only outside detours.
+    #[inline]
     pub fn work(&mut self, noise: &HostNoise, t: Time, work: Time) -> Time {
-        let mut at = self.running_at(noise, t);
-        let mut left = work;
-        let mut i = 0;
-        loop {
-            let (start, end) = self.detour(noise, i);
-            i += 1;
+        let at = self.running_at(noise, t);
+        if self.next.0 >= at + work {
+            return at + work; // the usual case: the next detour comes after the work
+        }
+        self.work_across(noise, at, work)
+    }
+
+    /// `work` from `at` (the process runs then), across detours.
+    #[inline(never)]
+    fn work_across(&mut self, noise: &HostNoise, mut at: Time, mut left: Time) -> Time {
+        for i in 0.. {
+            let (start, end) = if i == 0 {
+                self.next
+            } else {
+                if self.later.len() < i {
+                    let d = self.draw(noise);
+                    self.later.push_back(d);
+                }
+                self.later[i - 1]
+            };
             if end <= at {
-                continue; // the one in progress at t, which `at` already waited for
+                continue; // the one in progress at the start, which `at` already waited for
             }
             if start >= at + left {
-                return at + left;
+                break;
             }
             left -= start - at;
             at = end;
         }
+        at + left
     }
 }
 
@@ -364,7 +382,7 @@ mod tests {
     #[test]
     fn work_runs_only_outside_detours() {
         let n = poisson(1e6, "constant", 100.0); // one detour per µs of run time
-        let mut t = Timeline::new(7, 0);
+        let mut t = Timeline::new(&n, 7, 0);
         let mut at = 0.0;
         let mut stretched = 0;
         for _ in 0..1000 {
@@ -384,7 +402,7 @@ mod tests {
         assert!(stretched > 100, "{stretched}"); // P = 1 - exp(-0.25) per interval
 
         // The same start asked again gives the same end (the detours ahead are kept).
-        let mut u = Timeline::new(7, 0);
+        let mut u = Timeline::new(&n, 7, 0);
         assert_eq!(u.work(&n, 10.0, 5000.0), u.work(&n, 10.0, 5000.0));
     }
 
@@ -397,7 +415,7 @@ mod tests {
         let (w, d) = (2000.0, 300.0);
         let n = poisson(250_000.0, "constant", d); // λW = 0.5
         let lambda_w = n.rate_per_ns * w;
-        let mut tl = Timeline::new(1, 3);
+        let mut tl = Timeline::new(&n, 1, 3);
         let (mut sum, mut none, runs) = (0.0, 0u32, 20_000);
         let mut at = 0.0;
         for _ in 0..runs {
@@ -416,7 +434,7 @@ mod tests {
     #[test]
     fn ranks_and_seeds_draw_different_detours() {
         let n = poisson(1e5, "exponential", 1000.0);
-        let first = |seed, rank| Timeline::new(seed, rank).detour(&n, 0);
+        let first = |seed, rank| Timeline::new(&n, seed, rank).next;
         assert_eq!(first(1, 0), first(1, 0));
         assert_ne!(first(1, 0), first(1, 1));
         assert_ne!(first(1, 0), first(2, 0));
