@@ -18,7 +18,9 @@
 //! that fall into it, and — with `during_waits`, the default — a rank that comes back from
 //! waiting in an MPI call while a detour is in progress continues when it ends (LogGOPSim's
 //! detour in progress at the start of the receive overhead). Detours that begin and end
-//! while a rank waits cost nothing, as on a real machine. Unlike LogGOPSim, detours that
+//! while a rank waits cost nothing, as on a real machine. The receive overhead itself is
+//! charged when the data arrives, ahead of the receiver's own time, so only that check at
+//! its return covers it (a detour shorter than o inside it is missed). Unlike LogGOPSim, detours that
 //! arrive during the time a detour added are counted too (the work really is interrupted
 //! again), and detours are drawn, not read from a recorded trace at a random offset.
 //!
