@@ -206,6 +206,26 @@ impl Engine {
         out
     }
 
+    /// When `work` ns of CPU work rank `r` begins at `t` end: `t + work`, stretched by the
+    /// rank's host detours (host_noise.rs).
+    #[inline(always)]
+    pub(super) fn cpu_work(&mut self, r: u32, t: Time, work: Time) -> Time {
+        match self.noise.as_deref_mut() {
+            None => t + work,
+            Some(n) => n.work(r, t, work),
+        }
+    }
+
+    /// When rank `r`, whose MPI call has what it waited for at `t`, runs again (after a host
+    /// detour in progress then).
+    #[inline(always)]
+    pub(super) fn cpu_back(&mut self, r: u32, t: Time) -> Time {
+        match self.noise.as_deref_mut() {
+            None => t,
+            Some(n) => n.back(r, t),
+        }
+    }
+
     /// An empty slot buffer (reused, so waits allocate nothing in the steady state).
     pub(super) fn take_scratch(&mut self) -> Vec<u32> {
         let mut v = std::mem::take(&mut self.scratch);

@@ -1,9 +1,9 @@
 //! Host noise in the engine: each rank's detours (fabric/host/noise.rs has the model) and
 //! where they act — CPU work a rank does is stretched by them, and a rank coming back from
-//! a wait during one continues at its end. With noise off the engine holds none, and each
-//! place asks one `Option` (the replay is then what it was without the model).
+//! a wait during one continues at its end (`Engine::cpu_work` and `cpu_back`, execute.rs).
+//! With noise off the engine holds none, and each place asks one `Option` (the replay is
+//! then what it was without the model).
 
-use super::core::Engine;
 use crate::fabric::host::noise::{HostNoise, Timeline};
 use crate::fabric::Time;
 
@@ -21,25 +21,21 @@ impl RankNoise {
             .collect();
         Self { model, ranks }
     }
-}
 
-impl Engine {
-    /// When `work` ns of CPU work rank `r` begins at `t` end (`t + work` without noise).
-    #[inline(always)]
-    pub(super) fn cpu_work(&mut self, r: u32, t: Time, work: Time) -> Time {
-        match self.noise.as_deref_mut() {
-            None => t + work,
-            Some(n) => n.ranks[r as usize].work(&n.model, t, work),
-        }
+    /// When `work` ns of CPU work rank `r` begins at `t` end.
+    #[inline]
+    pub fn work(&mut self, r: u32, t: Time, work: Time) -> Time {
+        self.ranks[r as usize].work(&self.model, t, work)
     }
 
     /// When rank `r`, whose MPI call has what it waited for at `t`, runs again: at the end
     /// of a detour in progress then (when the model says detours act during waits).
-    #[inline(always)]
-    pub(super) fn cpu_back(&mut self, r: u32, t: Time) -> Time {
-        match self.noise.as_deref_mut() {
-            Some(n) if n.model.during_waits => n.ranks[r as usize].running_at(&n.model, t),
-            _ => t,
+    #[inline]
+    pub fn back(&mut self, r: u32, t: Time) -> Time {
+        if self.model.during_waits {
+            self.ranks[r as usize].running_at(&self.model, t)
+        } else {
+            t
         }
     }
 }
