@@ -13,6 +13,7 @@ import pytest
 
 from tailcast.replay.fabric import BUNDLED_DIR, parse_fabric
 from tailcast.replay.run import ReplayOptions, replay_trace
+from tailcast.replay.stream import stream_replay
 from tests.cli.running import one_error, run
 from tests.replay.conftest import osu_parquet
 
@@ -62,6 +63,17 @@ def test_noise_is_deterministic_for_a_seed(allreduce: Path) -> None:
     c, _ = latencies(allreduce, IDEAL + PROFILE, seed=6)
     assert a.tobytes() == b.tobytes()
     assert a.tobytes() != c.tobytes()
+
+
+@pytest.mark.parametrize("chunk_rows", [3, 4096])
+def test_noisy_replays_stream_as_they_replay_in_memory(allreduce: Path, chunk_rows: int) -> None:
+    """Detours depend on each rank's simulated instants only, not on how rows are fed."""
+    fabric, options = parse_fabric(IDEAL + PROFILE, "<test>"), ReplayOptions(seed=3)
+    batch = replay_trace(allreduce, fabric, options)
+    streamed = stream_replay(allreduce, fabric, options, chunk_rows=chunk_rows, keep_ops=False)
+    assert streamed.total_time_ns == batch.total_time_ns
+    assert streamed.iteration_latency_us == list(batch.iteration_latency_us)
+    assert streamed.iteration_mean_us == list(batch.iteration_mean_us)
 
 
 def test_kind_none_replays_as_without_noise(allreduce: Path) -> None:
