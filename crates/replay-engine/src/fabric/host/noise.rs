@@ -143,7 +143,7 @@ pub const TABLE: Param = Param {
     key: "noise",
     ty: Type::Variant(&[("none", &[]), ("empirical", EMPIRICAL), ("poisson", POISSON)]),
     default: DefaultValue::Absent,
-    doc: "host noise: detours per rank (none, a measured empirical profile, or a Poisson family; see fabric/host/noise.rs)",
+    doc: "host noise, detours per rank: none; empirical (a fixed-work-quantum profile: work_ns and every detour's length); poisson (a fitted family)",
 };
 
 impl HostNoise {
