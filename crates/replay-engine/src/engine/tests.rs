@@ -679,4 +679,13 @@ fn a_rank_back_from_a_wait_waits_out_the_detour_in_progress() {
     assert!((p - 1.0 / 6.0).abs() < 4.0 * 0.0083, "{p}");
     let mean = away.iter().sum::<f64>() / away.len() as f64;
     assert!((mean - d / 2.0).abs() < 4.0 * 56.0, "{mean}");
+    // during_waits = false: detours only stretch CPU work, and rank 1 does none.
+    let mut cpu_only = poisson_noise(100_000.0, d);
+    cpu_only.push(("during_waits", Value::from(false)));
+    let r = run(&t, &alpha_beta_noisy(&cpu_only), &opts(1.0)).unwrap();
+    let sends = (0..t.op.len()).filter(|&i| t.op[i] == Op::Send as u8);
+    let recvs = (0..t.op.len()).filter(|&i| t.op[i] == Op::Recv as u8);
+    assert!(sends
+        .zip(recvs)
+        .all(|(s, v)| r.sim_end_ns[v] == r.sim_end_ns[s] + 1008.0));
 }
