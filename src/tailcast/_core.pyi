@@ -51,7 +51,11 @@ class JobReplay:
     @property
     def iterations(self) -> list[int]: ...
     @property
-    def iteration_latency_ns(self) -> list[float]: ...
+    def iteration_latency_ns(self) -> list[float]:
+        """Per iteration, the longest span over ranks (OSU's reported quantity)."""
+    @property
+    def iteration_mean_ns(self) -> list[float]:
+        """Per iteration, the mean over ranks of each rank's own span."""
     @property
     def endpoints(self) -> NDArray[np.uint32]: ...
     @property

@@ -3,7 +3,10 @@
 //! 8-byte allreduce) and prints throughput and a checksum of every simulated time.
 //!
 //! cargo run --release -p replay-engine --example halo -- RANKS ACTIONS
-//!     [ideal|crossbar|fattree|torus] [HALO_BYTES] [OVERHEAD_NS] [REPEATS]
+//!     [ideal|crossbar|fattree|torus] [HALO_BYTES] [OVERHEAD_NS] [REPEATS] [NOISE_PER_S]
+//!     [CLOSED_FORMS]
+//! (NOISE_PER_S > 0: host noise, Poisson detours of 10 µs at that rate per rank, which
+//! runs collectives step by step; CLOSED_FORMS 0 does that without noise, to compare)
 //! (flow models, one endpoint per rank: crossbar; 4-ary n-tree with 4^n >= RANKS, d-mod-k;
 //! 3-D torus of the most cubic shape holding RANKS)
 
@@ -57,6 +60,8 @@ fn main() {
         .get(5)
         .map_or(300.0, |a| a.parse().expect("overhead ns"));
     let repeats: usize = args.get(6).map_or(1, |a| a.parse().expect("repeats"));
+    let noise_per_s: f64 = args.get(7).map_or(0.0, |a| a.parse().expect("noise per s"));
+    let closed_forms = args.get(8).is_none_or(|a| a != "0");
     let iterations = (actions / (ranks * PER_ITERATION)).max(1);
     let n = ranks * iterations * PER_ITERATION;
     let (mut rank, mut seq, mut op, mut peer) = (vec![], vec![], vec![], vec![]);
@@ -110,9 +115,19 @@ fn main() {
             ("gamma_ns_per_byte", Value::from(0.05)),
         ],
     };
+    let mut pairs = pairs;
+    if noise_per_s > 0.0 {
+        let noise = Value::table([
+            ("kind", Value::from("poisson")),
+            ("rate_per_s", Value::from(noise_per_s)),
+            ("length_ns", Value::from(10_000.0)),
+        ]);
+        pairs.push(("host", Value::table([("noise", noise)])));
+    }
     let spec = FabricSpec::from_pairs(pairs).expect("fabric");
     let options = ReplayOptions {
         compute_scale: 0.0,
+        closed_form_collectives: closed_forms,
         ..ReplayOptions::default()
     };
     let jobs = [JobInput {

@@ -23,6 +23,9 @@ pub struct JobReplay {
     pub iterations: Vec<i32>,
     #[pyo3(get)]
     pub iteration_latency_ns: Vec<f64>,
+    /// Per iteration, the mean over ranks of each rank's own span (max: the column above).
+    #[pyo3(get)]
+    pub iteration_mean_ns: Vec<f64>,
     #[pyo3(get)]
     pub total_time_ns: f64,
     #[pyo3(get)]
@@ -55,6 +58,7 @@ impl JobReplay {
             endpoints: Column::Rows(r.endpoints),
             iterations: r.iterations,
             iteration_latency_ns: r.iteration_latency_ns,
+            iteration_mean_ns: r.iteration_mean_ns,
             total_time_ns: r.total_time_ns,
             unfinished_ranks: r.unfinished_ranks,
         }

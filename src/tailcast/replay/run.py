@@ -60,7 +60,10 @@ class ReplayHead:
     total_time_ns: float
     stats: dict[str, int]
     iterations: NDArray[np.int32] | Sequence[int]
+    # Per iteration the max and the mean over ranks of each rank's own span (the agent's
+    # samples.latency_us and latency_us_mean).
     iteration_latency_us: NDArray[np.float64] | Sequence[float]
+    iteration_mean_us: NDArray[np.float64] | Sequence[float]
     fabric_stats: dict[str, float] = field(default_factory=dict, kw_only=True)
 
 
@@ -68,6 +71,7 @@ class ReplayHead:
 class ReplayOutcome(ReplayHead):
     iterations: NDArray[np.int32]
     iteration_latency_us: NDArray[np.float64]
+    iteration_mean_us: NDArray[np.float64]
     ops: pa.Table  # rank, seq, op, sim_start_ns, sim_end_ns (+ fabric columns)
     op_stats: _core.OpStats = field(default_factory=_core.OpStats)
     unknown_ops: dict[str, int] = field(default_factory=dict)
@@ -188,6 +192,7 @@ def replay_trace(
         op_stats=op_stats,
         iterations=np.array(job.iterations, dtype=np.int32),
         iteration_latency_us=np.array(job.iteration_latency_ns, dtype=np.float64) / 1000.0,
+        iteration_mean_us=np.array(job.iteration_mean_ns, dtype=np.float64) / 1000.0,
         unknown_ops=columns.unknown_ops,
         messages=messages,
         fabric_stats=dict(result.fabric_stats),
@@ -251,6 +256,7 @@ def store_replay_summary(
                 "replay_id": [replay_id] * len(iterations),
                 "iteration": [int(i) for i in iterations],
                 "latency_us": [float(x) for x in latency],
+                "latency_us_mean": [float(x) for x in outcome.iteration_mean_us],
             }
         )
         paths.append(

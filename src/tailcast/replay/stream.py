@@ -53,6 +53,7 @@ class StreamOutcome(ReplayHead):
     # Lists, not numpy arrays: a streamed replay that stores nothing loads no numpy.
     iterations: list[int]
     iteration_latency_us: list[float]
+    iteration_mean_us: list[float]
     op_stats: _core.OpStats = field(default_factory=_core.OpStats)
     ops_path: str | None = None
     unknown_ops: dict[str, int] = field(default_factory=dict)
@@ -160,6 +161,7 @@ def stream_replay(
             fabric_stats=dict(result.fabric_stats),
             iterations=job.iterations,
             iteration_latency_us=[ns / 1000.0 for ns in job.iteration_latency_ns],
+            iteration_mean_us=[ns / 1000.0 for ns in job.iteration_mean_ns],
             op_stats=op_stats,
             ops_path=str(ops_path) if ops_path is not None and keep_ops else None,
             unknown_ops=layout.unknown_ops,

@@ -264,7 +264,8 @@ REPLAY_ITERATIONS = pa.schema(
     [
         pa.field("replay_id", pa.string(), nullable=False),
         pa.field("iteration", pa.int32()),
-        pa.field("latency_us", pa.float64()),
+        pa.field("latency_us", pa.float64()),  # max over ranks, as samples.latency_us
+        pa.field("latency_us_mean", pa.float64()),  # mean over ranks, as samples'
     ]
 )
 

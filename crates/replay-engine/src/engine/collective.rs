@@ -328,14 +328,14 @@ impl Engine {
                     slots.extend(waited.map(|&q| run.slots[q as usize]));
                     match self.wait_on(r, slots, false) {
                         Outcome::End(t) if t <= self.now => continue,
-                        Outcome::End(t) => break Outcome::Continue(t),
+                        Outcome::End(t) => break Outcome::Continue(self.cpu_back(r, t)),
                         other => break other,
                     }
                 }
                 Instr::Reduce { bytes } => {
                     self.coll_run(r).pc += 1;
                     let gamma = self.net.host.gamma_ns_per_byte;
-                    break Outcome::Continue(self.now + bytes as f64 * gamma);
+                    break Outcome::Continue(self.cpu_work(r, self.now, bytes as f64 * gamma));
                 }
                 Instr::Window { .. } => {
                     let mut run = self.ranks[r as usize].coll.take().expect("in a collective");

@@ -15,10 +15,19 @@ impl Engine {
             self.now = t;
             let outcome = match self.ranks[r as usize].state {
                 RState::Ready => self.start_row(r),
+                // The call returns (finish_row waits out a host detour in progress).
                 RState::Woken if self.ranks[r as usize].coll.is_none() => Outcome::End(t),
                 // Woken in a collective: its program's wait ended; it goes on now (nothing
-                // pending is earlier, so the queue would give it straight back).
-                RState::CollStep | RState::Woken => self.coll_step(r),
+                // pending is earlier, so the queue would give it straight back), or after
+                // a host detour in progress.
+                RState::Woken => match self.cpu_back(r, t) {
+                    back if back > t => {
+                        self.ranks[r as usize].state = RState::CollStep;
+                        Outcome::Continue(back)
+                    }
+                    _ => self.coll_step(r),
+                },
+                RState::CollStep => self.coll_step(r),
                 RState::Blocked { .. } | RState::Gathered | RState::Done => return,
             };
             let next = match outcome {
@@ -38,6 +47,7 @@ impl Engine {
 
     /// Ends the current row at `end`; returns when the next row starts (after its compute gap).
     pub(super) fn finish_row(&mut self, r: u32, end: Time) -> Option<Time> {
+        let end = self.cpu_back(r, end);
         let rank = &mut self.ranks[r as usize];
         let job = &mut self.jobs[rank.job as usize];
         job.record(rank, end);
@@ -49,7 +59,7 @@ impl Engine {
         };
         rank.state = RState::Ready;
         let gap = (next_start - captured_end).max(0);
-        Some(end + gap as f64 * self.compute_scale)
+        Some(self.cpu_work(r, end, gap as f64 * self.compute_scale))
     }
 
     fn start_row(&mut self, r: u32) -> Outcome {
@@ -87,7 +97,7 @@ impl Engine {
             | Op::CommFree => Outcome::End(now),
             Op::Compute => {
                 let d = (row.t_end - row.t_start) as f64 * self.compute_scale;
-                Outcome::End(now + d)
+                Outcome::End(self.cpu_work(r, now, d))
             }
             Op::Send | Op::Bsend | Op::Rsend | Op::Ssend => {
                 let req = self.post_send(r, dest, sbytes, tag, comm, USER, op == Op::Ssend);
@@ -96,8 +106,9 @@ impl Engine {
             Op::Isend | Op::Ibsend | Op::Irsend | Op::Issend => {
                 let req = self.post_send(r, dest, sbytes, tag, comm, USER, op == Op::Issend);
                 self.register(r, request, req);
+                // The send overhead post_send charged (the same detours: asked again).
                 let o = self.net.overhead(sbytes);
-                Outcome::End(now + o)
+                Outcome::End(self.cpu_work(r, now, o))
             }
             Op::Recv => {
                 let req = self.post_recv(r, source(peer), tag, comm, USER);
@@ -193,6 +204,26 @@ impl Engine {
             outstanding.clear();
         }
         out
+    }
+
+    /// When `work` ns of CPU work rank `r` begins at `t` end: `t + work`, stretched by the
+    /// rank's host detours (host_noise.rs).
+    #[inline(always)]
+    pub(super) fn cpu_work(&mut self, r: u32, t: Time, work: Time) -> Time {
+        match self.noise.as_deref_mut() {
+            None => t + work,
+            Some(n) => n.work(r, t, work),
+        }
+    }
+
+    /// When rank `r`, whose MPI call has what it waited for at `t`, runs again (after a host
+    /// detour in progress then).
+    #[inline(always)]
+    pub(super) fn cpu_back(&mut self, r: u32, t: Time) -> Time {
+        match self.noise.as_deref_mut() {
+            None => t,
+            Some(n) => n.back(r, t),
+        }
     }
 
     /// An empty slot buffer (reused, so waits allocate nothing in the steady state).

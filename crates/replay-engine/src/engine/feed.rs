@@ -47,7 +47,7 @@ impl Engine {
         for rank in members {
             rank.spans.close_all(&mut j.iterations);
         }
-        let (iterations, iteration_latency_ns) = j.iterations.take();
+        let latencies = j.iterations.take();
         let (sim_start_ns, sim_end_ns) = match std::mem::replace(&mut j.output, Output::Discard) {
             Output::Rows { start, end } => (start, end),
             _ => (Vec::new(), Vec::new()),
@@ -55,8 +55,9 @@ impl Engine {
         JobResult {
             sim_start_ns,
             sim_end_ns,
-            iterations,
-            iteration_latency_ns,
+            iterations: latencies.iterations,
+            iteration_latency_ns: latencies.max_ns,
+            iteration_mean_ns: latencies.mean_ns,
             total_time_ns,
             endpoints,
             unfinished_ranks: unfinished,

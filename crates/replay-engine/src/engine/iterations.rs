@@ -1,6 +1,10 @@
 //! Per-iteration latencies of OSU-pattern traces: per rank, the span of each iteration
 //! (its first start to its last end), folded as the rank leaves the iteration into the
-//! trace's latency per iteration (the longest span over ranks, OSU's reported quantity).
+//! trace's latency per iteration: the longest span over ranks (OSU's reported quantity)
+//! and the mean span over the ranks that ran the iteration — what the agent stores for a
+//! measured run (samples.latency_us and latency_us_mean). In an OSU-pattern trace only the
+//! timed call carries the iteration, not the barrier before it, so a rank's span is its own
+//! interval of that call, as OSU times it (DESIGN.md, "The iteration statistic").
 
 use std::collections::BTreeMap;
 
@@ -83,14 +87,40 @@ impl OpenSpans {
     }
 }
 
-/// Iteration → latency: a vector for the usual small dense ids, a map for the others.
+/// Iteration → (longest span, sum of spans, ranks folded): a vector for the usual small
+/// dense ids, a map for the others.
 #[derive(Debug, Default)]
 pub(super) struct IterationLatency {
-    dense: Vec<f64>, // NaN: not seen
-    sparse: BTreeMap<i32, f64>,
+    dense: Vec<Folded>, // count 0: not seen
+    sparse: BTreeMap<i32, Folded>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Folded {
+    /// Starts at 0.0: a span is never shorter.
+    max: f64,
+    sum: f64,
+    ranks: u32,
+}
+
+impl Folded {
+    #[inline]
+    fn add(&mut self, span: f64) {
+        self.max = self.max.max(span);
+        self.sum += span;
+        self.ranks += 1;
+    }
 }
 
 const DENSE_ITERATIONS: i32 = 1 << 24;
+
+/// Per iteration present (ascending ids): its longest span and its mean span over ranks.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(super) struct Latencies {
+    pub iterations: Vec<i32>,
+    pub max_ns: Vec<f64>,
+    pub mean_ns: Vec<f64>,
+}
 
 impl IterationLatency {
     pub(super) fn fold(&mut self, it: i32, span: f64) {
@@ -98,30 +128,29 @@ impl IterationLatency {
             let i = it as usize;
             if self.dense.len() <= i {
                 self.dense
-                    .resize((i + 1).max(2 * self.dense.len()), f64::NAN);
+                    .resize((i + 1).max(2 * self.dense.len()), Folded::default());
             }
-            let l = &mut self.dense[i];
-            *l = if l.is_nan() {
-                0.0f64.max(span)
-            } else {
-                l.max(span)
-            };
+            self.dense[i].add(span);
         } else {
-            let l = self.sparse.entry(it).or_insert(0.0);
-            *l = l.max(span);
+            self.sparse.entry(it).or_default().add(span);
         }
     }
 
-    /// (iteration ids ascending, latencies).
-    pub(super) fn take(&mut self) -> (Vec<i32>, Vec<f64>) {
+    pub(super) fn take(&mut self) -> Latencies {
         let dense = std::mem::take(&mut self.dense);
         let sparse = std::mem::take(&mut self.sparse);
-        dense
+        let seen = dense
             .into_iter()
             .enumerate()
-            .filter(|(_, l)| !l.is_nan())
-            .map(|(i, l)| (i as i32, l))
-            .chain(sparse)
-            .unzip()
+            .filter(|(_, f)| f.ranks > 0)
+            .map(|(i, f)| (i as i32, f))
+            .chain(sparse);
+        let mut out = Latencies::default();
+        for (it, f) in seen {
+            out.iterations.push(it);
+            out.max_ns.push(f.max);
+            out.mean_ns.push(f.sum / f64::from(f.ranks));
+        }
+        out
     }
 }

@@ -70,6 +70,9 @@ impl Network {
                 "host costs must be finite and >= 0".into(),
             ));
         }
+        let eager_threshold = options
+            .eager_threshold_bytes
+            .unwrap_or(host.eager_threshold_bytes);
         Ok(Self {
             holds_transfers: fabric.holds_transfers(),
             alpha_beta: fabric.alpha_beta(),
@@ -79,9 +82,7 @@ impl Network {
             fabric,
             host,
             handshake,
-            eager_threshold: options
-                .eager_threshold_bytes
-                .unwrap_or(host.eager_threshold_bytes),
+            eager_threshold,
             next: None,
             delivered: Vec::new(),
         })

@@ -28,9 +28,11 @@ pub struct JobResult {
     pub sim_end_ns: Vec<f64>,
     /// Iteration ids present in the trace (ascending) and their latency: per rank the span
     /// from its first start to its last end inside the iteration, maximum over ranks (OSU's
-    /// reported quantity). Iteration ids are expected not to decrease within a rank.
+    /// reported quantity), and the mean of the spans over the ranks that ran it (the
+    /// agent's latency_us_mean). Iteration ids are expected not to decrease within a rank.
     pub iterations: Vec<i32>,
     pub iteration_latency_ns: Vec<f64>,
+    pub iteration_mean_ns: Vec<f64>,
     /// Time the last rank finished (for a background trace cut off at the end of the
     /// foreground: the last rank that finished before).
     pub total_time_ns: f64,

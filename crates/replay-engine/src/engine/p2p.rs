@@ -115,6 +115,7 @@ impl Engine {
             return req;
         };
         let o = self.net.overhead(bytes);
+        let sent = self.cpu_work(src, now, o); // o, stretched by host detours
         let rndv = sync || bytes > self.net.eager_threshold;
         self.stats.messages += 1;
         let m = self.msgs.open(Msg {
@@ -143,9 +144,9 @@ impl Engine {
         if rndv && self.net.handshake {
             self.msgs[m].kind = Kind::Rts;
             self.msgs[m].rts_at = f64::NAN;
-            self.schedule_control(m, now + o);
+            self.schedule_control(m, sent);
         } else if !rndv {
-            self.complete_req(req, now + o);
+            self.complete_req(req, sent);
         }
         if inst == USER {
             if let Some(recv) = self.matching.post_send(m, &self.msgs[m]) {
@@ -158,8 +159,8 @@ impl Engine {
         // Eager data leaves after matching, so a receive already posted is known to the
         // fabric (ports serve by it); a matched eager message completes on delivery.
         if !rndv {
-            if o > 0.0 {
-                self.push(now + o, Ev::Inject(m));
+            if o > 0.0 || sent > now {
+                self.push(sent, Ev::Inject(m));
             } else {
                 self.inject(m);
             }

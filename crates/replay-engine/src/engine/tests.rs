@@ -403,6 +403,8 @@ fn iteration_latency_is_the_longest_rank_span() {
     assert_eq!(r.iterations, vec![0, 1]);
     // Eager pipelining: the second message left at 0 and had arrived when rank 1 asked for it.
     assert_eq!(r.iteration_latency_ns, vec![1008.0, 0.0]);
+    // The mean over ranks of each rank's own span: the sender's eager send took 0.
+    assert_eq!(r.iteration_mean_ns, vec![504.0, 0.0]);
 }
 
 #[test]
@@ -534,4 +536,156 @@ fn background_traffic_on_shared_links_slows_the_foreground_and_is_cut_off_at_its
     assert_eq!(out.jobs[0].total_time_ns, alone.total_time_ns); // disjoint links
     assert_eq!(out.jobs[1].unfinished_ranks, 8);
     assert_eq!(out.jobs[0].unfinished_ranks, 0);
+}
+
+/// The α-β fabric of `alpha_beta` with host noise `noise` (a `[host.noise]` table).
+fn alpha_beta_noisy(noise: &[(&str, Value)]) -> FabricSpec {
+    FabricSpec::from_pairs([
+        ("model", Value::from("alpha_beta")),
+        ("alpha_us", Value::from(1.0)),
+        ("beta_ns_per_byte", Value::from(1.0)),
+        ("ports", Value::Int(0)),
+        (
+            "host",
+            Value::table([("noise", Value::table(noise.to_vec()))]),
+        ),
+    ])
+    .unwrap()
+}
+
+fn poisson_noise(rate_per_s: f64, length_ns: f64) -> Vec<(&'static str, Value)> {
+    vec![
+        ("kind", Value::from("poisson")),
+        ("rate_per_s", Value::from(rate_per_s)),
+        ("length_ns", Value::from(length_ns)),
+    ]
+}
+
+fn bits(r: &JobResult) -> Vec<u64> {
+    let times = r.sim_start_ns.iter().chain(&r.sim_end_ns);
+    times.map(|t| t.to_bits()).collect()
+}
+
+#[test]
+fn host_noise_none_leaves_the_replay_bit_identical() {
+    let t = ring_trace(8, 5, 100);
+    let plain = run(&t, &alpha_beta(), &opts(1.0)).unwrap();
+    let none = run(
+        &t,
+        &alpha_beta_noisy(&[("kind", "none".into())]),
+        &opts(1.0),
+    )
+    .unwrap();
+    assert_eq!(bits(&plain), bits(&none));
+    assert_eq!(plain, none);
+}
+
+#[test]
+fn host_noise_is_deterministic_per_seed() {
+    let t = ring_trace(8, 50, 100);
+    // 20 detours of 5 µs per ms of run time: most of the 50 rounds meet some.
+    let spec = alpha_beta_noisy(&poisson_noise(20_000.0, 5000.0));
+    let seeded = |seed| {
+        let o = ReplayOptions { seed, ..opts(1.0) };
+        run(&t, &spec, &o).unwrap()
+    };
+    let (a, b, c) = (seeded(1), seeded(1), seeded(2));
+    assert_eq!(bits(&a), bits(&b));
+    assert_ne!(bits(&a), bits(&c));
+    let quiet = run(&t, &alpha_beta(), &opts(1.0)).unwrap();
+    assert!(a.total_time_ns > quiet.total_time_ns);
+}
+
+/// One rank computing `runs` intervals of W ns back to back, one iteration each, under
+/// Poisson detours of constant length d: each iteration's latency is W plus the lengths of
+/// Poisson(λW) detours. Over n = 20 000 iterations the mean stretch 1 + λd has a standard
+/// error sqrt(λW)·d/W/sqrt(n) = 0.00075 (λW = 0.5, d/W = 0.15); the tolerances are 4
+/// standard errors.
+#[test]
+fn a_compute_loop_under_poisson_noise_has_the_analytic_latencies() {
+    let (w, d, runs) = (2000i64, 300.0, 20_000usize);
+    let mut t = T::default();
+    for i in 0..runs as i64 {
+        t = t.row(0, Op::Compute, -2, 0, 0, -1, i * w);
+    }
+    t.t1 = t.t0.iter().map(|t0| t0 + w).collect();
+    t.iteration = (0..runs as i32).collect();
+    let rate_per_s = 250_000.0; // λ = 2.5e-4 per ns: λW = 0.5
+    let r = run(
+        &t,
+        &alpha_beta_noisy(&poisson_noise(rate_per_s, d)),
+        &opts(1.0),
+    )
+    .unwrap();
+    let lat = &r.iteration_latency_ns;
+    assert_eq!(lat.len(), runs);
+    let w = w as f64;
+    let lambda_w = rate_per_s / 1e9 * w;
+    let mean = lat.iter().sum::<f64>() / runs as f64 / w;
+    let expect = 1.0 + lambda_w * d / w;
+    assert!((mean - expect).abs() < 4.0 * 0.00075, "{mean} vs {expect}");
+    // P(k detours) = e^-λW (λW)^k / k!: latency W + k·d. Standard errors sqrt(p(1-p)/n):
+    // 0.0035 (k = 0, p = 0.61), 0.0034 (k = 1, p = 0.30), 0.0020 (k = 2, p = 0.076).
+    let mut pmf = (-lambda_w).exp();
+    for (k, se) in [(0, 0.0035), (1, 0.0034), (2, 0.0020)] {
+        if k > 0 {
+            pmf *= lambda_w / f64::from(k);
+        }
+        let stretched = w + f64::from(k) * d;
+        let share = lat
+            .iter()
+            .filter(|&&l| (l - stretched).abs() < 1e-6)
+            .count() as f64;
+        let share = share / runs as f64;
+        assert!((share - pmf).abs() < 4.0 * se, "k = {k}: {share} vs {pmf}");
+    }
+    // One rank: the mean over ranks is its own span.
+    assert_eq!(r.iteration_mean_ns, r.iteration_latency_ns);
+}
+
+/// A rank that waited comes back when a detour in progress at its message's arrival ends
+/// (`during_waits`). Rank 1 waits ~1 ms for each message of rank 0, many detour cycles
+/// (1/λ + d = 12 µs), so at the arrival it is away with the stationary probability
+/// λd / (1 + λd) = 1/6 and, constant lengths d = 2 µs, then for U(0, d): mean d/2. Over
+/// n = 2000 messages the standard errors are sqrt(p(1-p)/n) = 0.0083 and
+/// d/sqrt(12·n·p) ≈ 56 ns; the tolerances are 4 of them.
+#[test]
+fn a_rank_back_from_a_wait_waits_out_the_detour_in_progress() {
+    let (w, runs) = (1_000_000i64, 2000i64);
+    let mut t = T::default();
+    for k in 0..runs {
+        let at = k * (w + 10);
+        t = t.row(0, Op::Compute, -2, 0, 0, -1, at);
+        t = t.row(0, Op::Send, 1, 0, 8, -1, at + w);
+        t = t.row(1, Op::Recv, 0, 0, 8, -1, k); // back to back: no compute between
+    }
+    for (i, op) in t.op.iter().enumerate() {
+        if *op == Op::Compute as u8 {
+            t.t1[i] = t.t0[i] + w;
+        }
+    }
+    let d = 2000.0;
+    let spec = alpha_beta_noisy(&poisson_noise(100_000.0, d)); // λd = 0.2
+    let r = run(&t, &spec, &opts(1.0)).unwrap();
+    let send_ends = (0..t.op.len()).filter(|&i| t.op[i] == Op::Send as u8);
+    let recv_ends = (0..t.op.len()).filter(|&i| t.op[i] == Op::Recv as u8);
+    let waited: Vec<f64> = send_ends
+        .zip(recv_ends)
+        .map(|(s, v)| r.sim_end_ns[v] - (r.sim_end_ns[s] + 1008.0))
+        .collect();
+    assert!(waited.iter().all(|&x| (-1e-6..=d + 1e-6).contains(&x)));
+    let away: Vec<f64> = waited.into_iter().filter(|&x| x > 0.0).collect();
+    let p = away.len() as f64 / runs as f64;
+    assert!((p - 1.0 / 6.0).abs() < 4.0 * 0.0083, "{p}");
+    let mean = away.iter().sum::<f64>() / away.len() as f64;
+    assert!((mean - d / 2.0).abs() < 4.0 * 56.0, "{mean}");
+    // during_waits = false: detours only stretch CPU work, and rank 1 does none.
+    let mut cpu_only = poisson_noise(100_000.0, d);
+    cpu_only.push(("during_waits", Value::from(false)));
+    let r = run(&t, &alpha_beta_noisy(&cpu_only), &opts(1.0)).unwrap();
+    let sends = (0..t.op.len()).filter(|&i| t.op[i] == Op::Send as u8);
+    let recvs = (0..t.op.len()).filter(|&i| t.op[i] == Op::Recv as u8);
+    assert!(sends
+        .zip(recvs)
+        .all(|(s, v)| r.sim_end_ns[v] == r.sim_end_ns[s] + 1008.0));
 }

@@ -9,8 +9,11 @@
 //!   eagerly, larger ones after a rendezvous (seed 004, Table IV: 8 kB). A replay may
 //!   override it (`ReplayOptions::eager_threshold_bytes`).
 //!
-//! Whatever else the host adds to a replay (its noise, once modelled) belongs here too, so
-//! that every fabric takes it the same way.
+//! - noise: the detours that take the CPU from a rank's process (`[host.noise]`, declared
+//!   in host/noise.rs with its model and the profile format; off unless given).
+//!
+//! Whatever else the host adds to a replay belongs here too, so that every fabric takes it
+//! the same way.
 //!
 //! Files written before the table give o, O and γ at their top level, as `overhead_ns`,
 //! `overhead_ns_per_byte` and `gamma_ns_per_byte`, or in LogGP's letters as `o_ns` and
@@ -18,12 +21,15 @@
 //! users' fabrics keep replaying): `lift_top_level` moves them into the table before it is
 //! checked, and a key given twice is refused.
 
+pub mod noise;
+
 use std::collections::BTreeMap;
 
+use self::noise::HostNoise;
 use super::schema::{Config, ConfigError, DefaultValue, Param, Type, Value};
 
 /// The host model of one fabric file.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HostParams {
     /// CPU overhead per message on send and on receive (LogGP o), ns.
     pub overhead_ns: f64,
@@ -33,6 +39,8 @@ pub struct HostParams {
     pub gamma_ns_per_byte: f64,
     /// Messages of more than this many bytes use rendezvous.
     pub eager_threshold_bytes: u64,
+    /// Detours per rank; None: no noise.
+    pub noise: Option<HostNoise>,
 }
 
 const NON_NEGATIVE: Type = Type::Float {
@@ -69,6 +77,7 @@ pub const HOST: &[Param] = &[
         default: DefaultValue::Int(8192),
         doc: "messages of at most this many bytes are sent eagerly, larger ones by rendezvous (seed 004 Table IV: 8 kB); replay run --eager-threshold overrides it",
     },
+    noise::TABLE,
 ];
 
 /// The `[host]` key every fabric file may carry.
@@ -76,7 +85,7 @@ pub const TABLE: Param = Param {
     key: "host",
     ty: Type::Table(HOST),
     default: DefaultValue::Empty,
-    doc: "the host model: CPU overheads, reduction cost, eager threshold (host.* below)",
+    doc: "the host model: CPU overheads, reduction cost, eager threshold, noise (host.* below)",
 };
 
 /// Top-level keys of files written before the `[host]` table, and the host key each is.
@@ -99,6 +108,7 @@ impl HostParams {
             gamma_ns_per_byte: h.f64("gamma_ns_per_byte"),
             eager_threshold_bytes: u64::try_from(h.i64("eager_threshold_bytes"))
                 .expect("declared >= 0"),
+            noise: HostNoise::of(&h),
         }
     }
 }
