@@ -8,14 +8,17 @@ its excess (FWQ's method, LLNL ASC Sequoia; the detour traces LogGOPSim injects 
 Hoefler, Schneider & Lumsdaine, SC 2010). A profile is the list of detour lengths and the
 window they were seen in; detours per second follow.
 
-The engine's form, a `[host.noise]` table of a fabric file (`host_noise_toml`):
+The engine's form, a `[host.noise]` table of a fabric file (`host_noise_toml`; the engine
+declares it in crates/replay-engine/src/fabric/host/noise.rs):
 
     [host.noise]
     kind = "empirical"           # detours drawn from the measured ones
-    window_ns = 2000000000       # time observed
+    work_ns = 1999000000         # undisturbed work the detours interrupted: quanta x quantum
     detours_ns = [14862, 9212901, ...]   # each detour's length, in observation order
 
-Several nodes' profiles pool into one table (windows summed, detours concatenated in node
+The engine's rate is detours per ns of work (a process meets detours while it runs), which
+is what the loop counts: its quanta are the work, its window is that work plus the detours.
+Several nodes' profiles pool into one table (work summed, detours concatenated in node
 order): the host model is one per fabric.
 """
 
@@ -115,6 +118,7 @@ def parse_fwq_output(text: str, source: str) -> NoiseProfile:
 def host_noise_toml(profiles: Sequence[NoiseProfile]) -> str:
     """The `[host.noise]` table of `profiles` pooled (module doc)."""
     window = sum(p.window_ns for p in profiles)
+    work = sum(p.quanta * p.quantum_ns for p in profiles)
     detours = [d for p in profiles for d in p.detours_ns]
     nodes = ", ".join(p.node for p in profiles)
     lines = [
@@ -122,7 +126,7 @@ def host_noise_toml(profiles: Sequence[NoiseProfile]) -> str:
         f"in {window / 1e9:.3f} s",
         "[host.noise]",
         'kind = "empirical"',
-        f"window_ns = {window}",
+        f"work_ns = {work}",
         "detours_ns = [" + ", ".join(str(d) for d in detours) + "]",
     ]
     return "\n".join(lines) + "\n"
