@@ -13,7 +13,6 @@ import tomllib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tailcast.collectors.noise_profile import (
