@@ -8,14 +8,16 @@ once (`crates/replay-engine/src/scenario/`); this module only translates what th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from tailcast import _core
-from tailcast.replay.background import BackgroundJob, BackgroundTrace
+from tailcast.replay.background import BackgroundJob, BackgroundTrace, parse_job
 from tailcast.replay.background_b import DEFAULT_JOB_SIZES, BackgroundB
 from tailcast.replay.fabric import Fabric
-from tailcast.replay.placement import placement_spec
+from tailcast.replay.placement import LOCALITY_CLASSES, placement_spec
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,58 @@ class ReplayOptions:
     from_run: str | None = None
     # One row per delivered message (None: when the fabric reports per-message details).
     record_messages: bool | None = None
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r} is not a string")
+    return value
+
+
+def _number(value: Any, integer: bool = False, most: float = float("inf")) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{value!r} is not a number")
+    if integer and not isinstance(value, int):
+        raise ValueError(f"{value!r} is not an integer")
+    if not 0 <= value <= most:
+        raise ValueError(f"{value!r} is not in [0, {most:g}]")
+    return value
+
+
+def _placement(value: Any) -> str:
+    text = _text(value)
+    if text in ("linear", "random", *LOCALITY_CLASSES) or text.startswith("nodes:"):
+        return text
+    if Path(text).is_file():
+        return text
+    raise ValueError(f"{value!r} is not a placement")
+
+
+# The options a replay sweep may vary, declared once: axis name -> (ReplayOptions field, the
+# option from one axis value; ValueError or UsageError names what was expected). The fabric
+# and its keys (`fabric`, `fabric.KEY`) are axes of their own (sweeps/spec.py).
+SWEEP_AXES: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "placement": ("placement", _placement),
+    "coll": ("coll", _text),
+    "background": (
+        "background",
+        lambda v: tuple(parse_job(job) for job in _text(v).split(";") if job),
+    ),
+    "background_b": ("background_b", lambda v: BackgroundB(b=float(_number(v, most=1.0)))),
+    "compute_scale": ("compute_scale", lambda v: float(_number(v))),
+    "eager_threshold": ("eager_threshold_bytes", lambda v: _number(v, integer=True)),
+    "nodes": ("nodes", lambda v: _number(v, integer=True)),
+}
+
+
+def options_of_axes(values: dict[str, Any], seed: int) -> ReplayOptions:
+    """The options of one sweep point: `values` by axis name (SWEEP_AXES)."""
+    fields = {}
+    for axis, value in values.items():
+        if axis in SWEEP_AXES:
+            field_name, convert = SWEEP_AXES[axis]
+            fields[field_name] = convert(value)
+    return replace(ReplayOptions(seed=seed), **fields)
 
 
 def scenario_of(fabric: Fabric, options: ReplayOptions, ranks: int) -> _core.Scenario:

@@ -36,24 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from tailcast import _core
-from tailcast.errors import EXIT_USAGE, InputError
+from tailcast.errors import EXIT_USAGE, InputError, UsageError
 from tailcast.replay import toml_text
-from tailcast.replay.background import parse_job
-from tailcast.replay.background_b import BackgroundB
 from tailcast.replay.fabric import Fabric, FabricConfigError, load_fabric, parse_fabric
-from tailcast.replay.placement import LOCALITY_CLASSES
-from tailcast.replay.scenario import ReplayOptions
+from tailcast.replay.scenario import SWEEP_AXES, ReplayOptions, options_of_axes
 
-AXES = (
-    "fabric",
-    "placement",
-    "coll",
-    "background",
-    "background_b",
-    "compute_scale",
-    "eager_threshold",
-    "nodes",
-)
+AXES = ("fabric", *SWEEP_AXES)  # and fabric.KEY
 SWEEP_KEYS = {"name", "traces", "trace", "seeds", "seed", "store_ops"}
 
 
@@ -171,34 +159,12 @@ def _check_values(spec: SweepSpec, path: Path) -> None:
     for combo in itertools.product(*(spec.axes[k] for k in overrides)):
         for name, fabric in base.items():
             fabric_with(fabric, dict(zip(overrides, combo, strict=True)), path, name)
-    for value in spec.axes.get("placement", []):
-        if not isinstance(value, str) or not (
-            value in ("linear", "random", *LOCALITY_CLASSES)
-            or value.startswith("nodes:")
-            or Path(value).is_file()
-        ):
-            raise SpecError(path, f"key axes.placement: {value!r} is not a placement")
-    for value in spec.axes.get("background", []):
-        if not isinstance(value, str):
-            raise SpecError(path, f"key axes.background: {value!r} is not a string")
-        for job in filter(None, value.split(";")):
-            try:
-                parse_job(job)
-            except Exception as exc:
-                raise SpecError(path, f"key axes.background: {exc}") from exc
-    for value in spec.axes.get("background_b", []):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise SpecError(path, f"key axes.background_b: {value!r} is not a number in [0, 1]")
-    numeric = {"compute_scale": float, "eager_threshold": int, "nodes": int}
-    for key, kind in numeric.items():
+    for key, (_, convert) in SWEEP_AXES.items():
         for value in spec.axes.get(key, []):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise SpecError(path, f"key axes.{key}: {value!r} is not a number >= 0")
-            if kind is int and not isinstance(value, int):
-                raise SpecError(path, f"key axes.{key}: {value!r} is not an integer")
-    for value in spec.axes.get("coll", []):
-        if not isinstance(value, str):
-            raise SpecError(path, f"key axes.coll: {value!r} is not a string")
+            try:
+                convert(value)
+            except (ValueError, UsageError) as exc:
+                raise SpecError(path, f"key axes.{key}: {exc}") from exc
 
 
 def _fabric(name: Any, spec: SweepSpec, path: Path) -> Fabric:
@@ -257,17 +223,7 @@ def point_inputs(
     fabric = parse_fabric(fabrics[name], name, name=Path(name).stem)
     overrides = {k: v for k, v in p.items() if k.startswith("fabric.")}
     fabric = fabric_with(fabric, overrides, Path(spec.source), name)
-    background = tuple(parse_job(j) for j in str(p.get("background", "")).split(";") if j)
-    options = ReplayOptions(
-        seed=point.seed,
-        coll=str(p.get("coll", "")),
-        placement=str(p.get("placement", "linear")),
-        compute_scale=float(p.get("compute_scale", 1.0)),
-        eager_threshold_bytes=int(p["eager_threshold"]) if "eager_threshold" in p else None,
-        nodes=int(p["nodes"]) if "nodes" in p else None,
-        background=background,
-        background_b=BackgroundB(b=float(p["background_b"])) if "background_b" in p else None,
-    )
+    options = options_of_axes(p, point.seed)
     return fabric, options
 
 
