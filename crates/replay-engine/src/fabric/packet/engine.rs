@@ -1,0 +1,456 @@
+//! The event loop of the packet engine and its `Fabric` face: messages are cut into
+//! packets queued at their source's injection queue; each packet is routed when it
+//! reaches the head of that queue (on the occupancy at that instant), then moves hop by
+//! hop through the ports (network.rs).
+//!
+//! At one instant every state change (a port freeing, a credit arriving, a head becoming
+//! ready) is applied before any output arbitrates, and an output picks uniformly at random
+//! among the heads that can go (free read port, a credit for the whole packet) — the
+//! random selection of Karol, Hluchyj & Morgan (IEEE Trans. Commun. 35(12), 1987), whose
+//! saturation throughputs of FIFO input queueing the tests reproduce.
+//!
+//! Timing per hop: serialisation `bytes / rate` on the link, its cable latency, then the
+//! router delay at the far end. Cut-through forwards the head as it arrives, the next link
+//! sending no faster than the tail comes in; store-and-forward waits for the tail.
+//! So a packet alone crosses a route in Σ latency + (hops − 1)·router delay + its slowest
+//! serialisation (cut-through) or every serialisation (store-and-forward) — the flow
+//! model's zero-load times.
+
+use super::network::Ports;
+use super::packets::{Message, Packets};
+use super::params::{PacketParams, Switching, CREDIT_BYTES};
+use super::stats::Stats;
+use super::topology::{Hop, PacketTopology};
+use crate::fabric::schema::ConfigError;
+use crate::fabric::slab::Slab;
+use crate::fabric::timers::Timers;
+use crate::fabric::{Delivery, Fabric, Locality, Submitted, Time, Transfer, TransferInfo};
+use crate::prng::SplitMix64;
+
+/// A state change at an instant (arbitrations come after all of an instant's changes).
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    /// The head of input queue (input × vcs + vc) may be ready to ask for its next link.
+    Head(u32),
+    /// An input's read port finished moving a packet out.
+    InputFree(u32),
+    /// A link finished serialising a packet.
+    OutputFree(u32),
+    /// Bytes of credit for (link × vcs + vc) reach the link's sender.
+    Credit(u32, u32),
+    /// A packet's tail reached its destination endpoint.
+    Deliver(u32),
+}
+
+pub struct PacketNetwork<T: PacketTopology> {
+    topology: T,
+    params: PacketParams,
+    /// VCs per deadlock-freedom class: extra VCs split a class by destination.
+    spread: u32,
+    router_delay: f64,
+    link_class: Vec<u8>,
+    ports: Ports,
+    packets: Packets,
+    messages: Slab<Message>,
+    events: Timers<Event>,
+    arbitrations: Timers<u32>,
+    rng: SplitMix64,
+    stats: Stats,
+    /// Packets routed per path class.
+    routed: Vec<u64>,
+    /// Scratch: indices into an output's waiters that may go now; a route's links.
+    eligible: Vec<usize>,
+    links: Vec<u32>,
+    now: Time,
+}
+
+impl<T: PacketTopology> PacketNetwork<T> {
+    pub fn new(topology: T, params: PacketParams, seed: u64) -> Result<Self, ConfigError> {
+        let classes = topology.vc_classes();
+        if params.virtual_channels < classes {
+            return Err(ConfigError {
+                key: "packet.virtual_channels".into(),
+                message: format!(
+                    "this topology's deadlock-free routing needs at least {classes}, got {}",
+                    params.virtual_channels
+                ),
+            });
+        }
+        let lc = topology.link_classes();
+        let link_class = lc.of_link.clone();
+        let rate: Vec<f64> = link_class
+            .iter()
+            .map(|&c| lc.capacity[c as usize])
+            .collect();
+        let latency: Vec<f64> = (0..rate.len() as u32)
+            .map(|l| topology.link_latency(l))
+            .collect();
+        let credit_delay = rate
+            .iter()
+            .zip(&latency)
+            .map(|(r, l)| params.credit_delay_ns.unwrap_or(CREDIT_BYTES / r + l))
+            .collect();
+        let vcs = usize::from(params.virtual_channels);
+        let ports = Ports::new(
+            rate,
+            latency,
+            credit_delay,
+            topology.endpoints() as usize,
+            vcs,
+            params.buffer_bytes,
+        );
+        Ok(Self {
+            spread: u32::from(params.virtual_channels / classes),
+            router_delay: topology.router_delay(),
+            stats: Stats::new(lc.names.len()),
+            routed: vec![0; topology.path_classes().len()],
+            topology,
+            params,
+            link_class,
+            ports,
+            packets: Packets::default(),
+            messages: Slab::new(),
+            events: Timers::default(),
+            arbitrations: Timers::default(),
+            rng: SplitMix64::new(seed ^ 0x9ac4e7),
+            eligible: Vec::new(),
+            links: Vec::new(),
+            now: 0.0,
+        })
+    }
+
+    pub fn topology(&self) -> &T {
+        &self.topology
+    }
+
+    /// Time a message of `bytes` takes on `route` alone (see the module comment).
+    fn zero_load(&self, route: &[Hop], bytes: u64) -> Time {
+        let (mut fixed, mut sum, mut slowest) = (0.0, 0.0, 0.0f64);
+        for h in route {
+            let l = h.link as usize;
+            fixed += self.ports.latency[l];
+            let s = 1.0 / self.ports.rate[l];
+            sum += s;
+            slowest = slowest.max(s);
+        }
+        fixed += (route.len() - 1) as f64 * self.router_delay;
+        let first = bytes.min(u64::from(self.params.packet_bytes)) as f64;
+        match self.params.switching {
+            Switching::CutThrough => fixed + bytes as f64 * slowest,
+            Switching::StoreAndForward => fixed + first * (sum - slowest) + bytes as f64 * slowest,
+        }
+    }
+
+    fn request_arbitration(&mut self, link: u32, t: Time) {
+        let l = link as usize;
+        if self.ports.arbitration_at[l] != t {
+            self.ports.arbitration_at[l] = t;
+            self.arbitrations.push(t, link);
+        }
+    }
+
+    /// Routes a packet at the head of its injection queue (on the occupancy now).
+    fn route(&mut self, p: u32) {
+        let m = self.packets.msg[p as usize];
+        let (src, dst) = self.messages[m].endpoints;
+        let Self {
+            topology,
+            ports,
+            packets,
+            rng,
+            spread,
+            links,
+            ..
+        } = self;
+        let occupancy = |l: u32| ports.occupancy(l);
+        let path = topology.packet_route(src, dst, &occupancy, rng, links);
+        let route = &mut packets.route[p as usize];
+        topology.hop_classes(links, route);
+        for h in route.iter_mut() {
+            h.class = (u32::from(h.class) * *spread + dst % *spread) as u8;
+        }
+        ports.demand[route[0].link as usize] += u64::from(packets.bytes[p as usize]);
+        self.routed[path as usize] += 1;
+        let hops = self.packets.route[p as usize].len() as u32;
+        let msg = &mut self.messages[m];
+        msg.path = msg.path.max(path);
+        msg.hops = hops;
+        if msg.zero_load_at < 0.0 {
+            let (bytes, since) = (msg.bytes, msg.submitted);
+            let zero = self.zero_load(&self.packets.route[p as usize], bytes);
+            self.messages[m].zero_load_at = since + zero;
+        }
+    }
+
+    /// The head of input queue `q` asks for its next link if it is ready at `t`.
+    fn head(&mut self, q: u32, t: Time) {
+        let qi = q as usize;
+        if self.ports.waiting[qi] {
+            return;
+        }
+        let Some(&p) = self.ports.fifo[qi].front() else {
+            return;
+        };
+        let ready = self.packets.ready[p as usize];
+        if ready > t {
+            self.events.push(ready, Event::Head(q));
+            return;
+        }
+        if self.packets.route[p as usize].is_empty() {
+            self.route(p);
+        }
+        let link = self.packets.next_hop(p).link;
+        self.ports.waiters[link as usize].push(q);
+        self.ports.waiting[qi] = true;
+        self.request_arbitration(link, t);
+    }
+
+    fn input_free(&mut self, input: u32, t: Time) {
+        let vcs = self.ports.vcs as u32;
+        for q in input * vcs..(input + 1) * vcs {
+            let qi = q as usize;
+            if self.ports.waiting[qi] {
+                let p = self.ports.fifo[qi][0];
+                let link = self.packets.next_hop(p).link;
+                self.request_arbitration(link, t);
+            } else {
+                self.head(q, t);
+            }
+        }
+    }
+
+    /// Output `link` picks one of the heads waiting for it that can go now.
+    fn arbitrate(&mut self, link: u32, t: Time) {
+        let l = link as usize;
+        self.ports.arbitration_at[l] = -1.0;
+        if self.ports.out_busy[l] > t {
+            return;
+        }
+        let vcs = self.ports.vcs;
+        self.eligible.clear();
+        for (k, &q) in self.ports.waiters[l].iter().enumerate() {
+            let input = q as usize / vcs;
+            if self.ports.in_busy[input] > t {
+                continue;
+            }
+            let p = self.ports.fifo[q as usize][0];
+            let pi = p as usize;
+            if !self.packets.last_hop(p) {
+                let vc = self.packets.next_hop(p).class as usize;
+                if self.ports.credits[l * vcs + vc] < self.packets.bytes[pi] {
+                    if self.packets.stalled[pi] < 0.0 {
+                        self.packets.stalled[pi] = t;
+                        self.stats.credit_stalls += 1;
+                        self.messages[self.packets.msg[pi]].credit_stalls += 1;
+                    }
+                    continue;
+                }
+            }
+            self.eligible.push(k);
+        }
+        let k = match self.eligible.len() {
+            0 => return,
+            1 => self.eligible[0],
+            n => self.eligible[self.rng.below(n as u64) as usize],
+        };
+        let q = self.ports.waiters[l].swap_remove(k);
+        self.ports.waiting[q as usize] = false;
+        self.send(q, link, t);
+    }
+
+    /// Moves the head of input queue `q` onto `link` at `t`.
+    fn send(&mut self, q: u32, link: u32, t: Time) {
+        let vcs = self.ports.vcs;
+        let (l, input) = (link as usize, q as usize / vcs);
+        let p = self.ports.fifo[q as usize]
+            .pop_front()
+            .expect("a waiting head");
+        let pi = p as usize;
+        let bytes = self.packets.bytes[pi];
+        let serialise = f64::from(bytes) / self.ports.rate[l];
+        // The output streams no faster than the tail comes in (cut-through from a slower
+        // link): it holds the link until then.
+        let start = t;
+        let end = (start + serialise).max(self.packets.tail[pi]);
+        self.ports.out_busy[l] = end;
+        self.ports.in_busy[input] = end;
+        self.ports.demand[l] -= u64::from(bytes);
+        if self.packets.stalled[pi] >= 0.0 {
+            self.stats.credit_stall_ns += t - self.packets.stalled[pi];
+            self.packets.stalled[pi] = -1.0;
+        }
+        self.events.push(end, Event::OutputFree(link));
+        self.events.push(end, Event::InputFree(input as u32));
+        if input < self.ports.links {
+            // The buffer the packet leaves frees as its tail goes.
+            let back = end + self.ports.credit_delay[input];
+            self.events.push(back, Event::Credit(q, bytes));
+        }
+        self.stats.packet_hops += 1;
+        let tail_in = end + self.ports.latency[l];
+        if self.packets.last_hop(p) {
+            self.events.push(tail_in, Event::Deliver(p));
+            return;
+        }
+        let vc = self.packets.next_hop(p).class as usize;
+        let credits = &mut self.ports.credits[l * vcs + vc];
+        *credits -= bytes;
+        let full = 1.0 - f64::from(*credits) / f64::from(self.params.buffer_bytes);
+        self.stats.entered(self.link_class[l], full);
+        self.packets.hop[pi] += 1;
+        let next = self.packets.next_hop(p).link;
+        self.ports.demand[next as usize] += u64::from(bytes);
+        let d = self.router_delay;
+        let tail = tail_in + d;
+        let ready = match self.params.switching {
+            Switching::CutThrough => start + self.ports.latency[l] + d,
+            Switching::StoreAndForward => tail,
+        };
+        self.packets.ready[pi] = ready;
+        self.packets.tail[pi] = tail;
+        let q2 = (l * vcs + vc) as u32;
+        let fifo = &mut self.ports.fifo[q2 as usize];
+        fifo.push_back(p);
+        if fifo.len() == 1 {
+            self.events.push(ready, Event::Head(q2));
+        }
+    }
+
+    fn deliver(&mut self, p: u32, t: Time, out: &mut Vec<Delivery>) {
+        let m = self.packets.msg[p as usize];
+        self.packets.remove(p);
+        let msg = &mut self.messages[m];
+        msg.packets_left -= 1;
+        if msg.packets_left > 0 {
+            return;
+        }
+        let info = TransferInfo {
+            wait_ns: (t - msg.zero_load_at).max(0.0),
+            blocked: msg.credit_stalls,
+            hops: msg.hops,
+            path: msg.path,
+            ..TransferInfo::default()
+        };
+        out.push(Delivery {
+            id: msg.id,
+            at: t,
+            info,
+        });
+        self.messages.remove(m);
+    }
+}
+
+impl<T: PacketTopology> Fabric for PacketNetwork<T> {
+    fn endpoints(&self) -> Option<u32> {
+        Some(self.topology.endpoints())
+    }
+
+    fn locality(&self, endpoint: u32) -> Option<Locality> {
+        self.topology.locality(endpoint)
+    }
+
+    fn injection_rate(&self, endpoint: u32) -> f64 {
+        self.topology.injection_rate(endpoint)
+    }
+
+    /// Control messages take the minimal path's latency, as under flow contention (they
+    /// are a few bytes; their queueing is not modelled).
+    fn control_at_once(&self) -> bool {
+        true
+    }
+
+    fn submit(&mut self, now: Time, t: &Transfer) -> Submitted {
+        let (src, dst) = (t.src, t.dst);
+        if t.kind.is_control() || (t.bytes == 0 && src != dst) {
+            let d = if src == dst {
+                0.0
+            } else {
+                self.topology.control_latency(src, dst)
+            };
+            return Submitted::At(now + d);
+        }
+        if src == dst {
+            return Submitted::At(now + t.bytes as f64 / self.topology.local_rate());
+        }
+        debug_assert!(now >= self.now);
+        self.now = now;
+        let size = u64::from(self.params.packet_bytes);
+        let count = t.bytes.div_ceil(size);
+        let m = self.messages.add(Message {
+            id: t.id,
+            endpoints: (src, dst),
+            bytes: t.bytes,
+            submitted: now,
+            packets_left: count as u32,
+            zero_load_at: -1.0,
+            hops: 0,
+            path: 0,
+            credit_stalls: 0,
+        });
+        let q = (self.ports.injection(src) * self.ports.vcs) as u32;
+        let was_empty = self.ports.fifo[q as usize].is_empty();
+        for k in 0..count {
+            let bytes = (t.bytes - k * size).min(size) as u32;
+            let p = self.packets.add(m, bytes, now);
+            self.ports.fifo[q as usize].push_back(p);
+        }
+        self.stats.packets += count;
+        if was_empty {
+            self.events.push(now, Event::Head(q));
+        }
+        Submitted::Later
+    }
+
+    fn next_time(&mut self) -> Option<Time> {
+        match (self.events.peek_time(), self.arbitrations.peek_time()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn advance(&mut self, now: Time, delivered: &mut Vec<Delivery>) {
+        loop {
+            let state = self.events.peek_time().filter(|&t| t <= now);
+            let arbitration = self.arbitrations.peek_time().filter(|&t| t <= now);
+            match (state, arbitration) {
+                (Some(s), a) if a.is_none_or(|a| s <= a) => {
+                    let (t, ev) = self.events.pop_due(now).expect("peeked");
+                    self.now = t;
+                    match ev {
+                        Event::Head(q) => self.head(q, t),
+                        Event::InputFree(i) => self.input_free(i, t),
+                        Event::OutputFree(l) => self.request_arbitration(l, t),
+                        Event::Credit(q, bytes) => {
+                            self.ports.credits[q as usize] += bytes;
+                            self.request_arbitration(q / self.ports.vcs as u32, t);
+                        }
+                        Event::Deliver(p) => self.deliver(p, t, delivered),
+                    }
+                }
+                (_, Some(_)) => {
+                    let (t, link) = self.arbitrations.pop_due(now).expect("peeked");
+                    self.now = t;
+                    self.arbitrate(link, t);
+                }
+                _ => break,
+            }
+        }
+        self.now = self.now.max(now);
+    }
+
+    fn reports_transfers(&self) -> bool {
+        true
+    }
+
+    fn path_classes(&self) -> &'static [&'static str] {
+        self.topology.path_classes()
+    }
+
+    fn stats(&self, now: Time, out: &mut Vec<(String, f64)>) {
+        self.stats
+            .report(self.topology.link_classes().names, now, out);
+        for (name, n) in self.topology.path_classes().iter().zip(&self.routed) {
+            out.push((format!("packets_{name}"), *n as f64));
+        }
+    }
+}
