@@ -1,5 +1,6 @@
 //! Zero load: a single-packet message takes the same time under packet contention as
-//! under flow contention on every bundled topology fabric, for pairs at every distance.
+//! under flow contention on every bundled topology fabric, for pairs at every distance;
+//! on CODES' dfp-test a 1024-byte message takes CODES' times per path class.
 
 mod packet_support;
 
@@ -15,6 +16,7 @@ fn a_single_packet_takes_the_flow_models_time_on_every_bundled_topology() {
         "tree-2x2x4",
         "lab",
     ];
+    let mut checked = 0;
     for name in fabrics {
         let table = bundled(name);
         let flow = Value::Table(table.clone());
@@ -38,6 +40,7 @@ fn a_single_packet_takes_the_flow_models_time_on_every_bundled_topology() {
                     b.at
                 );
                 assert_eq!(a.info.hops, b.info.hops, "{name} {src}->{dst}");
+                checked += 1;
                 assert!(
                     b.info.wait_ns < 1e-6,
                     "{name}: no queueing alone, {}",
@@ -45,5 +48,33 @@ fn a_single_packet_takes_the_flow_models_time_on_every_bundled_topology() {
                 );
             }
         }
+    }
+    eprintln!("{checked} (fabric, pair, size) cases");
+    assert!(checked > 500);
+}
+
+/// CODES' dragonfly-plus zero-load times on dfp-test for a 1024-byte message (see
+/// tests/replay/test_dragonfly_fabric.py): Σ over routers of router delay + chunk / link
+/// bandwidth, plus the host's chunk / terminal bandwidth.
+#[test]
+fn a_dfp_test_packet_takes_codes_times_per_path_class() {
+    let cases = [
+        ("adaptive", 1, 2, "minimal", 338.4),
+        ("adaptive", 5, 4, "minimal", 901.7),
+        ("adaptive", 48, 5, "minimal", 1637.5),
+        ("valiant", 48, 8, "non_minimal", 2936.6),
+    ];
+    for (routing, dst, hops, path, codes_ns) in cases {
+        let mut table = bundled("dfp-test");
+        table.insert("routing".into(), Value::from(routing));
+        let mut f = build(&packet(table, &[]), 0);
+        let d = deliver_alone(f.as_mut(), 0.0, 0, dst, 1024);
+        assert!(
+            (d.at / codes_ns - 1.0).abs() < 0.02,
+            "{routing} 0->{dst}: {}",
+            d.at
+        );
+        assert_eq!(d.info.hops, hops);
+        assert_eq!(f.path_classes()[d.info.path as usize], path);
     }
 }

@@ -157,6 +157,12 @@ impl Wiring {
         }
     }
 
+    /// Whether a local link goes leaf → spine (`leaf_up`; spine → leaf otherwise).
+    pub fn local_goes_up(&self, link: u32) -> bool {
+        debug_assert_eq!(self.class_of(link), LOCAL);
+        (link - self.local_base) % 2 == 0
+    }
+
     pub fn terminal_up(&self, e: u32) -> u32 {
         2 * e
     }
