@@ -62,7 +62,7 @@ fn throughput(n: u32, slots: u32, seed: u64) -> Vec<f64> {
     }
     let warm_up = 1000.0 * S;
     let batch = f64::from(slots / 10) * S;
-    let mut counts = vec![0u64; 10];
+    let mut counts = [0u64; 10];
     let mut out = Vec::new();
     while let Some(t) = f.next_time() {
         if t > warm_up + 10.0 * batch {

@@ -142,7 +142,7 @@ fn one_link_fed_poisson_packets_waits_as_md1() {
         let w = waits(rho, n, 7);
         let steady = &w[n / 50..]; // the queue starts empty
         let (mean, mean_se) = batched(steady, |c| c.iter().sum::<f64>() / c.len() as f64);
-        let (q99, q99_se) = batched(steady, |c| p99(c));
+        let (q99, q99_se) = batched(steady, p99);
         let exact_mean = rho * S / (2.0 * (1.0 - rho));
         let exact_p99 = md1_p99(rho) * S;
         eprintln!(

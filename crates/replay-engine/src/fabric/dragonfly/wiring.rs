@@ -160,7 +160,7 @@ impl Wiring {
     /// Whether a local link goes leaf → spine (`leaf_up`; spine → leaf otherwise).
     pub fn local_goes_up(&self, link: u32) -> bool {
         debug_assert_eq!(self.class_of(link), LOCAL);
-        (link - self.local_base) % 2 == 0
+        (link - self.local_base).is_multiple_of(2)
     }
 
     pub fn terminal_up(&self, e: u32) -> u32 {

@@ -412,6 +412,7 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
         loop {
             let state = self.events.peek_time().filter(|&t| t <= now);
             let arbitration = self.arbitrations.peek_time().filter(|&t| t <= now);
+            self.stats.events += 1;
             match (state, arbitration) {
                 (Some(s), a) if a.is_none_or(|a| s <= a) => {
                     let (t, ev) = self.events.pop_due(now).expect("peeked");

@@ -10,6 +10,8 @@ const BINS: usize = 101;
 pub struct Stats {
     pub packets: u64,
     pub packet_hops: u64,
+    /// Events and arbitrations the engine ran.
+    pub events: u64,
     /// Packets that found their output free but no credit for the next buffer, and the
     /// time they waited so.
     pub credit_stalls: u64,
@@ -23,6 +25,7 @@ impl Stats {
         Self {
             packets: 0,
             packet_hops: 0,
+            events: 0,
             credit_stalls: 0,
             credit_stall_ns: 0.0,
             occupancy: vec![[0; BINS]; classes],
@@ -39,6 +42,7 @@ impl Stats {
     pub fn report(&self, class_names: &[&str], _now: Time, out: &mut Vec<(String, f64)>) {
         out.push(("packets".into(), self.packets as f64));
         out.push(("packet_hops".into(), self.packet_hops as f64));
+        out.push(("packet_events".into(), self.events as f64));
         out.push(("credit_stalls".into(), self.credit_stalls as f64));
         out.push(("credit_stall_ns".into(), self.credit_stall_ns));
         for (c, name) in class_names.iter().enumerate() {
