@@ -10,8 +10,8 @@
 //! switch input never runs dry (saturation); packets of one size on links of one rate
 //! make the time slotted as in Karol et al. Throughput is counted after a warm-up over
 //! 20,000 slots; its standard error (batch means, 10 batches) is asserted below a third
-//! of the 1 % tolerance. Measured (seed 3): 0.7501 / 0.6552 / 0.6165 / 0.6008 / 0.5945,
-//! within 0.31 % of every table value (standard errors 0.06–0.23 %).
+//! of the 1 % tolerance. Measured (seed 3): 0.7491 / 0.6552 / 0.6208 / 0.6022 / 0.5927,
+//! within 0.39 % of every table value (standard errors 0.11–0.22 %).
 
 mod packet_support;
 

@@ -32,10 +32,9 @@ use crate::prng::SplitMix64;
 enum Event {
     /// The head of input queue (input × vcs + vc) may be ready to ask for its next link.
     Head(u32),
-    /// An input's read port finished moving a packet out.
-    InputFree(u32),
-    /// A link finished serialising a packet.
-    OutputFree(u32),
+    /// A link finished serialising a packet (link), and so the input it came from its
+    /// read port (input).
+    Sent { link: u32, input: u32 },
     /// Bytes of credit for (link × vcs + vc) reach the link's sender.
     Credit(u32, u32),
     /// A packet's tail reached its destination endpoint.
@@ -53,7 +52,11 @@ pub struct PacketNetwork<T: PacketTopology> {
     packets: Packets,
     messages: Slab<Message>,
     events: Timers<Event>,
-    arbitrations: Timers<u32>,
+    /// Outputs to arbitrate at the current instant, in request order (arbitration is
+    /// only ever requested for the instant being served).
+    arbitrations: Vec<u32>,
+    /// The batch of `arbitrations` being served.
+    due: Vec<u32>,
     rng: SplitMix64,
     stats: Stats,
     /// Packets routed per path class.
@@ -111,7 +114,8 @@ impl<T: PacketTopology> PacketNetwork<T> {
             packets: Packets::default(),
             messages: Slab::new(),
             events: Timers::default(),
-            arbitrations: Timers::default(),
+            arbitrations: Vec::new(),
+            due: Vec::new(),
             rng: SplitMix64::new(seed ^ 0x9ac4e7),
             eligible: Vec::new(),
             links: Vec::new(),
@@ -142,10 +146,11 @@ impl<T: PacketTopology> PacketNetwork<T> {
     }
 
     fn request_arbitration(&mut self, link: u32, t: Time) {
+        debug_assert_eq!(t, self.now);
         let l = link as usize;
         if self.ports.arbitration_at[l] != t {
             self.ports.arbitration_at[l] = t;
-            self.arbitrations.push(t, link);
+            self.arbitrations.push(link);
         }
     }
 
@@ -188,7 +193,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
         if self.ports.waiting[qi] {
             return;
         }
-        let Some(&p) = self.ports.fifo[qi].front() else {
+        let Some(p) = self.ports.head(qi) else {
             return;
         };
         let ready = self.packets.ready[p as usize];
@@ -210,7 +215,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
         for q in input * vcs..(input + 1) * vcs {
             let qi = q as usize;
             if self.ports.waiting[qi] {
-                let p = self.ports.fifo[qi][0];
+                let p = self.ports.first[qi];
                 let link = self.packets.next_hop(p).link;
                 self.request_arbitration(link, t);
             } else {
@@ -233,7 +238,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
             if self.ports.in_busy[input] > t {
                 continue;
             }
-            let p = self.ports.fifo[q as usize][0];
+            let p = self.ports.first[q as usize];
             let pi = p as usize;
             if !self.packets.last_hop(p) {
                 let vc = self.packets.next_hop(p).class as usize;
@@ -262,9 +267,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
     fn send(&mut self, q: u32, link: u32, t: Time) {
         let vcs = self.ports.vcs;
         let (l, input) = (link as usize, q as usize / vcs);
-        let p = self.ports.fifo[q as usize]
-            .pop_front()
-            .expect("a waiting head");
+        let p = self.ports.pop(q as usize);
         let pi = p as usize;
         let bytes = self.packets.bytes[pi];
         let serialise = f64::from(bytes) / self.ports.rate[l];
@@ -279,8 +282,8 @@ impl<T: PacketTopology> PacketNetwork<T> {
             self.stats.credit_stall_ns += t - self.packets.stalled[pi];
             self.packets.stalled[pi] = -1.0;
         }
-        self.events.push(end, Event::OutputFree(link));
-        self.events.push(end, Event::InputFree(input as u32));
+        let input_id = input as u32;
+        self.events.push(end, Event::Sent { link, input: input_id });
         if input < self.ports.links {
             // The buffer the packet leaves frees as its tail goes.
             let back = end + self.ports.credit_delay[input];
@@ -309,9 +312,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
         self.packets.ready[pi] = ready;
         self.packets.tail[pi] = tail;
         let q2 = (l * vcs + vc) as u32;
-        let fifo = &mut self.ports.fifo[q2 as usize];
-        fifo.push_back(p);
-        if fifo.len() == 1 {
+        if self.ports.push(q2 as usize, p) {
             self.events.push(ready, Event::Head(q2));
         }
     }
@@ -388,11 +389,11 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
             credit_stalls: 0,
         });
         let q = (self.ports.injection(src) * self.ports.vcs) as u32;
-        let was_empty = self.ports.fifo[q as usize].is_empty();
+        let mut was_empty = false;
         for k in 0..count {
             let bytes = (t.bytes - k * size).min(size) as u32;
             let p = self.packets.add(m, bytes, now);
-            self.ports.fifo[q as usize].push_back(p);
+            was_empty |= self.ports.push(q as usize, p);
         }
         self.stats.packets += count;
         if was_empty {
@@ -402,25 +403,27 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
     }
 
     fn next_time(&mut self) -> Option<Time> {
-        match (self.events.peek_time(), self.arbitrations.peek_time()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        if !self.arbitrations.is_empty() {
+            return Some(self.now);
         }
+        self.events.peek_time()
     }
 
     fn advance(&mut self, now: Time, delivered: &mut Vec<Delivery>) {
         loop {
-            let state = self.events.peek_time().filter(|&t| t <= now);
-            let arbitration = self.arbitrations.peek_time().filter(|&t| t <= now);
             self.stats.events += 1;
-            match (state, arbitration) {
-                (Some(s), a) if a.is_none_or(|a| s <= a) => {
-                    let (t, ev) = self.events.pop_due(now).expect("peeked");
+            // An instant's state changes first, then its arbitrations.
+            let next = self.events.peek_time().filter(|&t| t <= now);
+            match next {
+                Some(t) if self.arbitrations.is_empty() || t <= self.now => {
+                    let (t, ev) = self.events.pop_due(t).expect("peeked");
                     self.now = t;
                     match ev {
                         Event::Head(q) => self.head(q, t),
-                        Event::InputFree(i) => self.input_free(i, t),
-                        Event::OutputFree(l) => self.request_arbitration(l, t),
+                        Event::Sent { link, input } => {
+                            self.request_arbitration(link, t);
+                            self.input_free(input, t);
+                        }
                         Event::Credit(q, bytes) => {
                             self.ports.credits[q as usize] += bytes;
                             self.request_arbitration(q / self.ports.vcs as u32, t);
@@ -428,10 +431,12 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
                         Event::Deliver(p) => self.deliver(p, t, delivered),
                     }
                 }
-                (_, Some(_)) => {
-                    let (t, link) = self.arbitrations.pop_due(now).expect("peeked");
-                    self.now = t;
-                    self.arbitrate(link, t);
+                _ if !self.arbitrations.is_empty() => {
+                    std::mem::swap(&mut self.due, &mut self.arbitrations);
+                    for i in 0..self.due.len() {
+                        self.arbitrate(self.due[i], self.now);
+                    }
+                    self.due.clear();
                 }
                 _ => break,
             }

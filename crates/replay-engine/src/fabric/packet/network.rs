@@ -8,9 +8,10 @@
 //! credit for the whole packet in the next buffer (lossless, InfiniBand-style), so a full
 //! buffer stops its upstream link and back-pressure spreads hop by hop.
 
-use std::collections::VecDeque;
-
 use crate::fabric::Time;
+
+/// No packet (an empty queue's ends, the last packet's `next`).
+pub const NONE: u32 = u32::MAX;
 
 pub struct Ports {
     /// Virtual channels per port.
@@ -34,8 +35,12 @@ pub struct Ports {
     pub arbitration_at: Vec<Time>,
     /// Per input: the read port is moving a packet out until then.
     pub in_busy: Vec<Time>,
-    /// Per input queue (input × vcs + vc): packet ids in arrival order.
-    pub fifo: Vec<VecDeque<u32>>,
+    /// Per input queue (input × vcs + vc): its first and last packet (NONE: empty); the
+    /// packets between are chained by `next`, in arrival order.
+    pub first: Vec<u32>,
+    pub last: Vec<u32>,
+    /// Per packet id: the packet behind it in its queue.
+    pub next: Vec<u32>,
     /// Per input queue: its head is listed in its next link's `waiters`.
     pub waiting: Vec<bool>,
     /// Buffer bytes per port and VC.
@@ -65,10 +70,48 @@ impl Ports {
             waiters: vec![Vec::new(); links],
             arbitration_at: vec![-1.0; links],
             in_busy: vec![0.0; inputs],
-            fifo: (0..inputs * vcs).map(|_| VecDeque::new()).collect(),
+            first: vec![NONE; inputs * vcs],
+            last: vec![NONE; inputs * vcs],
+            next: Vec::new(),
             waiting: vec![false; inputs * vcs],
             buffer_bytes,
         }
+    }
+
+    /// Appends packet `p` to input queue `q`; true if the queue was empty.
+    pub fn push(&mut self, q: usize, p: u32) -> bool {
+        let pi = p as usize;
+        if self.next.len() <= pi {
+            self.next.resize(pi + 1, NONE);
+        }
+        self.next[pi] = NONE;
+        let last = self.last[q];
+        self.last[q] = p;
+        if last == NONE {
+            self.first[q] = p;
+            true
+        } else {
+            self.next[last as usize] = p;
+            false
+        }
+    }
+
+    /// Removes and returns the head of input queue `q` (not empty).
+    pub fn pop(&mut self, q: usize) -> u32 {
+        let p = self.first[q];
+        debug_assert_ne!(p, NONE, "pop from an empty queue");
+        let behind = self.next[p as usize];
+        self.first[q] = behind;
+        if behind == NONE {
+            self.last[q] = NONE;
+        }
+        p
+    }
+
+    /// The head of input queue `q`, if any.
+    pub fn head(&self, q: usize) -> Option<u32> {
+        let p = self.first[q];
+        (p != NONE).then_some(p)
     }
 
     /// The injection queue of an endpoint, as an input.
