@@ -2,9 +2,11 @@
 //! arrivals at LOAD of every endpoint's injection rate, on a bundled fabric switched to
 //! `contention = "packet"`; prints packet-hops per CPU-second (issue 39's bench figure).
 //!
-//! cargo run --profile demo -p replay-engine --example packet_speed -- FABRIC LOAD US [SEED]
+//! cargo run --profile demo -p replay-engine --example packet_speed -- FABRIC LOAD US
+//!     [SEED] [BUFFER_BYTES]
 //! (FABRIC: a file of src/tailcast/replay/fabrics without .toml, e.g. dfp-8k; US:
-//! simulated microseconds of traffic)
+//! simulated microseconds of traffic; BUFFER_BYTES: packet.buffer_bytes, default the
+//! declared one)
 
 use replay_engine::fabric::schema::Value;
 use replay_engine::fabric::{Fabric, Kind, Transfer};
@@ -49,6 +51,10 @@ fn main() {
         unreachable!()
     };
     table.insert("contention".into(), Value::from("packet"));
+    if let Some(b) = args.get(5) {
+        let bytes = Value::Int(b.parse().expect("BUFFER_BYTES"));
+        table.insert("packet".into(), Value::table([("buffer_bytes", bytes)]));
+    }
     let packet_bytes = match table.get("packet_bytes") {
         Some(Value::Int(b)) => *b as u64,
         _ => 1024,
@@ -59,7 +65,8 @@ fn main() {
     // Superposed Poisson arrivals of every endpoint: total rate n × load × rate / packet.
     let per_ns = f64::from(n) * load * f.injection_rate(0) / packet_bytes as f64;
     let mut rng = SplitMix64::new(seed);
-    let uniform = |rng: &mut SplitMix64| ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    let uniform =
+        |rng: &mut SplitMix64| ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
     let (mut now, mut id, mut delivered) = (0.0, 0u32, 0u64);
     let mut out = Vec::new();
     let start = cpu_seconds();

@@ -374,6 +374,12 @@ impl PacketTopology for DragonflyPlus {
         self.router_delay
     }
 
+    /// Valiant: terminal, leaf → spine, global, spine → leaf, leaf → spine, global,
+    /// spine → leaf, terminal.
+    fn max_hops(&self) -> usize {
+        8
+    }
+
     fn vc_classes(&self) -> u8 {
         2
     }
@@ -382,7 +388,7 @@ impl PacketTopology for DragonflyPlus {
         &mut self,
         src: u32,
         dst: u32,
-        occupancy: &dyn Fn(u32) -> u64,
+        load: &dyn Fn(u32) -> u64,
         rng: &mut SplitMix64,
         links: &mut Vec<u32>,
     ) -> u8 {
@@ -390,7 +396,7 @@ impl PacketTopology for DragonflyPlus {
         links.clear();
         links.push(w.terminal_up(src));
         let packet = self.packet_bytes;
-        let packets = |l: u32| occupancy(l).div_ceil(packet) as usize;
+        let packets = |l: u32| load(l).div_ceil(packet) as usize;
         let detour = Chooser {
             wiring: w,
             flows: &packets,

@@ -250,11 +250,15 @@ impl PacketTopology for Tree {
         self.switch_latency
     }
 
+    fn max_hops(&self) -> usize {
+        2 * self.arity.len()
+    }
+
     fn packet_route(
         &mut self,
         src: u32,
         dst: u32,
-        _occupancy: &dyn Fn(u32) -> u64,
+        _load: &dyn Fn(u32) -> u64,
         _rng: &mut SplitMix64,
         links: &mut Vec<u32>,
     ) -> u8 {

@@ -1,6 +1,6 @@
 //! The event loop of the packet engine and its `Fabric` face: messages are cut into
 //! packets queued at their source's injection queue; each packet is routed when it
-//! reaches the head of that queue (on the occupancy at that instant), then moves hop by
+//! reaches the head of that queue (on the links' load at that instant), then moves hop by
 //! hop through the ports (network.rs).
 //!
 //! At one instant every state change (a port freeing, a credit arriving, a head becoming
@@ -16,7 +16,7 @@
 //! serialisation (cut-through) or every serialisation (store-and-forward) — the flow
 //! model's zero-load times.
 
-use super::network::Ports;
+use super::network::{Ports, NONE};
 use super::packets::{Message, Packets};
 use super::params::{PacketParams, Switching, CREDIT_BYTES};
 use super::stats::Stats;
@@ -61,9 +61,11 @@ pub struct PacketNetwork<T: PacketTopology> {
     stats: Stats,
     /// Packets routed per path class.
     routed: Vec<u64>,
-    /// Scratch: indices into an output's waiters that may go now; a route's links.
+    /// Scratch: indices into an output's waiters that may go now; a route's links and
+    /// hops.
     eligible: Vec<usize>,
     links: Vec<u32>,
+    hops: Vec<Hop>,
     now: Time,
 }
 
@@ -94,6 +96,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
             .map(|(r, l)| params.credit_delay_ns.unwrap_or(CREDIT_BYTES / r + l))
             .collect();
         let vcs = usize::from(params.virtual_channels);
+        let max_hops = topology.max_hops();
         let ports = Ports::new(
             rate,
             latency,
@@ -111,7 +114,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
             params,
             link_class,
             ports,
-            packets: Packets::default(),
+            packets: Packets::new(max_hops),
             messages: Slab::new(),
             events: Timers::default(),
             arbitrations: Vec::new(),
@@ -119,6 +122,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
             rng: SplitMix64::new(seed ^ 0x9ac4e7),
             eligible: Vec::new(),
             links: Vec::new(),
+            hops: Vec::new(),
             now: 0.0,
         })
     }
@@ -145,6 +149,32 @@ impl<T: PacketTopology> PacketNetwork<T> {
         }
     }
 
+    /// Appends packet `p` to input queue `q`; true if the queue was empty.
+    fn enqueue(&mut self, q: usize, p: u32) -> bool {
+        self.packets.rec[p as usize].next = NONE;
+        let last = self.ports.last[q];
+        self.ports.last[q] = p;
+        if last == NONE {
+            self.ports.first[q] = p;
+            true
+        } else {
+            self.packets.rec[last as usize].next = p;
+            false
+        }
+    }
+
+    /// Removes and returns the head of input queue `q` (not empty).
+    fn dequeue(&mut self, q: usize) -> u32 {
+        let p = self.ports.first[q];
+        debug_assert_ne!(p, NONE, "dequeue from an empty queue");
+        let behind = self.packets.rec[p as usize].next;
+        self.ports.first[q] = behind;
+        if behind == NONE {
+            self.ports.last[q] = NONE;
+        }
+        p
+    }
+
     fn request_arbitration(&mut self, link: u32, t: Time) {
         debug_assert_eq!(t, self.now);
         let l = link as usize;
@@ -154,35 +184,34 @@ impl<T: PacketTopology> PacketNetwork<T> {
         }
     }
 
-    /// Routes a packet at the head of its injection queue (on the occupancy now).
+    /// Routes a packet at the head of its injection queue (on the links' load now).
     fn route(&mut self, p: u32) {
-        let m = self.packets.msg[p as usize];
+        let m = self.packets.rec[p as usize].msg;
         let (src, dst) = self.messages[m].endpoints;
         let Self {
             topology,
             ports,
-            packets,
             rng,
-            spread,
             links,
+            hops,
             ..
         } = self;
-        let occupancy = |l: u32| ports.occupancy(l);
-        let path = topology.packet_route(src, dst, &occupancy, rng, links);
-        let route = &mut packets.route[p as usize];
-        topology.hop_classes(links, route);
-        for h in route.iter_mut() {
-            h.class = (u32::from(h.class) * *spread + dst % *spread) as u8;
+        let load = |l: u32| ports.load[l as usize];
+        let path = topology.packet_route(src, dst, &load, rng, links);
+        topology.hop_classes(links, hops);
+        for h in hops.iter_mut() {
+            h.class = (u32::from(h.class) * self.spread + dst % self.spread) as u8;
         }
-        ports.demand[route[0].link as usize] += u64::from(packets.bytes[p as usize]);
+        self.packets.set_route(p, &self.hops);
+        let bytes = self.packets.rec[p as usize].bytes;
+        self.ports.load[self.hops[0].link as usize] += u64::from(bytes);
         self.routed[path as usize] += 1;
-        let hops = self.packets.route[p as usize].len() as u32;
         let msg = &mut self.messages[m];
         msg.path = msg.path.max(path);
-        msg.hops = hops;
+        msg.hops = self.hops.len() as u32;
         if msg.zero_load_at < 0.0 {
             let (bytes, since) = (msg.bytes, msg.submitted);
-            let zero = self.zero_load(&self.packets.route[p as usize], bytes);
+            let zero = self.zero_load(&self.hops, bytes);
             self.messages[m].zero_load_at = since + zero;
         }
     }
@@ -196,12 +225,12 @@ impl<T: PacketTopology> PacketNetwork<T> {
         let Some(p) = self.ports.head(qi) else {
             return;
         };
-        let ready = self.packets.ready[p as usize];
+        let ready = self.packets.rec[p as usize].ready;
         if ready > t {
             self.events.push(ready, Event::Head(q));
             return;
         }
-        if self.packets.route[p as usize].is_empty() {
+        if self.packets.rec[p as usize].hops == 0 {
             self.route(p);
         }
         let link = self.packets.next_hop(p).link;
@@ -239,14 +268,14 @@ impl<T: PacketTopology> PacketNetwork<T> {
                 continue;
             }
             let p = self.ports.first[q as usize];
-            let pi = p as usize;
             if !self.packets.last_hop(p) {
                 let vc = self.packets.next_hop(p).class as usize;
-                if self.ports.credits[l * vcs + vc] < self.packets.bytes[pi] {
-                    if self.packets.stalled[pi] < 0.0 {
-                        self.packets.stalled[pi] = t;
+                let r = &mut self.packets.rec[p as usize];
+                if self.ports.credits[l * vcs + vc] < r.bytes {
+                    if r.stalled < 0.0 {
+                        r.stalled = t;
                         self.stats.credit_stalls += 1;
-                        self.messages[self.packets.msg[pi]].credit_stalls += 1;
+                        self.messages[r.msg].credit_stalls += 1;
                     }
                     continue;
                 }
@@ -267,23 +296,28 @@ impl<T: PacketTopology> PacketNetwork<T> {
     fn send(&mut self, q: u32, link: u32, t: Time) {
         let vcs = self.ports.vcs;
         let (l, input) = (link as usize, q as usize / vcs);
-        let p = self.ports.pop(q as usize);
-        let pi = p as usize;
-        let bytes = self.packets.bytes[pi];
+        let p = self.dequeue(q as usize);
+        let r = &mut self.packets.rec[p as usize];
+        let bytes = r.bytes;
         let serialise = f64::from(bytes) / self.ports.rate[l];
         // The output streams no faster than the tail comes in (cut-through from a slower
         // link): it holds the link until then.
         let start = t;
-        let end = (start + serialise).max(self.packets.tail[pi]);
+        let end = (start + serialise).max(r.tail);
+        if r.stalled >= 0.0 {
+            self.stats.credit_stall_ns += t - r.stalled;
+            r.stalled = -1.0;
+        }
         self.ports.out_busy[l] = end;
         self.ports.in_busy[input] = end;
-        self.ports.demand[l] -= u64::from(bytes);
-        if self.packets.stalled[pi] >= 0.0 {
-            self.stats.credit_stall_ns += t - self.packets.stalled[pi];
-            self.packets.stalled[pi] = -1.0;
-        }
         let input_id = input as u32;
-        self.events.push(end, Event::Sent { link, input: input_id });
+        self.events.push(
+            end,
+            Event::Sent {
+                link,
+                input: input_id,
+            },
+        );
         if input < self.ports.links {
             // The buffer the packet leaves frees as its tail goes.
             let back = end + self.ports.credit_delay[input];
@@ -292,6 +326,8 @@ impl<T: PacketTopology> PacketNetwork<T> {
         self.stats.packet_hops += 1;
         let tail_in = end + self.ports.latency[l];
         if self.packets.last_hop(p) {
+            // No buffer at an endpoint: no longer queued for the link, nothing held.
+            self.ports.load[l] -= u64::from(bytes);
             self.events.push(tail_in, Event::Deliver(p));
             return;
         }
@@ -300,25 +336,28 @@ impl<T: PacketTopology> PacketNetwork<T> {
         *credits -= bytes;
         let full = 1.0 - f64::from(*credits) / f64::from(self.params.buffer_bytes);
         self.stats.entered(self.link_class[l], full);
-        self.packets.hop[pi] += 1;
+        // Held in the far buffer now instead of queued for the link: `load[l]` unchanged
+        // until the credit comes back.
+        self.packets.rec[p as usize].hop += 1;
         let next = self.packets.next_hop(p).link;
-        self.ports.demand[next as usize] += u64::from(bytes);
+        self.ports.load[next as usize] += u64::from(bytes);
         let d = self.router_delay;
         let tail = tail_in + d;
         let ready = match self.params.switching {
             Switching::CutThrough => start + self.ports.latency[l] + d,
             Switching::StoreAndForward => tail,
         };
-        self.packets.ready[pi] = ready;
-        self.packets.tail[pi] = tail;
+        let r = &mut self.packets.rec[p as usize];
+        r.ready = ready;
+        r.tail = tail;
         let q2 = (l * vcs + vc) as u32;
-        if self.ports.push(q2 as usize, p) {
+        if self.enqueue(q2 as usize, p) {
             self.events.push(ready, Event::Head(q2));
         }
     }
 
     fn deliver(&mut self, p: u32, t: Time, out: &mut Vec<Delivery>) {
-        let m = self.packets.msg[p as usize];
+        let m = self.packets.rec[p as usize].msg;
         self.packets.remove(p);
         let msg = &mut self.messages[m];
         msg.packets_left -= 1;
@@ -393,7 +432,7 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
         for k in 0..count {
             let bytes = (t.bytes - k * size).min(size) as u32;
             let p = self.packets.add(m, bytes, now);
-            was_empty |= self.ports.push(q as usize, p);
+            was_empty |= self.enqueue(q as usize, p);
         }
         self.stats.packets += count;
         if was_empty {
@@ -425,8 +464,10 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
                             self.input_free(input, t);
                         }
                         Event::Credit(q, bytes) => {
+                            let link = q / self.ports.vcs as u32;
                             self.ports.credits[q as usize] += bytes;
-                            self.request_arbitration(q / self.ports.vcs as u32, t);
+                            self.ports.load[link as usize] -= u64::from(bytes);
+                            self.request_arbitration(link, t);
                         }
                         Event::Deliver(p) => self.deliver(p, t, delivered),
                     }

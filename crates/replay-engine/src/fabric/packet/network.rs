@@ -27,8 +27,10 @@ pub struct Ports {
     pub out_busy: Vec<Time>,
     /// Per link and VC: free bytes of the far end's buffer as the sender knows them.
     pub credits: Vec<u32>,
-    /// Per link: bytes of packets in input buffers whose next hop it is (queued for it).
-    pub demand: Vec<u64>,
+    /// Per link: bytes its far-end buffer holds or was promised (credits out, all VCs)
+    /// plus bytes of packets in input queues whose next hop it is: the load adaptive
+    /// routing scores (CODES' vc_occupancy plus queued bytes).
+    pub load: Vec<u64>,
     /// Per link: the input queues (input × vcs + vc) whose head packet waits for it.
     pub waiters: Vec<Vec<u32>>,
     /// Per link: the instant of its pending arbitration (negative: none).
@@ -36,11 +38,9 @@ pub struct Ports {
     /// Per input: the read port is moving a packet out until then.
     pub in_busy: Vec<Time>,
     /// Per input queue (input × vcs + vc): its first and last packet (NONE: empty); the
-    /// packets between are chained by `next`, in arrival order.
+    /// packets between are chained by their `next`, in arrival order.
     pub first: Vec<u32>,
     pub last: Vec<u32>,
-    /// Per packet id: the packet behind it in its queue.
-    pub next: Vec<u32>,
     /// Per input queue: its head is listed in its next link's `waiters`.
     pub waiting: Vec<bool>,
     /// Buffer bytes per port and VC.
@@ -66,46 +66,15 @@ impl Ports {
             credit_delay,
             out_busy: vec![0.0; links],
             credits: vec![buffer_bytes; links * vcs],
-            demand: vec![0; links],
+            load: vec![0; links],
             waiters: vec![Vec::new(); links],
             arbitration_at: vec![-1.0; links],
             in_busy: vec![0.0; inputs],
             first: vec![NONE; inputs * vcs],
             last: vec![NONE; inputs * vcs],
-            next: Vec::new(),
             waiting: vec![false; inputs * vcs],
             buffer_bytes,
         }
-    }
-
-    /// Appends packet `p` to input queue `q`; true if the queue was empty.
-    pub fn push(&mut self, q: usize, p: u32) -> bool {
-        let pi = p as usize;
-        if self.next.len() <= pi {
-            self.next.resize(pi + 1, NONE);
-        }
-        self.next[pi] = NONE;
-        let last = self.last[q];
-        self.last[q] = p;
-        if last == NONE {
-            self.first[q] = p;
-            true
-        } else {
-            self.next[last as usize] = p;
-            false
-        }
-    }
-
-    /// Removes and returns the head of input queue `q` (not empty).
-    pub fn pop(&mut self, q: usize) -> u32 {
-        let p = self.first[q];
-        debug_assert_ne!(p, NONE, "pop from an empty queue");
-        let behind = self.next[p as usize];
-        self.first[q] = behind;
-        if behind == NONE {
-            self.last[q] = NONE;
-        }
-        p
     }
 
     /// The head of input queue `q`, if any.
@@ -117,16 +86,5 @@ impl Ports {
     /// The injection queue of an endpoint, as an input.
     pub fn injection(&self, endpoint: u32) -> usize {
         self.links + endpoint as usize
-    }
-
-    /// Bytes a link's far-end buffer holds or has promised (all VCs), plus the bytes
-    /// queued for it: the load adaptive routing scores.
-    pub fn occupancy(&self, link: u32) -> u64 {
-        let l = link as usize;
-        let held: u64 = self.credits[l * self.vcs..(l + 1) * self.vcs]
-            .iter()
-            .map(|&c| u64::from(self.buffer_bytes - c))
-            .sum();
-        held + self.demand[l]
     }
 }

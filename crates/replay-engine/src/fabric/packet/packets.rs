@@ -1,65 +1,98 @@
-//! Packets in flight (struct of arrays, ids reused) and the messages they belong to.
+//! Packets in flight (ids reused) and the messages they belong to. What one event reads of
+//! a packet sits in one record (a cache line), its route in a pool of `max_hops` slots per
+//! packet.
 
+use super::network::NONE;
 use super::topology::Hop;
 use crate::fabric::{Time, TransferId};
 
-/// Packets by id: where each is on its route and when it may move on.
-#[derive(Default)]
-pub struct Packets {
-    /// The message (slot in `Messages`) a packet belongs to.
-    pub msg: Vec<u32>,
-    pub bytes: Vec<u32>,
-    /// Index in `route` of the hop it takes next (from the input it sits in).
-    pub hop: Vec<u16>,
+/// Where a packet is on its route and when it may move on.
+#[derive(Debug, Clone, Copy)]
+pub struct Packet {
     /// When its head may leave the input it sits in (arrival plus router delay).
-    pub ready: Vec<Time>,
-    /// When its tail is there (plus router delay): with cut-through, the next link may not
-    /// finish sending before it.
-    pub tail: Vec<Time>,
+    pub ready: Time,
+    /// When its tail is there (plus router delay): with cut-through, the next link sends
+    /// no faster than the tail comes in.
+    pub tail: Time,
     /// Since when it waits with its output free but no credit (negative: it does not).
-    pub stalled: Vec<Time>,
-    pub route: Vec<Vec<Hop>>,
+    pub stalled: Time,
+    /// The message (slot in the messages' slab) it belongs to.
+    pub msg: u32,
+    pub bytes: u32,
+    /// The packet behind it in its input queue (`NONE`: the last).
+    pub next: u32,
+    /// Index of the hop it takes next, and its route's length (0: not routed yet).
+    pub hop: u16,
+    pub hops: u16,
+}
+
+pub struct Packets {
+    pub rec: Vec<Packet>,
+    /// Routes, `stride` hops per packet id.
+    route: Vec<Hop>,
+    stride: usize,
     free: Vec<u32>,
 }
 
 impl Packets {
-    /// A new packet id with an empty route.
+    /// Packets whose routes have at most `max_hops` hops.
+    pub fn new(max_hops: usize) -> Self {
+        Self {
+            rec: Vec::new(),
+            route: Vec::new(),
+            stride: max_hops,
+            free: Vec::new(),
+        }
+    }
+
+    /// A new, unrouted packet.
     pub fn add(&mut self, msg: u32, bytes: u32, ready: Time) -> u32 {
+        let packet = Packet {
+            ready,
+            tail: ready,
+            stalled: -1.0,
+            msg,
+            bytes,
+            next: NONE,
+            hop: 0,
+            hops: 0,
+        };
         if let Some(p) = self.free.pop() {
-            let i = p as usize;
-            self.msg[i] = msg;
-            self.bytes[i] = bytes;
-            self.hop[i] = 0;
-            self.ready[i] = ready;
-            self.tail[i] = ready;
-            self.stalled[i] = -1.0;
-            self.route[i].clear();
+            self.rec[p as usize] = packet;
             return p;
         }
-        self.msg.push(msg);
-        self.bytes.push(bytes);
-        self.hop.push(0);
-        self.ready.push(ready);
-        self.tail.push(ready);
-        self.stalled.push(-1.0);
-        self.route.push(Vec::new());
-        self.msg.len() as u32 - 1
+        self.rec.push(packet);
+        self.route
+            .resize(self.rec.len() * self.stride, Hop { link: 0, class: 0 });
+        self.rec.len() as u32 - 1
     }
 
     pub fn remove(&mut self, p: u32) {
         self.free.push(p);
     }
 
+    pub fn set_route(&mut self, p: u32, hops: &[Hop]) {
+        assert!(
+            hops.len() <= self.stride,
+            "a route of {} hops (the topology promised at most {})",
+            hops.len(),
+            self.stride
+        );
+        let at = p as usize * self.stride;
+        self.route[at..at + hops.len()].copy_from_slice(hops);
+        self.rec[p as usize].hops = hops.len() as u16;
+    }
+
     /// The hop a packet takes next.
     pub fn next_hop(&self, p: u32) -> Hop {
-        let i = p as usize;
-        self.route[i][self.hop[i] as usize]
+        let r = &self.rec[p as usize];
+        self.route[p as usize * self.stride + usize::from(r.hop)]
     }
 
     /// Whether its next hop is the last (into its destination endpoint).
     pub fn last_hop(&self, p: u32) -> bool {
-        let i = p as usize;
-        self.hop[i] as usize + 1 == self.route[i].len()
+        let r = &self.rec[p as usize];
+        r.hop + 1 == r.hops
     }
 }
 

@@ -24,6 +24,9 @@ pub trait PacketTopology: Topology {
     /// Forwarding delay of every router a packet crosses, ns.
     fn router_delay(&self) -> f64;
 
+    /// The most links a packet route can cross.
+    fn max_hops(&self) -> usize;
+
     /// Virtual-channel classes the deadlock-freedom rule uses (every hop's `class` is
     /// below this).
     fn vc_classes(&self) -> u8 {
@@ -32,13 +35,13 @@ pub trait PacketTopology: Topology {
 
     /// Picks the route of one packet from `src` to `dst` (src != dst) now: the links it
     /// crosses into `links` (cleared first); returns its path class (`path_classes`).
-    /// `occupancy(link)` is the bytes buffered behind and queued for a link now (CODES'
+    /// `load(link)` is the bytes buffered behind and queued for a link now (CODES'
     /// vc_occupancy plus queued bytes).
     fn packet_route(
         &mut self,
         src: u32,
         dst: u32,
-        occupancy: &dyn Fn(u32) -> u64,
+        load: &dyn Fn(u32) -> u64,
         rng: &mut SplitMix64,
         links: &mut Vec<u32>,
     ) -> u8;

@@ -486,6 +486,16 @@ impl PacketTopology for Graph {
         0.0
     }
 
+    fn max_hops(&self) -> usize {
+        match self.topology {
+            Shape::Crossbar { .. } => 2,
+            Shape::FatTree { n, .. } => 2 * n as usize,
+            Shape::Torus3d { x, y, z } => {
+                2 + [x, y, z].iter().map(|&d| d as usize / 2).sum::<usize>()
+            }
+        }
+    }
+
     fn vc_classes(&self) -> u8 {
         match self.topology {
             Shape::Torus3d { .. } => 2,
@@ -497,7 +507,7 @@ impl PacketTopology for Graph {
         &mut self,
         src: u32,
         dst: u32,
-        _occupancy: &dyn Fn(u32) -> u64,
+        _load: &dyn Fn(u32) -> u64,
         rng: &mut SplitMix64,
         links: &mut Vec<u32>,
     ) -> u8 {
