@@ -55,7 +55,7 @@ def _replay(tmp: Path, fabric: Fabric, trace: Path, placement: list[int]) -> Rep
 def _took(out: ReplayOutcome) -> list[float]:
     assert out.messages is not None
     rows = out.messages.filter(pc.greater(out.messages.column("bytes"), 0)).to_pylist()
-    return [int(r["delivered_ns"]) - int(r["posted_ns"]) for r in rows]  # type: ignore[call-overload]
+    return [int(r["delivered_ns"]) - int(r["posted_ns"]) for r in rows]
 
 
 @pytest.mark.parametrize(
