@@ -135,7 +135,7 @@ pub const MODEL: Model = Model {
                 key: "adaptive_threshold_flows",
                 ty: Type::Int { min: 0, max: 1 << 20 },
                 default: DefaultValue::Int(0),
-                doc: "adaptive routing stays minimal while its link carries at most this many flows, or packets buffered and queued under packet contention (CODES adaptive_threshold, default 0)",
+                doc: "adaptive routing stays minimal while its link carries at most this many flows (under packet contention: this many packets' bytes buffered and queued) (CODES adaptive_threshold, default 0)",
             },
             Param {
                 key: "shared_memory_bandwidth_gbps",
@@ -354,11 +354,11 @@ impl Topology for DragonflyPlus {
 }
 
 /// The packet engine on a Dragonfly+: every packet is routed by the same `Chooser` as a
-/// flow, when it reaches the head of its injection queue, on the packets buffered and
-/// queued per link at that instant (CODES scores a port's vc_occupancy plus queued bytes;
-/// here in packets, so `adaptive_threshold_flows` keeps its scale). CODES re-decides at
-/// the source spine when the packet gets there; here both the leaf's and the spine's
-/// choices are taken at injection.
+/// flow, when it reaches the head of its injection queue, scored as CODES'
+/// dfp_score_connection (ALPHA/DELTA) does: the bytes a port's buffers hold plus the bytes
+/// queued for it, the threshold `adaptive_threshold_flows` packets. CODES'
+/// dfp_prog_adaptive_routing decides again at the source spine when the chunk gets there;
+/// here the leaf's and the spine's choices are both taken at injection.
 ///
 /// Deadlock freedom (CODES' two VCs, `dfp_upward_channel_flag`): class 0 until the packet
 /// turns upward again in an intermediate group — its leaf → spine link there (Valiant) or
@@ -395,14 +395,13 @@ impl PacketTopology for DragonflyPlus {
         let w = &self.wiring;
         links.clear();
         links.push(w.terminal_up(src));
-        let packet = self.packet_bytes;
-        let packets = |l: u32| load(l).div_ceil(packet) as usize;
+        let bytes = |l: u32| load(l) as usize;
         let detour = Chooser {
             wiring: w,
-            flows: &packets,
+            flows: &bytes,
             rng,
             routing: self.routing,
-            threshold: self.threshold,
+            threshold: self.threshold * self.packet_bytes as usize,
             ports: &mut self.ports,
         }
         .route(src, dst, links);
