@@ -356,9 +356,10 @@ impl Topology for DragonflyPlus {
 /// The packet engine on a Dragonfly+: every packet is routed by the same `Chooser` as a
 /// flow, when it reaches the head of its injection queue, scored as CODES'
 /// dfp_score_connection (ALPHA/DELTA) does: the bytes a port's buffers hold plus the bytes
-/// queued for it, the threshold `adaptive_threshold_flows` packets. CODES'
-/// dfp_prog_adaptive_routing decides again at the source spine when the chunk gets there;
-/// here the leaf's and the spine's choices are both taken at injection.
+/// queued for it, the threshold `adaptive_threshold_flows` packets. Adaptive routings
+/// decide again as the packet reaches the source spine and an intermediate group's spine
+/// (CODES' dfp_prog_adaptive_routing runs at every router; the leaves' choices of a
+/// least-loaded spine stay those taken at injection).
 ///
 /// Deadlock freedom (CODES' two VCs, `dfp_upward_channel_flag`): class 0 until the packet
 /// turns upward again in an intermediate group — its leaf → spine link there (Valiant) or
@@ -411,6 +412,33 @@ impl PacketTopology for DragonflyPlus {
         } else {
             MINIMAL
         }
+    }
+
+    fn reroutes(&self) -> bool {
+        matches!(self.routing, Routing::Adaptive | Routing::FullyAdaptive)
+    }
+
+    fn reroute(
+        &mut self,
+        src: u32,
+        dst: u32,
+        links: &mut Vec<u32>,
+        taken: usize,
+        load: &dyn Fn(u32) -> u64,
+        rng: &mut SplitMix64,
+    ) -> Option<u8> {
+        let bytes = |l: u32| load(l) as usize;
+        let detour = Chooser {
+            wiring: &self.wiring,
+            flows: &bytes,
+            rng,
+            routing: self.routing,
+            threshold: self.threshold * self.packet_bytes as usize,
+            ports: &mut self.ports,
+        }
+        .reroute(src, dst, links, taken)?;
+        links.push(self.wiring.terminal_down(dst));
+        Some(if detour { NON_MINIMAL } else { MINIMAL })
     }
 
     fn hop_classes(&self, links: &[u32], out: &mut Vec<Hop>) {

@@ -17,7 +17,7 @@
 //! model's zero-load times.
 
 use super::network::{Ports, NONE};
-use super::packets::{Message, Packets};
+use super::packets::{Message, Packet, Packets};
 use super::params::{PacketParams, Switching, CREDIT_BYTES};
 use super::stats::Stats;
 use super::topology::{Hop, PacketTopology};
@@ -59,8 +59,10 @@ pub struct PacketNetwork<T: PacketTopology> {
     due: Vec<u32>,
     rng: SplitMix64,
     stats: Stats,
-    /// Packets routed per path class.
+    /// Packets delivered per path class.
     routed: Vec<u64>,
+    /// `topology.reroutes()`, asked once.
+    reroutes: bool,
     /// Scratch: indices into an output's waiters that may go now; a route's links and
     /// hops.
     eligible: Vec<usize>,
@@ -110,6 +112,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
             router_delay: topology.router_delay(),
             stats: Stats::new(lc.names.len()),
             routed: vec![0; topology.path_classes().len()],
+            reroutes: topology.reroutes(),
             topology,
             params,
             link_class,
@@ -203,9 +206,9 @@ impl<T: PacketTopology> PacketNetwork<T> {
             h.class = (u32::from(h.class) * self.spread + dst % self.spread) as u8;
         }
         self.packets.set_route(p, &self.hops);
-        let bytes = self.packets.rec[p as usize].bytes;
-        self.ports.load[self.hops[0].link as usize] += u64::from(bytes);
-        self.routed[path as usize] += 1;
+        let r = &mut self.packets.rec[p as usize];
+        r.path = path;
+        self.ports.load[self.hops[0].link as usize] += u64::from(r.bytes);
         let msg = &mut self.messages[m];
         msg.path = msg.path.max(path);
         msg.hops = self.hops.len() as u32;
@@ -214,6 +217,43 @@ impl<T: PacketTopology> PacketNetwork<T> {
             let zero = self.zero_load(&self.hops, bytes);
             self.messages[m].zero_load_at = since + zero;
         }
+    }
+
+    /// Lets a progressive adaptive routing decide the rest of a packet's route again at
+    /// the router it reached (its load moves to the new next link).
+    fn reroute(&mut self, p: u32) {
+        let r = self.packets.rec[p as usize];
+        let (src, dst) = self.messages[r.msg].endpoints;
+        let taken = usize::from(r.hop);
+        self.links.clear();
+        self.links
+            .extend(self.packets.route(p).iter().map(|h| h.link));
+        // Scored without itself: it is not queued anywhere while its router decides.
+        let (before, bytes) = (self.links[taken], u64::from(r.bytes));
+        self.ports.load[before as usize] -= bytes;
+        let Self {
+            topology,
+            ports,
+            rng,
+            links,
+            hops,
+            ..
+        } = self;
+        let load = |l: u32| ports.load[l as usize];
+        let Some(path) = topology.reroute(src, dst, links, taken, &load, rng) else {
+            self.ports.load[before as usize] += bytes;
+            return;
+        };
+        topology.hop_classes(links, hops);
+        for h in hops.iter_mut() {
+            h.class = (u32::from(h.class) * self.spread + dst % self.spread) as u8;
+        }
+        self.packets.set_route(p, &self.hops);
+        self.packets.rec[p as usize].path = path;
+        self.ports.load[self.hops[taken].link as usize] += bytes;
+        let msg = &mut self.messages[r.msg];
+        msg.path = msg.path.max(path);
+        msg.hops = self.hops.len() as u32;
     }
 
     /// The head of input queue `q` asks for its next link if it is ready at `t`.
@@ -232,6 +272,8 @@ impl<T: PacketTopology> PacketNetwork<T> {
         }
         if self.packets.rec[p as usize].hops == 0 {
             self.route(p);
+        } else if self.reroutes {
+            self.reroute(p);
         }
         let link = self.packets.next_hop(p).link;
         self.ports.waiters[link as usize].push(q);
@@ -357,7 +399,8 @@ impl<T: PacketTopology> PacketNetwork<T> {
     }
 
     fn deliver(&mut self, p: u32, t: Time, out: &mut Vec<Delivery>) {
-        let m = self.packets.rec[p as usize].msg;
+        let Packet { msg: m, path, .. } = self.packets.rec[p as usize];
+        self.routed[path as usize] += 1;
         self.packets.remove(p);
         let msg = &mut self.messages[m];
         msg.packets_left -= 1;

@@ -24,6 +24,8 @@ pub struct Packet {
     /// Index of the hop it takes next, and its route's length (0: not routed yet).
     pub hop: u16,
     pub hops: u16,
+    /// Its path class (the topology's `path_classes`).
+    pub path: u8,
 }
 
 pub struct Packets {
@@ -56,6 +58,7 @@ impl Packets {
             next: NONE,
             hop: 0,
             hops: 0,
+            path: 0,
         };
         if let Some(p) = self.free.pop() {
             self.rec[p as usize] = packet;
@@ -81,6 +84,11 @@ impl Packets {
         let at = p as usize * self.stride;
         self.route[at..at + hops.len()].copy_from_slice(hops);
         self.rec[p as usize].hops = hops.len() as u16;
+    }
+
+    pub fn route(&self, p: u32) -> &[Hop] {
+        let at = p as usize * self.stride;
+        &self.route[at..at + usize::from(self.rec[p as usize].hops)]
     }
 
     /// The hop a packet takes next.

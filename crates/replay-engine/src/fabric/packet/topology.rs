@@ -46,6 +46,27 @@ pub trait PacketTopology: Topology {
         links: &mut Vec<u32>,
     ) -> u8;
 
+    /// Whether `reroute` ever decides anything (progressive adaptive routings).
+    fn reroutes(&self) -> bool {
+        false
+    }
+
+    /// Progressive adaptive routing: a packet that crossed the first `taken` links of its
+    /// route `links` (to `dst`) reached the head of its buffer; the router there may decide
+    /// the rest again on the load now, rewriting `links` from `taken` on. Returns the
+    /// route's path class when it decided, None when nothing is decided there.
+    fn reroute(
+        &mut self,
+        _src: u32,
+        _dst: u32,
+        _links: &mut Vec<u32>,
+        _taken: usize,
+        _load: &dyn Fn(u32) -> u64,
+        _rng: &mut SplitMix64,
+    ) -> Option<u8> {
+        None
+    }
+
     /// The hops of a route with the virtual-channel class of each (appended to `out`,
     /// cleared first): the deadlock-freedom rule. One class by default.
     fn hop_classes(&self, links: &[u32], out: &mut Vec<Hop>) {
