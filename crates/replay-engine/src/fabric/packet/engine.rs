@@ -16,7 +16,7 @@
 //! serialisation (cut-through) or every serialisation (store-and-forward) — the flow
 //! model's zero-load times.
 
-use super::network::{Ports, NONE};
+use super::network::{Ports, Waiter, NONE};
 use super::packets::{Message, Packet, Packets};
 use super::params::{PacketParams, Switching, CREDIT_BYTES};
 use super::stats::Stats;
@@ -259,7 +259,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
     /// The head of input queue `q` asks for its next link if it is ready at `t`.
     fn head(&mut self, q: u32, t: Time) {
         let qi = q as usize;
-        if self.ports.waiting[qi] {
+        if self.ports.wants[qi] != NONE {
             return;
         }
         let Some(p) = self.ports.head(qi) else {
@@ -275,19 +275,28 @@ impl<T: PacketTopology> PacketNetwork<T> {
         } else if self.reroutes {
             self.reroute(p);
         }
-        let link = self.packets.next_hop(p).link;
-        self.ports.waiters[link as usize].push(q);
-        self.ports.waiting[qi] = true;
-        self.request_arbitration(link, t);
+        let hop = self.packets.next_hop(p);
+        let credit = if self.packets.last_hop(p) {
+            NONE
+        } else {
+            (hop.link as usize * self.ports.vcs) as u32 + u32::from(hop.class)
+        };
+        self.ports.waiters[hop.link as usize].push(Waiter {
+            queue: q,
+            packet: p,
+            bytes: self.packets.rec[p as usize].bytes,
+            credit,
+        });
+        self.ports.wants[qi] = hop.link;
+        self.request_arbitration(hop.link, t);
     }
 
     fn input_free(&mut self, input: u32, t: Time) {
         let vcs = self.ports.vcs as u32;
         for q in input * vcs..(input + 1) * vcs {
             let qi = q as usize;
-            if self.ports.waiting[qi] {
-                let p = self.ports.first[qi];
-                let link = self.packets.next_hop(p).link;
+            let link = self.ports.wants[qi];
+            if link != NONE {
                 self.request_arbitration(link, t);
             } else {
                 self.head(q, t);
@@ -304,23 +313,18 @@ impl<T: PacketTopology> PacketNetwork<T> {
         }
         let vcs = self.ports.vcs;
         self.eligible.clear();
-        for (k, &q) in self.ports.waiters[l].iter().enumerate() {
-            let input = q as usize / vcs;
-            if self.ports.in_busy[input] > t {
+        for (k, w) in self.ports.waiters[l].iter().enumerate() {
+            if self.ports.in_busy[w.queue as usize / vcs] > t {
                 continue;
             }
-            let p = self.ports.first[q as usize];
-            if !self.packets.last_hop(p) {
-                let vc = self.packets.next_hop(p).class as usize;
-                let r = &mut self.packets.rec[p as usize];
-                if self.ports.credits[l * vcs + vc] < r.bytes {
-                    if r.stalled < 0.0 {
-                        r.stalled = t;
-                        self.stats.credit_stalls += 1;
-                        self.messages[r.msg].credit_stalls += 1;
-                    }
-                    continue;
+            if w.credit != NONE && self.ports.credits[w.credit as usize] < w.bytes {
+                let r = &mut self.packets.rec[w.packet as usize];
+                if r.stalled < 0.0 {
+                    r.stalled = t;
+                    self.stats.credit_stalls += 1;
+                    self.messages[r.msg].credit_stalls += 1;
                 }
+                continue;
             }
             self.eligible.push(k);
         }
@@ -329,8 +333,8 @@ impl<T: PacketTopology> PacketNetwork<T> {
             1 => self.eligible[0],
             n => self.eligible[self.rng.below(n as u64) as usize],
         };
-        let q = self.ports.waiters[l].swap_remove(k);
-        self.ports.waiting[q as usize] = false;
+        let q = self.ports.waiters[l].swap_remove(k).queue;
+        self.ports.wants[q as usize] = NONE;
         self.send(q, link, t);
     }
 

@@ -13,6 +13,18 @@ use crate::fabric::Time;
 /// No packet (an empty queue's ends, the last packet's `next`).
 pub const NONE: u32 = u32::MAX;
 
+/// The head of an input queue waiting for an output, with what arbitration checks (a head
+/// stays the head until it leaves), so a scan of the waiters reads no packet.
+#[derive(Debug, Clone, Copy)]
+pub struct Waiter {
+    /// Input queue (input × vcs + vc) and its head packet.
+    pub queue: u32,
+    pub packet: u32,
+    pub bytes: u32,
+    /// The credits it needs, as an index into `credits` (NONE: none, its last hop).
+    pub credit: u32,
+}
+
 pub struct Ports {
     /// Virtual channels per port.
     pub vcs: usize,
@@ -31,8 +43,8 @@ pub struct Ports {
     /// plus bytes of packets in input queues whose next hop it is: the load adaptive
     /// routing scores (CODES' vc_occupancy plus queued bytes).
     pub load: Vec<u64>,
-    /// Per link: the input queues (input × vcs + vc) whose head packet waits for it.
-    pub waiters: Vec<Vec<u32>>,
+    /// Per link: the heads of input queues that wait for it.
+    pub waiters: Vec<Vec<Waiter>>,
     /// Per link: the instant of its pending arbitration (negative: none).
     pub arbitration_at: Vec<Time>,
     /// Per input: the read port is moving a packet out until then.
@@ -41,8 +53,8 @@ pub struct Ports {
     /// packets between are chained by their `next`, in arrival order.
     pub first: Vec<u32>,
     pub last: Vec<u32>,
-    /// Per input queue: its head is listed in its next link's `waiters`.
-    pub waiting: Vec<bool>,
+    /// Per input queue: the link whose `waiters` list its head (NONE: it is not listed).
+    pub wants: Vec<u32>,
     /// Buffer bytes per port and VC.
     pub buffer_bytes: u32,
 }
@@ -72,7 +84,7 @@ impl Ports {
             in_busy: vec![0.0; inputs],
             first: vec![NONE; inputs * vcs],
             last: vec![NONE; inputs * vcs],
-            waiting: vec![false; inputs * vcs],
+            wants: vec![NONE; inputs * vcs],
             buffer_bytes,
         }
     }
