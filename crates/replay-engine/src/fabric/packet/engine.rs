@@ -1,7 +1,8 @@
 //! The event loop of the packet engine and its `Fabric` face: messages are cut into
-//! packets queued at their source's injection queue; each packet is routed when it
-//! reaches the head of that queue (on the links' load at that instant), then moves hop by
-//! hop through the ports (network.rs).
+//! packets queued at their source's injection queue, one packet per message at a time
+//! (round robin between an endpoint's messages); each packet is routed when it reaches the
+//! head of that queue (on the links' load at that instant), then moves hop by hop through
+//! the ports (network.rs).
 //!
 //! At one instant every state change (a port freeing, a credit arriving, a head becoming
 //! ready) is applied before any output arbitrates, and an output picks uniformly at random
@@ -149,6 +150,24 @@ impl<T: PacketTopology> PacketNetwork<T> {
         match self.params.switching {
             Switching::CutThrough => fixed + bytes as f64 * slowest,
             Switching::StoreAndForward => fixed + first * (sum - slowest) + bytes as f64 * slowest,
+        }
+    }
+
+    /// Queues the next packet of message `m` at endpoint `src`'s injection queue, ready at
+    /// `t`. The queue holds one packet per message: the next is queued, behind the other
+    /// messages' packets, when one leaves, so an endpoint sends its messages' packets
+    /// round robin (as an InfiniBand adapter serves its send queues), not one message after
+    /// another.
+    fn inject_next(&mut self, src: u32, m: u32, t: Time) {
+        let size = u64::from(self.params.packet_bytes);
+        let msg = &mut self.messages[m];
+        let k = u64::from(msg.packets_queued);
+        msg.packets_queued += 1;
+        let bytes = (msg.bytes - k * size).min(size) as u32;
+        let p = self.packets.add(m, bytes, t);
+        let q = self.ports.injection(src) * self.ports.vcs;
+        if self.enqueue(q, p) {
+            self.events.push(t, Event::Head(q as u32));
         }
     }
 
@@ -343,6 +362,15 @@ impl<T: PacketTopology> PacketNetwork<T> {
         let vcs = self.ports.vcs;
         let (l, input) = (link as usize, q as usize / vcs);
         let p = self.dequeue(q as usize);
+        if input >= self.ports.links {
+            let m = self.packets.rec[p as usize].msg;
+            let msg = &self.messages[m];
+            if u64::from(msg.packets_queued)
+                < msg.bytes.div_ceil(u64::from(self.params.packet_bytes))
+            {
+                self.inject_next(msg.endpoints.0, m, t);
+            }
+        }
         let r = &mut self.packets.rec[p as usize];
         let bytes = r.bytes;
         let serialise = f64::from(bytes) / self.ports.rate[l];
@@ -469,22 +497,14 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
             bytes: t.bytes,
             submitted: now,
             packets_left: count as u32,
+            packets_queued: 0,
             zero_load_at: -1.0,
             hops: 0,
             path: 0,
             credit_stalls: 0,
         });
-        let q = (self.ports.injection(src) * self.ports.vcs) as u32;
-        let mut was_empty = false;
-        for k in 0..count {
-            let bytes = (t.bytes - k * size).min(size) as u32;
-            let p = self.packets.add(m, bytes, now);
-            was_empty |= self.enqueue(q as usize, p);
-        }
         self.stats.packets += count;
-        if was_empty {
-            self.events.push(now, Event::Head(q));
-        }
+        self.inject_next(src, m, now);
         Submitted::Later
     }
 

@@ -111,7 +111,9 @@ pub struct Message {
     pub endpoints: (u32, u32),
     pub bytes: u64,
     pub submitted: Time,
+    /// Packets not yet delivered, and packets made and queued at the source so far.
     pub packets_left: u32,
+    pub packets_queued: u32,
     /// When it would be delivered on an idle network (the flow model's zero-load time).
     pub zero_load_at: Time,
     pub hops: u32,
