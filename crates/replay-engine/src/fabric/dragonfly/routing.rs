@@ -117,13 +117,13 @@ impl Chooser<'_> {
         if !w.reaches(gs, s, gi) {
             gi = self.intermediate_reached_by(gs, s, gd);
         }
-        self.from_source_spine(gs, s, gi, gd, ld, links)
+        self.at_source_spine(gs, s, gi, gd, ld, links)
     }
 
     /// The source spine's decision (adaptive routings; Valiant always detours): towards
     /// destination group `gd`, leaf `ld`, or through intermediate group `gi` (which
     /// `spine` reaches); the links from the spine on appended. True when it detours.
-    fn from_source_spine(
+    fn at_source_spine(
         &mut self,
         gs: u32,
         spine: u32,
@@ -145,20 +145,13 @@ impl Chooser<'_> {
         }
         links.push(self.wiring.global(gs, spine, intm.0));
         let (gi, si) = self.wiring.far_end(gs, spine, intm.0);
-        self.from_intermediate_spine(gi, si, gd, ld, links);
+        self.at_intermediate_spine(gi, si, gd, ld, links);
         true
     }
 
     /// A detour from spine `si` of intermediate group `gi` on (down to its least-loaded
     /// leaf, or, fully adaptive, straight to `gd` when that scores no worse), appended.
-    fn from_intermediate_spine(
-        &mut self,
-        gi: u32,
-        si: u32,
-        gd: u32,
-        ld: u32,
-        links: &mut Vec<u32>,
-    ) {
+    fn at_intermediate_spine(&mut self, gi: u32, si: u32, gd: u32, ld: u32, links: &mut Vec<u32>) {
         let w = self.wiring;
         let leaves = (0..w.shape.leaves).map(|l| (l, w.spine_down(gi, si, l)));
         let (li, down_score) = self.least_loaded(leaves);
@@ -209,7 +202,7 @@ impl Chooser<'_> {
                 if !w.reaches(gs, spine, gi) {
                     gi = self.intermediate_reached_by(gs, spine, gd);
                 }
-                Some(self.from_source_spine(gs, spine, gi, gd, ld, links))
+                Some(self.at_source_spine(gs, spine, gi, gd, ld, links))
             }
             3 => {
                 let (gi, si) = w.global_far_end(links[2]);
@@ -217,7 +210,7 @@ impl Chooser<'_> {
                     return None;
                 }
                 links.truncate(3);
-                self.from_intermediate_spine(gi, si, gd, ld, links);
+                self.at_intermediate_spine(gi, si, gd, ld, links);
                 Some(true)
             }
             _ => None,
