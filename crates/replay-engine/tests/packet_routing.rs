@@ -2,7 +2,7 @@
 //! detour around loaded global links and a bulk transfer between two groups finishes
 //! sooner than under minimal routing, which never detours), and the deadlock-freedom rules
 //! hold under load (every packet of a heavy random load is delivered on the torus and on
-//! the Dragonfly+; a torus needs its two VC classes).
+//! the Dragonfly+; a torus needs its two VC classes, and packets need full-duplex ports).
 
 mod packet_support;
 
@@ -112,7 +112,16 @@ fn heavy_random_loads_drain_on_the_torus_and_the_dragonfly() {
 }
 
 #[test]
-fn a_torus_needs_two_virtual_channels() {
+fn half_duplex_cables_and_a_torus_with_one_virtual_channel_are_refused() {
+    let mut table = bundled("crossbar");
+    table.insert("duplex".into(), Value::from("half"));
+    let e = FabricSpec::parse(&packet(table, &[]))
+        .unwrap()
+        .build(0)
+        .err()
+        .expect("refused");
+    assert_eq!(e.key, "duplex");
+    assert!(e.message.contains("full duplex"), "{e}");
     let one = packet(
         bundled("torus-4x4x4"),
         &[("virtual_channels", Value::Int(1))],
