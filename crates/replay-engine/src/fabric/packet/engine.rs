@@ -100,6 +100,14 @@ impl<T: PacketTopology> PacketNetwork<T> {
             .collect();
         let vcs = usize::from(params.virtual_channels);
         let max_hops = topology.max_hops();
+        if max_hops > 1024 {
+            return Err(ConfigError {
+                key: "topology".into(),
+                message: format!(
+                    "routes of up to {max_hops} links: the packet engine takes at most 1024"
+                ),
+            });
+        }
         let ports = Ports::new(
             rate,
             latency,
