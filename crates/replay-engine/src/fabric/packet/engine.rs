@@ -148,8 +148,8 @@ impl<T: PacketTopology> PacketNetwork<T> {
         let (mut fixed, mut sum, mut slowest) = (0.0, 0.0, 0.0f64);
         for h in route {
             let l = h.link as usize;
-            fixed += self.ports.latency[l];
-            let s = 1.0 / self.ports.rate[l];
+            fixed += self.ports.out[l].latency;
+            let s = 1.0 / self.ports.out[l].rate;
             sum += s;
             slowest = slowest.max(s);
         }
@@ -182,10 +182,10 @@ impl<T: PacketTopology> PacketNetwork<T> {
     /// Appends packet `p` to input queue `q`; true if the queue was empty.
     fn enqueue(&mut self, q: usize, p: u32) -> bool {
         self.packets.rec[p as usize].next = NONE;
-        let last = self.ports.last[q];
-        self.ports.last[q] = p;
+        let last = self.ports.queue[q].last;
+        self.ports.queue[q].last = p;
         if last == NONE {
-            self.ports.first[q] = p;
+            self.ports.queue[q].first = p;
             true
         } else {
             self.packets.rec[last as usize].next = p;
@@ -195,12 +195,12 @@ impl<T: PacketTopology> PacketNetwork<T> {
 
     /// Removes and returns the head of input queue `q` (not empty).
     fn dequeue(&mut self, q: usize) -> u32 {
-        let p = self.ports.first[q];
+        let p = self.ports.queue[q].first;
         debug_assert_ne!(p, NONE, "dequeue from an empty queue");
         let behind = self.packets.rec[p as usize].next;
-        self.ports.first[q] = behind;
+        self.ports.queue[q].first = behind;
         if behind == NONE {
-            self.ports.last[q] = NONE;
+            self.ports.queue[q].last = NONE;
         }
         p
     }
@@ -208,8 +208,8 @@ impl<T: PacketTopology> PacketNetwork<T> {
     fn request_arbitration(&mut self, link: u32, t: Time) {
         debug_assert_eq!(t, self.now);
         let l = link as usize;
-        if self.ports.arbitration_at[l] != t {
-            self.ports.arbitration_at[l] = t;
+        if self.ports.out[l].arbitration_at != t {
+            self.ports.out[l].arbitration_at = t;
             self.arbitrations.push(link);
         }
     }
@@ -226,7 +226,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
             hops,
             ..
         } = self;
-        let load = |l: u32| ports.load[l as usize];
+        let load = |l: u32| ports.out[l as usize].load;
         let path = topology.packet_route(src, dst, &load, rng, links);
         topology.hop_classes(links, hops);
         for h in hops.iter_mut() {
@@ -235,7 +235,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
         self.packets.set_route(p, &self.hops);
         let r = &mut self.packets.rec[p as usize];
         r.path = path;
-        self.ports.load[self.hops[0].link as usize] += u64::from(r.bytes);
+        self.ports.out[self.hops[0].link as usize].load += u64::from(r.bytes);
         let msg = &mut self.messages[m];
         msg.path = msg.path.max(path);
         msg.hops = self.hops.len() as u32;
@@ -257,7 +257,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
             .extend(self.packets.route(p).iter().map(|h| h.link));
         // Scored without itself: it is not queued anywhere while its router decides.
         let (before, bytes) = (self.links[taken], u64::from(r.bytes));
-        self.ports.load[before as usize] -= bytes;
+        self.ports.out[before as usize].load -= bytes;
         let Self {
             topology,
             ports,
@@ -266,9 +266,9 @@ impl<T: PacketTopology> PacketNetwork<T> {
             hops,
             ..
         } = self;
-        let load = |l: u32| ports.load[l as usize];
+        let load = |l: u32| ports.out[l as usize].load;
         let Some(path) = topology.reroute(src, dst, links, taken, &load, rng) else {
-            self.ports.load[before as usize] += bytes;
+            self.ports.out[before as usize].load += bytes;
             return;
         };
         topology.hop_classes(links, hops);
@@ -277,7 +277,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
         }
         self.packets.set_route(p, &self.hops);
         self.packets.rec[p as usize].path = path;
-        self.ports.load[self.hops[taken].link as usize] += bytes;
+        self.ports.out[self.hops[taken].link as usize].load += bytes;
         let msg = &mut self.messages[r.msg];
         msg.path = msg.path.max(path);
         msg.hops = self.hops.len() as u32;
@@ -286,7 +286,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
     /// The head of input queue `q` asks for its next link if it is ready at `t`.
     fn head(&mut self, q: u32, t: Time) {
         let qi = q as usize;
-        if self.ports.wants[qi] != NONE {
+        if self.ports.queue[qi].wants != NONE {
             return;
         }
         let Some(p) = self.ports.head(qi) else {
@@ -308,13 +308,13 @@ impl<T: PacketTopology> PacketNetwork<T> {
         } else {
             (hop.link as usize * self.ports.vcs) as u32 + u32::from(hop.class)
         };
-        self.ports.waiters[hop.link as usize].push(Waiter {
+        self.ports.out[hop.link as usize].waiters.push(Waiter {
             queue: q,
             packet: p,
             bytes: self.packets.rec[p as usize].bytes,
             credit,
         });
-        self.ports.wants[qi] = hop.link;
+        self.ports.queue[qi].wants = hop.link;
         self.request_arbitration(hop.link, t);
     }
 
@@ -322,7 +322,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
         let vcs = self.ports.vcs as u32;
         for q in input * vcs..(input + 1) * vcs {
             let qi = q as usize;
-            let link = self.ports.wants[qi];
+            let link = self.ports.queue[qi].wants;
             if link != NONE {
                 self.request_arbitration(link, t);
             } else {
@@ -334,13 +334,13 @@ impl<T: PacketTopology> PacketNetwork<T> {
     /// Output `link` picks one of the heads waiting for it that can go now.
     fn arbitrate(&mut self, link: u32, t: Time) {
         let l = link as usize;
-        self.ports.arbitration_at[l] = -1.0;
-        if self.ports.out_busy[l] > t {
+        self.ports.out[l].arbitration_at = -1.0;
+        if self.ports.out[l].busy_until > t {
             return;
         }
         let vcs = self.ports.vcs;
         self.eligible.clear();
-        for (k, w) in self.ports.waiters[l].iter().enumerate() {
+        for (k, w) in self.ports.out[l].waiters.iter().enumerate() {
             if self.ports.in_busy[w.queue as usize / vcs] > t {
                 continue;
             }
@@ -360,8 +360,8 @@ impl<T: PacketTopology> PacketNetwork<T> {
             1 => self.eligible[0],
             n => self.eligible[self.rng.below(n as u64) as usize],
         };
-        let q = self.ports.waiters[l].swap_remove(k).queue;
-        self.ports.wants[q as usize] = NONE;
+        let q = self.ports.out[l].waiters.swap_remove(k).queue;
+        self.ports.queue[q as usize].wants = NONE;
         self.send(q, link, t);
     }
 
@@ -381,7 +381,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
         }
         let r = &mut self.packets.rec[p as usize];
         let bytes = r.bytes;
-        let serialise = f64::from(bytes) / self.ports.rate[l];
+        let serialise = f64::from(bytes) / self.ports.out[l].rate;
         // The output streams no faster than the tail comes in (cut-through from a slower
         // link): it holds the link until then.
         let start = t;
@@ -390,7 +390,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
             self.stats.credit_stall_ns += t - r.stalled;
             r.stalled = -1.0;
         }
-        self.ports.out_busy[l] = end;
+        self.ports.out[l].busy_until = end;
         self.ports.in_busy[input] = end;
         let input_id = input as u32;
         self.events.push(
@@ -402,14 +402,14 @@ impl<T: PacketTopology> PacketNetwork<T> {
         );
         if input < self.ports.links {
             // The buffer the packet leaves frees as its tail goes.
-            let back = end + self.ports.credit_delay[input];
+            let back = end + self.ports.out[input].credit_delay;
             self.events.push(back, Event::Credit(q, bytes));
         }
         self.stats.packet_hops += 1;
-        let tail_in = end + self.ports.latency[l];
+        let tail_in = end + self.ports.out[l].latency;
         if self.packets.last_hop(p) {
             // No buffer at an endpoint: no longer queued for the link, nothing held.
-            self.ports.load[l] -= u64::from(bytes);
+            self.ports.out[l].load -= u64::from(bytes);
             self.events.push(tail_in, Event::Deliver(p));
             return;
         }
@@ -422,11 +422,11 @@ impl<T: PacketTopology> PacketNetwork<T> {
         // until the credit comes back.
         self.packets.rec[p as usize].hop += 1;
         let next = self.packets.next_hop(p).link;
-        self.ports.load[next as usize] += u64::from(bytes);
+        self.ports.out[next as usize].load += u64::from(bytes);
         let d = self.router_delay;
         let tail = tail_in + d;
         let ready = match self.params.switching {
-            Switching::CutThrough => start + self.ports.latency[l] + d,
+            Switching::CutThrough => start + self.ports.out[l].latency + d,
             Switching::StoreAndForward => tail,
         };
         let r = &mut self.packets.rec[p as usize];
@@ -541,7 +541,7 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
                         Event::Credit(q, bytes) => {
                             let link = q / self.ports.vcs as u32;
                             self.ports.credits[q as usize] += bytes;
-                            self.ports.load[link as usize] -= u64::from(bytes);
+                            self.ports.out[link as usize].load -= u64::from(bytes);
                             self.request_arbitration(link, t);
                         }
                         Event::Deliver(p) => self.deliver(p, t, delivered),

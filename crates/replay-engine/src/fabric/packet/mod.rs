@@ -7,7 +7,7 @@
 //! - `params.rs`: the declared parameters;
 //! - `topology.rs`: what a topology provides (per-link latency, router delay, per-packet
 //!   route, virtual-channel class per hop = its deadlock-freedom rule);
-//! - `network.rs`: port state (busy times, credits, input FIFOs), struct of arrays;
+//! - `network.rs`: port state (busy times, credits, input FIFOs) in arrays by port;
 //! - `packets.rs`: packets in flight and their messages;
 //! - `engine.rs`: the event loop, arbitration and the `Fabric` face;
 //! - `stats.rs`: counters and buffer-occupancy percentiles.

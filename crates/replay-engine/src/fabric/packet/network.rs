@@ -1,8 +1,8 @@
-//! The state of the network's ports, struct of arrays: per directed link its output
-//! (rate, cable latency, busy-until, the credits it holds for each virtual channel of the
-//! buffer at its far end, the input buffers waiting for it) and per input buffer (the far
-//! end of a link, or an endpoint's injection queue) its FIFO per virtual channel and its
-//! read port. A router moves one packet at a time out of each input and into each
+//! The state of the network's ports, in arrays by port: per directed link its output
+//! (rate, cable latency, busy-until, load and the input queues waiting for it, in one
+//! record; the credits it holds for each virtual channel of the buffer at its far end) and
+//! per input buffer (the far end of a link, or an endpoint's injection queue) its FIFO per
+//! virtual channel and its read port. A router moves one packet at a time out of each input and into each
 //! output; an input's FIFO serves its head only, so a head waiting for a busy output
 //! blocks the packets behind it (head-of-line blocking), and a packet leaves only with a
 //! credit for the whole packet in the next buffer (lossless, InfiniBand-style), so a full
@@ -25,36 +25,50 @@ pub struct Waiter {
     pub credit: u32,
 }
 
+/// One directed link's output port: what an event at it reads, together (one or two
+/// cache lines).
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// Bytes per ns, cable latency and credit return delay (ns).
+    pub rate: f64,
+    pub latency: f64,
+    pub credit_delay: f64,
+    /// The output is serialising a packet until then.
+    pub busy_until: Time,
+    /// The instant of its pending arbitration (negative: none).
+    pub arbitration_at: Time,
+    /// Bytes its far-end buffer holds or was promised (credits out, all VCs) plus bytes of
+    /// packets in input queues whose next hop it is: the load adaptive routing scores
+    /// (CODES' vc_occupancy plus queued bytes).
+    pub load: u64,
+    /// The heads of input queues that wait for it.
+    pub waiters: Vec<Waiter>,
+}
+
+/// One input queue (input × vcs + vc): its first and last packet (NONE: empty), the
+/// packets between chained by their `next` in arrival order; the link whose `waiters`
+/// list its head (NONE: not listed).
+#[derive(Debug, Clone, Copy)]
+pub struct Queue {
+    pub first: u32,
+    pub last: u32,
+    pub wants: u32,
+}
+
 pub struct Ports {
     /// Virtual channels per port.
     pub vcs: usize,
     /// Directed links; inputs are `links` link buffers then one injection queue per
     /// endpoint.
     pub links: usize,
-    /// Per link: bytes per ns, cable latency, credit return delay (ns).
-    pub rate: Vec<f64>,
-    pub latency: Vec<f64>,
-    pub credit_delay: Vec<f64>,
-    /// Per link: the output is serialising a packet until then.
-    pub out_busy: Vec<Time>,
+    /// Per link.
+    pub out: Vec<Output>,
     /// Per link and VC: free bytes of the far end's buffer as the sender knows them.
     pub credits: Vec<u32>,
-    /// Per link: bytes its far-end buffer holds or was promised (credits out, all VCs)
-    /// plus bytes of packets in input queues whose next hop it is: the load adaptive
-    /// routing scores (CODES' vc_occupancy plus queued bytes).
-    pub load: Vec<u64>,
-    /// Per link: the heads of input queues that wait for it.
-    pub waiters: Vec<Vec<Waiter>>,
-    /// Per link: the instant of its pending arbitration (negative: none).
-    pub arbitration_at: Vec<Time>,
     /// Per input: the read port is moving a packet out until then.
     pub in_busy: Vec<Time>,
-    /// Per input queue (input × vcs + vc): its first and last packet (NONE: empty); the
-    /// packets between are chained by their `next`, in arrival order.
-    pub first: Vec<u32>,
-    pub last: Vec<u32>,
-    /// Per input queue: the link whose `waiters` list its head (NONE: it is not listed).
-    pub wants: Vec<u32>,
+    /// Per input queue (input × vcs + vc).
+    pub queue: Vec<Queue>,
     /// Buffer bytes per port and VC.
     pub buffer_bytes: u32,
 }
@@ -70,28 +84,36 @@ impl Ports {
     ) -> Self {
         let links = rate.len();
         let inputs = links + endpoints;
+        let out = (0..links)
+            .map(|l| Output {
+                rate: rate[l],
+                latency: latency[l],
+                credit_delay: credit_delay[l],
+                busy_until: 0.0,
+                arbitration_at: -1.0,
+                load: 0,
+                waiters: Vec::new(),
+            })
+            .collect();
+        let empty = Queue {
+            first: NONE,
+            last: NONE,
+            wants: NONE,
+        };
         Self {
             vcs,
             links,
-            rate,
-            latency,
-            credit_delay,
-            out_busy: vec![0.0; links],
+            out,
             credits: vec![buffer_bytes; links * vcs],
-            load: vec![0; links],
-            waiters: vec![Vec::new(); links],
-            arbitration_at: vec![-1.0; links],
             in_busy: vec![0.0; inputs],
-            first: vec![NONE; inputs * vcs],
-            last: vec![NONE; inputs * vcs],
-            wants: vec![NONE; inputs * vcs],
+            queue: vec![empty; inputs * vcs],
             buffer_bytes,
         }
     }
 
     /// The head of input queue `q`, if any.
     pub fn head(&self, q: usize) -> Option<u32> {
-        let p = self.first[q];
+        let p = self.queue[q].first;
         (p != NONE).then_some(p)
     }
 
