@@ -139,10 +139,6 @@ impl<T: PacketTopology> PacketNetwork<T> {
         })
     }
 
-    pub fn topology(&self) -> &T {
-        &self.topology
-    }
-
     /// Time a message of `bytes` takes on `route` alone (see the module comment).
     fn zero_load(&self, route: &[Hop], bytes: u64) -> Time {
         let (mut fixed, mut sum, mut slowest) = (0.0, 0.0, 0.0f64);
@@ -229,9 +225,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
         let load = |l: u32| ports.out[l as usize].load;
         let path = topology.packet_route(src, dst, &load, rng, links);
         topology.hop_classes(links, hops);
-        for h in hops.iter_mut() {
-            h.class = (u32::from(h.class) * self.spread + dst % self.spread) as u8;
-        }
+        spread_classes(hops, self.spread, dst);
         self.packets.set_route(p, &self.hops);
         let r = &mut self.packets.rec[p as usize];
         r.path = path;
@@ -272,9 +266,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
             return;
         };
         topology.hop_classes(links, hops);
-        for h in hops.iter_mut() {
-            h.class = (u32::from(h.class) * self.spread + dst % self.spread) as u8;
-        }
+        spread_classes(hops, self.spread, dst);
         self.packets.set_route(p, &self.hops);
         self.packets.rec[p as usize].path = path;
         self.ports.out[self.hops[taken].link as usize].load += bytes;
@@ -463,6 +455,14 @@ impl<T: PacketTopology> PacketNetwork<T> {
     }
 }
 
+/// Each hop's VC from its deadlock-freedom class: `spread` VCs per class, a destination
+/// always on the same one of them.
+fn spread_classes(hops: &mut [Hop], spread: u32, dst: u32) {
+    for h in hops {
+        h.class = (u32::from(h.class) * spread + dst % spread) as u8;
+    }
+}
+
 impl<T: PacketTopology> Fabric for PacketNetwork<T> {
     fn endpoints(&self) -> Option<u32> {
         Some(self.topology.endpoints())
@@ -568,9 +568,8 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
         self.topology.path_classes()
     }
 
-    fn stats(&self, now: Time, out: &mut Vec<(String, f64)>) {
-        self.stats
-            .report(self.topology.link_classes().names, now, out);
+    fn stats(&self, _now: Time, out: &mut Vec<(String, f64)>) {
+        self.stats.report(self.topology.link_classes().names, out);
         for (name, n) in self.topology.path_classes().iter().zip(&self.routed) {
             out.push((format!("packets_{name}"), *n as f64));
         }

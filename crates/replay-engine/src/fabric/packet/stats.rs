@@ -1,8 +1,6 @@
 //! Counters of the packet engine (`fabric_stats`): packets, packet-hops, credit stalls,
 //! and the occupancy of the buffers packets enter, per link class, as percentiles.
 
-use crate::fabric::Time;
-
 /// Occupancy histogram resolution: percent of a buffer.
 const BINS: usize = 101;
 
@@ -39,7 +37,7 @@ impl Stats {
         self.occupancy[class as usize][bin] += 1;
     }
 
-    pub fn report(&self, class_names: &[&str], _now: Time, out: &mut Vec<(String, f64)>) {
+    pub fn report(&self, class_names: &[&str], out: &mut Vec<(String, f64)>) {
         out.push(("packets".into(), self.packets as f64));
         out.push(("packet_hops".into(), self.packet_hops as f64));
         out.push(("packet_events".into(), self.events as f64));
