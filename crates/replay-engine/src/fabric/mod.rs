@@ -28,6 +28,7 @@
 pub mod dragonfly;
 pub mod flow;
 pub mod host;
+pub mod packet;
 pub mod photonic_networks;
 pub mod photonic_switches;
 pub mod ports;

@@ -117,24 +117,49 @@ impl Chooser<'_> {
         if !w.reaches(gs, s, gi) {
             gi = self.intermediate_reached_by(gs, s, gd);
         }
-        let intm = self.global_port(gs, s, gi).expect("the spine reaches gi");
+        self.at_source_spine(gs, s, gi, gd, ld, links)
+    }
+
+    /// The source spine's decision (adaptive routings; Valiant always detours): towards
+    /// destination group `gd`, leaf `ld`, or through intermediate group `gi` (which
+    /// `spine` reaches); the links from the spine on appended. True when it detours.
+    fn at_source_spine(
+        &mut self,
+        gs: u32,
+        spine: u32,
+        gi: u32,
+        gd: u32,
+        ld: u32,
+        links: &mut Vec<u32>,
+    ) -> bool {
+        let intm = self
+            .global_port(gs, spine, gi)
+            .expect("the spine reaches gi");
         if self.routing != Routing::Valiant {
-            let min = self.global_port(gs, s, gd);
+            let min = self.global_port(gs, spine, gd);
             if self.minimal_wins(min.map(|m| m.1), Some(intm.1)) {
                 let (port, _) = min.expect("minimal_wins needs a minimal port");
-                self.land(gs, s, port, ld, links);
+                self.land(gs, spine, port, ld, links);
                 return false;
             }
         }
-        links.push(w.global(gs, s, intm.0));
-        let (gi, si) = w.far_end(gs, s, intm.0);
+        links.push(self.wiring.global(gs, spine, intm.0));
+        let (gi, si) = self.wiring.far_end(gs, spine, intm.0);
+        self.at_intermediate_spine(gi, si, gd, ld, links);
+        true
+    }
+
+    /// A detour from spine `si` of intermediate group `gi` on (down to its least-loaded
+    /// leaf, or, fully adaptive, straight to `gd` when that scores no worse), appended.
+    fn at_intermediate_spine(&mut self, gi: u32, si: u32, gd: u32, ld: u32, links: &mut Vec<u32>) {
+        let w = self.wiring;
         let leaves = (0..w.shape.leaves).map(|l| (l, w.spine_down(gi, si, l)));
         let (li, down_score) = self.least_loaded(leaves);
         if self.routing == Routing::FullyAdaptive {
             if let Some((port, score)) = self.global_port(gi, si, gd) {
                 if self.minimal_wins(Some(score), Some(down_score)) {
                     self.land(gi, si, port, ld, links);
-                    return true;
+                    return;
                 }
             }
         }
@@ -143,7 +168,53 @@ impl Chooser<'_> {
         links.push(w.leaf_up(gi, li, s2));
         let (port, _) = self.global_port(gi, s2, gd).expect("the spine reaches gd");
         self.land(gi, s2, port, ld, links);
-        true
+    }
+
+    /// Progressive adaptive routing of a packet decided again where it stands (CODES'
+    /// dfp_prog_adaptive_routing runs at every router the chunk reaches): `links` is its
+    /// route from the source endpoint to `dst`, of which the first `taken` are crossed.
+    /// At the source spine (2 crossed, another group) the minimal / intermediate choice is
+    /// made again, the intermediate group drawn again (CODES presets it at the source
+    /// and re-draws at a spine that has no link to it); at an intermediate group's spine
+    /// (3 crossed, a detour) its down / straight choice. The rest of the route replaces
+    /// the old one; true when the route detours. None where nothing is decided.
+    pub fn reroute(
+        &mut self,
+        src: u32,
+        dst: u32,
+        links: &mut Vec<u32>,
+        taken: usize,
+    ) -> Option<bool> {
+        if !matches!(self.routing, Routing::Adaptive | Routing::FullyAdaptive) {
+            return None;
+        }
+        let w = self.wiring;
+        let (gs, gd) = (w.group_of(src), w.group_of(dst));
+        let ld = w.leaf_of(dst);
+        if gs == gd {
+            return None;
+        }
+        match taken {
+            2 => {
+                let (_, _, spine) = w.local_ends(links[1]);
+                links.truncate(2);
+                let mut gi = self.intermediate(gs, gd);
+                if !w.reaches(gs, spine, gi) {
+                    gi = self.intermediate_reached_by(gs, spine, gd);
+                }
+                Some(self.at_source_spine(gs, spine, gi, gd, ld, links))
+            }
+            3 => {
+                let (gi, si) = w.global_far_end(links[2]);
+                if gi == gd {
+                    return None;
+                }
+                links.truncate(3);
+                self.at_intermediate_spine(gi, si, gd, ld, links);
+                Some(true)
+            }
+            _ => None,
+        }
     }
 
     /// CODES' decision (LOWER is better): minimal when its score is within the threshold

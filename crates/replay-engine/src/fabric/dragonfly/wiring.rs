@@ -157,6 +157,31 @@ impl Wiring {
         }
     }
 
+    /// (group, leaf, spine) a local link joins.
+    pub fn local_ends(&self, link: u32) -> (u32, u32, u32) {
+        debug_assert_eq!(self.class_of(link), LOCAL);
+        let s = &self.shape;
+        let pair = (link - self.local_base) / 2;
+        let (group_leaf, spine) = (pair / s.spines, pair % s.spines);
+        (group_leaf / s.leaves, group_leaf % s.leaves, spine)
+    }
+
+    /// (group, spine) at the far end of a global link.
+    pub fn global_far_end(&self, link: u32) -> (u32, u32) {
+        debug_assert_eq!(self.class_of(link), GLOBAL);
+        let h = self.shape.globals_per_spine;
+        let i = link - self.global_base;
+        let (group_spine, port) = (i / h, i % h);
+        let spines = self.shape.spines;
+        self.far_end(group_spine / spines, group_spine % spines, port)
+    }
+
+    /// Whether a local link goes leaf → spine (`leaf_up`; spine → leaf otherwise).
+    pub fn local_goes_up(&self, link: u32) -> bool {
+        debug_assert_eq!(self.class_of(link), LOCAL);
+        (link - self.local_base).is_multiple_of(2)
+    }
+
     pub fn terminal_up(&self, e: u32) -> u32 {
         2 * e
     }

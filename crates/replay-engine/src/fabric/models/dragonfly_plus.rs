@@ -20,7 +20,11 @@
 use crate::fabric::dragonfly::routing::{Chooser, Routing};
 use crate::fabric::dragonfly::wiring::{Shape, Wiring, CLASS_NAMES, GLOBAL, LOCAL, TERMINAL};
 use crate::fabric::flow::network::{FlowNetwork, LinkClasses, LinkLoad, Route, Topology};
+use crate::fabric::packet::params::{self as packet, PacketParams, Switching};
+use crate::fabric::packet::topology::{Hop, PacketTopology};
+use crate::fabric::packet::PacketNetwork;
 use crate::fabric::registry::{Built, Model};
+use crate::fabric::Fabric;
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::fabric::Locality;
 use crate::prng::SplitMix64;
@@ -131,7 +135,7 @@ pub const MODEL: Model = Model {
                 key: "adaptive_threshold_flows",
                 ty: Type::Int { min: 0, max: 1 << 20 },
                 default: DefaultValue::Int(0),
-                doc: "adaptive routing stays minimal while its link carries at most this many flows (CODES adaptive_threshold, default 0)",
+                doc: "adaptive routing stays minimal while its link carries at most this many flows (under packet contention: this many packets' bytes buffered and queued) (CODES adaptive_threshold, default 0)",
             },
             Param {
                 key: "shared_memory_bandwidth_gbps",
@@ -139,6 +143,8 @@ pub const MODEL: Model = Model {
                 default: DefaultValue::Float(100.0),
                 doc: "rate of copies between ranks on one endpoint",
             },
+            packet::CONTENTION,
+            packet::TABLE_OF_BUFFERS,
         ],
     ],
     build,
@@ -176,6 +182,7 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
     let class = |key: &str| c.table(key);
     let rate = |key: &str| class(key).f64("bandwidth_gbps") / 8.0;
     let of_link = (0..wiring.links()).map(|l| wiring.class_of(l)).collect();
+    let packet_bytes = c.i64("packet_bytes") as u64;
     let dfp = DragonflyPlus {
         classes: LinkClasses {
             names: CLASS_NAMES,
@@ -187,13 +194,20 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
         routing,
         threshold: c.u32("adaptive_threshold_flows") as usize,
         router_delay: c.f64("router_delay_ns"),
-        packet_bytes: c.i64("packet_bytes") as u64,
+        packet_bytes,
         shared_memory_rate: c.f64("shared_memory_bandwidth_gbps") / 8.0,
         routes: [0; 2],
         ports: Vec::new(),
     };
+    // CODES forwards whole chunks: store-and-forward of `packet_bytes` at every router.
+    let chunk = u32::try_from(packet_bytes).expect("declared <= 2^30");
+    let fabric: Box<dyn Fabric> =
+        match PacketParams::with_format(c, chunk, Switching::StoreAndForward)? {
+            Some(p) => Box::new(PacketNetwork::new(dfp, p, seed)?),
+            None => Box::new(FlowNetwork::new(dfp, SplitMix64::new(seed))),
+        };
     Ok(Built {
-        fabric: Box::new(FlowNetwork::new(dfp, SplitMix64::new(seed))),
+        fabric,
         handshake: true,
     })
 }
@@ -335,6 +349,114 @@ impl Topology for DragonflyPlus {
                 "topology_minimal_paths_other_group".into(),
                 f64::from(w.minimal_paths(0, 1)),
             ));
+        }
+    }
+}
+
+/// The packet engine on a Dragonfly+: every packet is routed by the same `Chooser` as a
+/// flow, when it reaches the head of its injection queue, scored as CODES'
+/// dfp_score_connection (ALPHA/DELTA) does: the bytes a port's buffers hold plus the bytes
+/// queued for it, the threshold `adaptive_threshold_flows` packets. Adaptive routings
+/// decide again as the packet reaches the source spine and an intermediate group's spine
+/// (CODES' dfp_prog_adaptive_routing runs at every router; the leaves' choices of a
+/// least-loaded spine stay those taken at injection).
+///
+/// Deadlock freedom (CODES' two VCs, `dfp_upward_channel_flag`): class 0 until the packet
+/// turns upward again in an intermediate group — its leaf → spine link there (Valiant) or
+/// the intermediate spine's second global link (fully adaptive) — class 1 from that hop
+/// on. Class 0 routes go up at most once and down after, class 1 routes only towards the
+/// destination, so neither class has a cyclic channel dependency.
+impl PacketTopology for DragonflyPlus {
+    fn link_latency(&self, link: u32) -> f64 {
+        self.cable_latency[self.wiring.class_of(link) as usize]
+    }
+
+    fn router_delay(&self) -> f64 {
+        self.router_delay
+    }
+
+    /// Valiant: terminal, leaf → spine, global, spine → leaf, leaf → spine, global,
+    /// spine → leaf, terminal.
+    fn max_hops(&self) -> usize {
+        8
+    }
+
+    fn vc_classes(&self) -> u8 {
+        2
+    }
+
+    fn packet_route(
+        &mut self,
+        src: u32,
+        dst: u32,
+        load: &dyn Fn(u32) -> u64,
+        rng: &mut SplitMix64,
+        links: &mut Vec<u32>,
+    ) -> u8 {
+        let w = &self.wiring;
+        links.clear();
+        links.push(w.terminal_up(src));
+        let bytes = |l: u32| load(l) as usize;
+        let detour = Chooser {
+            wiring: w,
+            flows: &bytes,
+            rng,
+            routing: self.routing,
+            threshold: self.threshold * self.packet_bytes as usize,
+            ports: &mut self.ports,
+        }
+        .route(src, dst, links);
+        links.push(w.terminal_down(dst));
+        if detour {
+            NON_MINIMAL
+        } else {
+            MINIMAL
+        }
+    }
+
+    fn reroutes(&self) -> bool {
+        matches!(self.routing, Routing::Adaptive | Routing::FullyAdaptive)
+    }
+
+    fn reroute(
+        &mut self,
+        src: u32,
+        dst: u32,
+        links: &mut Vec<u32>,
+        taken: usize,
+        load: &dyn Fn(u32) -> u64,
+        rng: &mut SplitMix64,
+    ) -> Option<u8> {
+        let bytes = |l: u32| load(l) as usize;
+        let detour = Chooser {
+            wiring: &self.wiring,
+            flows: &bytes,
+            rng,
+            routing: self.routing,
+            threshold: self.threshold * self.packet_bytes as usize,
+            ports: &mut self.ports,
+        }
+        .reroute(src, dst, links, taken)?;
+        links.push(self.wiring.terminal_down(dst));
+        Some(if detour { NON_MINIMAL } else { MINIMAL })
+    }
+
+    fn hop_classes(&self, links: &[u32], out: &mut Vec<Hop>) {
+        out.clear();
+        let w = &self.wiring;
+        let (mut globals, mut class) = (0, 0u8);
+        for &link in links {
+            match w.class_of(link) {
+                GLOBAL => {
+                    globals += 1;
+                    if globals > 1 {
+                        class = 1;
+                    }
+                }
+                LOCAL if globals > 0 && w.local_goes_up(link) => class = 1,
+                _ => {}
+            }
+            out.push(Hop { link, class });
         }
     }
 }

@@ -4,7 +4,10 @@
 
 use crate::fabric::flow::network::FlowNetwork;
 use crate::fabric::flow::graphs::{Duplex, Graph, Routing, Shape};
+use crate::fabric::packet::params::{self as packet, PacketParams};
+use crate::fabric::packet::PacketNetwork;
 use crate::fabric::registry::{Built, Model};
+use crate::fabric::Fabric;
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::prng::SplitMix64;
 
@@ -100,6 +103,8 @@ pub const MODEL: Model = Model {
                 default: DefaultValue::Required,
                 doc: "the graph: kind = crossbar | fat_tree | torus3d",
             },
+            packet::CONTENTION,
+            packet::TABLE,
         ],
     ],
     build,
@@ -138,8 +143,18 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
             key: "topology".into(),
             message,
         })?;
+    let fabric: Box<dyn Fabric> = match PacketParams::of(c)? {
+        Some(_) if duplex == Duplex::Half => {
+            return Err(ConfigError {
+                key: "duplex".into(),
+                message: "contention = \"packet\" needs full duplex links (a half-duplex cable has no output port per direction)".into(),
+            })
+        }
+        Some(p) => Box::new(PacketNetwork::new(graph, p, seed ^ 0xFAB)?),
+        None => Box::new(FlowNetwork::new(graph, SplitMix64::new(seed ^ 0xFAB))),
+    };
     Ok(Built {
-        fabric: Box::new(FlowNetwork::new(graph, SplitMix64::new(seed ^ 0xFAB))),
+        fabric,
         handshake: c.bool("rendezvous_handshake"),
     })
 }

@@ -6,6 +6,9 @@
 //! (placement by locality class).
 
 use crate::fabric::flow::network::{FlowNetwork, LinkClasses, LinkLoad, Route, Topology};
+use crate::fabric::packet::params::{self as packet, PacketParams};
+use crate::fabric::packet::topology::PacketTopology;
+use crate::fabric::packet::PacketNetwork;
 use crate::fabric::registry::{Built, Model};
 use crate::fabric::schema::{Config, ConfigError, DefaultValue, Param, Type};
 use crate::fabric::Locality;
@@ -67,6 +70,8 @@ pub const MODEL: Model = Model {
                 default: DefaultValue::Float(100.0),
                 doc: "rate of copies between ranks on one endpoint (shared memory)",
             },
+            packet::CONTENTION,
+            packet::TABLE,
         ],
     ],
     build,
@@ -96,8 +101,12 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
         c.f64("local_bandwidth_gbps") / 8.0,
         endpoints,
     );
+    let fabric: Box<dyn crate::fabric::Fabric> = match PacketParams::of(c)? {
+        Some(p) => Box::new(PacketNetwork::new(tree, p, seed)?),
+        None => Box::new(FlowNetwork::new(tree, SplitMix64::new(seed))),
+    };
     Ok(Built {
-        fabric: Box::new(FlowNetwork::new(tree, SplitMix64::new(seed))),
+        fabric,
         handshake: true,
     })
 }
@@ -226,6 +235,35 @@ impl Topology for Tree {
 
     fn injection_rate(&self, _endpoint: u32) -> f64 {
         self.classes.capacity[0]
+    }
+}
+
+/// The packet engine on the hierarchy: each level's link latency, the switch latency as
+/// router delay. Up*/down* routes (up to the lowest common switch, then down) have no
+/// cyclic channel dependency: one virtual-channel class.
+impl PacketTopology for Tree {
+    fn link_latency(&self, link: u32) -> f64 {
+        self.latency[self.classes.of_link[link as usize] as usize]
+    }
+
+    fn router_delay(&self) -> f64 {
+        self.switch_latency
+    }
+
+    fn max_hops(&self) -> usize {
+        2 * self.arity.len()
+    }
+
+    fn packet_route(
+        &mut self,
+        src: u32,
+        dst: u32,
+        _load: &dyn Fn(u32) -> u64,
+        _rng: &mut SplitMix64,
+        links: &mut Vec<u32>,
+    ) -> u8 {
+        self.path(src, dst, links);
+        0
     }
 }
 

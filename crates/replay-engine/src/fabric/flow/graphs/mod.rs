@@ -4,6 +4,7 @@
 //! its bandwidth. All links are of one class (one capacity, one per-hop latency).
 
 use super::network::{LinkClasses, LinkLoad, Route, Topology};
+use crate::fabric::packet::topology::{Hop, PacketTopology};
 use crate::fabric::photonic_networks::circuit_net::{walk_by_options, At, HopGraph};
 use crate::prng::SplitMix64;
 
@@ -467,6 +468,79 @@ impl Topology for Graph {
 
     fn injection_rate(&self, _endpoint: u32) -> f64 {
         self.link_rate
+    }
+}
+
+/// The packet engine on these graphs: the hop latency is each link's, no separate router
+/// delay (as the flow model's route latency). Deadlock freedom: the crossbar and the
+/// k-ary n-tree's up*/down* routes have no cyclic channel dependency (one class); the
+/// torus rings do, broken by a dateline per dimension (Dally & Seitz 1987): class 0 until
+/// the packet takes the ring's wrap-around link, class 1 from it on, back to 0 when the
+/// dimension-order route turns to the next dimension.
+impl PacketTopology for Graph {
+    fn link_latency(&self, _link: u32) -> f64 {
+        self.hop_latency_ns
+    }
+
+    fn router_delay(&self) -> f64 {
+        0.0
+    }
+
+    fn max_hops(&self) -> usize {
+        match self.topology {
+            Shape::Crossbar { .. } => 2,
+            Shape::FatTree { n, .. } => 2 * n as usize,
+            Shape::Torus3d { x, y, z } => {
+                2 + [x, y, z].iter().map(|&d| d as usize / 2).sum::<usize>()
+            }
+        }
+    }
+
+    fn vc_classes(&self) -> u8 {
+        match self.topology {
+            Shape::Torus3d { .. } => 2,
+            _ => 1,
+        }
+    }
+
+    fn packet_route(
+        &mut self,
+        src: u32,
+        dst: u32,
+        _load: &dyn Fn(u32) -> u64,
+        rng: &mut SplitMix64,
+        links: &mut Vec<u32>,
+    ) -> u8 {
+        self.links_between(src, dst, rng, links);
+        0
+    }
+
+    fn hop_classes(&self, links: &[u32], out: &mut Vec<Hop>) {
+        out.clear();
+        let Shape::Torus3d { x, y, z } = self.topology else {
+            out.extend(links.iter().map(|&link| Hop { link, class: 0 }));
+            return;
+        };
+        debug_assert!(!self.half, "packet contention needs full duplex");
+        let (dims, network) = ([x, y, z], 2 * self.endpoints);
+        let (mut dim, mut class) = (usize::MAX, 0u8);
+        for &link in links {
+            if link >= network {
+                // Full duplex: node * 6 + 2 * dimension + (1 when stepping −).
+                let i = link - network;
+                let (node, d, minus) = (i / 6, (i % 6 / 2) as usize, i % 2 == 1);
+                if d != dim {
+                    (dim, class) = (d, 0);
+                }
+                let at = torus_coords(dims, node)[d];
+                if (minus && at == 0) || (!minus && at + 1 == dims[d]) {
+                    class = 1;
+                }
+                out.push(Hop { link, class });
+            } else {
+                out.push(Hop { link, class: 0 });
+            }
+        }
     }
 }
 
