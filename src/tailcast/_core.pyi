@@ -106,15 +106,17 @@ class FabricConfigError(ValueError):
 
 @final
 class FabricSpec:
-    """A fabric table (a dict as tomllib returns it) checked against its model's
-    declaration once (`fabric_models()`); FabricConfigError names the key at fault."""
+    """A fabric table (a dict as tomllib returns it) checked once against its model's
+    declaration (`fabric_models()`) and by building the model with seed 0, whose own checks
+    of values that depend on each other run as it builds; FabricConfigError names the key at
+    fault. The build is kept for the first replay with seed 0 (and for `layout`)."""
 
     def __new__(cls, table: dict[str, Any]) -> FabricSpec: ...
     @property
     def model(self) -> str: ...
     def layout(self) -> dict[str, Any]:
-        """Builds the fabric: its model, endpoints (None: unbounded), group and island of
-        every endpoint (None where the model has none) and path_classes."""
+        """The fabric's model, endpoints (None: unbounded), group and island of every
+        endpoint (None where the model has none) and path_classes."""
 
 @final
 class Scenario:

@@ -1,6 +1,8 @@
 //! `tailcast._core.FabricSpec` (a fabric table validated once) and `tailcast._core.Scenario`
 //! (what one replay is: replay_engine::scenario::Scenario), built from what Python parsed.
 
+use std::sync::Arc;
+
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use replay_engine::fabric::registry;
@@ -11,44 +13,52 @@ use replay_engine::ReplayOptions;
 
 use crate::config::{self, TrafficArg};
 
-/// A fabric table checked against its model's declaration, once.
+/// A fabric table checked against its model's declaration and by building it, once; the
+/// build is kept for the first replay (registry::CheckedFabric).
 #[pyclass(frozen, module = "tailcast._core")]
 pub struct FabricSpec {
-    pub(crate) inner: registry::FabricSpec,
+    pub(crate) inner: Arc<registry::CheckedFabric>,
 }
 
 #[pymethods]
 impl FabricSpec {
     #[new]
     fn new(py: Python<'_>, table: Bound<'_, PyDict>) -> PyResult<Self> {
+        let spec = config::fabric_spec(py, &table)?;
+        // Seed 0, every replay's default: the replay of a command without --seed takes it.
+        let checked =
+            registry::CheckedFabric::check(spec, 0).map_err(|e| config::config_error(py, &e))?;
         Ok(Self {
-            inner: config::fabric_spec(py, &table)?,
+            inner: Arc::new(checked),
         })
     }
 
     #[getter]
     fn model(&self) -> &'static str {
-        self.inner.model.name
+        self.inner.spec.model.name
     }
 
-    /// Builds the fabric to read its layout: endpoint count (None: unbounded), each
+    /// The fabric's layout (from the kept build): endpoint count (None: unbounded), each
     /// endpoint's group and island (None where the model has none), path class names.
     fn layout<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let built = self
+        type Located = Option<Vec<(u32, u32)>>;
+        let (endpoints, classes, located): (Option<u32>, Vec<&'static str>, Located) = self
             .inner
-            .build(0)
+            .read(|built| {
+                let f = &built.fabric;
+                let endpoints = f.endpoints();
+                let located = endpoints.and_then(|n| {
+                    (0..n)
+                        .map(|e| f.locality(e).map(|l| (l.group, l.island)))
+                        .collect()
+                });
+                (endpoints, f.path_classes().to_vec(), located)
+            })
             .map_err(|e| config::config_error(py, &e))?;
-        let f = built.fabric;
         let out = PyDict::new(py);
-        let endpoints = f.endpoints();
         out.set_item("endpoints", endpoints)?;
-        out.set_item("model", self.inner.model.name)?;
-        out.set_item("path_classes", f.path_classes().to_vec())?;
-        let located: Option<Vec<(u32, u32)>> = endpoints.and_then(|n| {
-            (0..n)
-                .map(|e| f.locality(e).map(|l| (l.group, l.island)))
-                .collect()
-        });
+        out.set_item("model", self.inner.spec.model.name)?;
+        out.set_item("path_classes", classes)?;
         let (group, island) = match located {
             Some(v) => (
                 Some(v.iter().map(|x| x.0).collect::<Vec<_>>()),
@@ -162,7 +172,7 @@ impl Scenario {
         };
         Ok(Self {
             inner: scenario::Scenario {
-                fabric: fabric.inner.clone(),
+                fabric: Arc::clone(&fabric.inner),
                 options,
                 jobs,
                 generators,

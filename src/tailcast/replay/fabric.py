@@ -1,8 +1,9 @@
 """Fabric configuration: TOML files (units in key names) checked against their model's
 parameters, which each model declares once in the engine (`crates/replay-engine/src/fabric/
-models/`). Python parses the TOML and hands the table over; the engine validates it once
-(`_core.FabricSpec`) and names the key at fault. A replay takes the checked spec and builds
-the fabric once; only what asks for the layout (endpoints, groups, islands) builds it here.
+models/`). Python parses the TOML and hands the table over; the engine checks it once
+(`_core.FabricSpec`: the declaration, then the model's own checks as it builds) and names the
+key at fault. A replay with the default seed takes that build, so one command checks and
+builds its fabric once.
 `tailcast replay fabrics --describe MODEL` prints the declarations.
 
 Bundled fabrics are the TOML files of `tailcast/replay/fabrics/` (see `bundled_fabrics()`).
@@ -40,7 +41,7 @@ class Fabric:
 
     @cached_property
     def layout(self) -> dict[str, Any]:
-        """Endpoint count, group and island of every endpoint, path classes (a build)."""
+        """Endpoint count, group and island of every endpoint, path classes."""
         return self.spec.layout()
 
     @property

@@ -111,8 +111,9 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
-    /// The engine of `scenario`, whose traces are `setups` (one per declared job): builds
-    /// the fabric — the one build of a replay — and places everything on it.
+    /// The engine of `scenario`, whose traces are `setups` (one per declared job): takes the
+    /// build that checked the fabric (or builds it) — the one build of a replay — and places
+    /// everything on it.
     pub(super) fn new(setups: Vec<JobSetup>, scenario: &Scenario) -> Result<Self, ReplayError> {
         let options = &scenario.options;
         if !options.compute_scale.is_finite() || options.compute_scale < 0.0 {
@@ -124,9 +125,9 @@ impl Engine {
             .map_err(|e| ReplayError::BadConfig(e.to_string()))?;
         let built = scenario
             .fabric
-            .build(options.seed)
+            .take_or_build(options.seed)
             .map_err(|e| ReplayError::BadConfig(e.to_string()))?;
-        let net = Network::new(built, scenario.fabric.host(), options)?;
+        let net = Network::new(built, scenario.fabric.spec.host(), options)?;
         let counts: Vec<u32> = setups.iter().map(|s| s.ranks).collect();
         let placed = scenario.place(net.fabric(), &counts)?;
         let mut jobs = Vec::with_capacity(setups.len());

@@ -4,6 +4,7 @@
 //! its module and its bundled TOML, nothing else.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use super::host::{self, HostParams};
 use super::schema::{self, Config, ConfigError, DefaultValue, Param, Type, Value};
@@ -97,6 +98,62 @@ pub fn fabric_work() -> (u64, u64) {
         VALIDATED.load(Ordering::Relaxed),
         BUILT.load(Ordering::Relaxed),
     )
+}
+
+/// A fabric spec whose model was built once to check it (a model checks the values that
+/// depend on each other, e.g. a buffer that must hold a packet, as it builds), keeping that
+/// build for the first replay with the same seed: a fabric file is then checked at load and
+/// built once for one replay.
+pub struct CheckedFabric {
+    pub spec: FabricSpec,
+    kept: Mutex<Option<(u64, Built)>>,
+}
+
+impl std::fmt::Debug for CheckedFabric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.spec.fmt(f)
+    }
+}
+
+impl CheckedFabric {
+    /// Builds `spec` with `seed`, keeping the build.
+    pub fn check(spec: FabricSpec, seed: u64) -> Result<Self, ConfigError> {
+        let built = spec.build(seed)?;
+        Ok(Self {
+            spec,
+            kept: Mutex::new(Some((seed, built))),
+        })
+    }
+
+    /// A spec not built yet (it builds when a replay asks).
+    pub fn unchecked(spec: FabricSpec) -> Self {
+        Self {
+            spec,
+            kept: Mutex::new(None),
+        }
+    }
+
+    /// The kept build when it was made with `seed` (once), else a fresh one.
+    pub fn take_or_build(&self, seed: u64) -> Result<Built, ConfigError> {
+        let kept = self.kept.lock().map(|mut k| k.take()).unwrap_or(None);
+        match kept {
+            Some((s, built)) if s == seed => Ok(built),
+            _ => self.spec.build(seed),
+        }
+    }
+
+    /// `read` of the kept build (a fresh one, kept, when there is none): its layout, for
+    /// whoever must place something before the replay.
+    pub fn read<R>(&self, read: impl FnOnce(&Built) -> R) -> Result<R, ConfigError> {
+        let mut kept = self
+            .kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if kept.is_none() {
+            *kept = Some((0, self.spec.build(0)?));
+        }
+        Ok(read(&kept.as_ref().expect("kept above").1))
+    }
 }
 
 impl FabricSpec {

@@ -9,20 +9,22 @@
 mod pool;
 mod sized_b;
 
+use std::sync::Arc;
+
 pub use pool::Take;
 pub use sized_b::{SizedFromB, Spread};
 
 use crate::config::{Placement, ReplayOptions};
 use crate::engine::{Arrivals, Generator, Pattern};
 use crate::error::ReplayError;
-use crate::fabric::registry::FabricSpec;
+use crate::fabric::registry::{CheckedFabric, FabricSpec};
 use crate::fabric::Fabric;
 use crate::placement::place;
 use pool::EndpointPool;
 
 #[derive(Debug, Clone)]
 pub struct Scenario {
-    pub fabric: FabricSpec,
+    pub fabric: Arc<CheckedFabric>,
     pub options: ReplayOptions,
     /// One per trace, in the order the traces are given.
     pub jobs: Vec<JobDecl>,
@@ -103,7 +105,7 @@ impl Scenario {
             })
             .collect();
         Self {
-            fabric: fabric.clone(),
+            fabric: Arc::new(CheckedFabric::unchecked(fabric.clone())),
             options: options.clone(),
             jobs,
             generators,
@@ -146,7 +148,7 @@ impl Scenario {
             generators.push(generator(decl.traffic, endpoints));
         }
         if let Some(b) = &self.sized_from_b {
-            let model = self.fabric.model.name;
+            let model = self.fabric.spec.model.name;
             let sized = b
                 .sizing
                 .jobs(fabric, model, &foreground, &pool, self.options.seed)
