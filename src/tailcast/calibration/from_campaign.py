@@ -1,0 +1,194 @@
+"""A calibration from a lab campaign in the store: which runs it is fitted to (the fitting
+phases' small-message runs), the protocol threshold their records give, the host fit
+(host_fit.py) on the base fabric's network, and the fabric file that results; then the
+same fabric replaying every run of the campaign, split into the runs it was fitted to,
+the runs of the phases it never saw (out of sample) and all of them (validation.py).
+
+The network part — each tree level's rate — is the base fabric's, measured by `lab
+calibrate`'s ping-pong and streams; this fit replaces its per-link latency and its host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tailcast.calibration.fabric_out import calibrated_fabric, calibrated_text
+from tailcast.calibration.host_fit import FitResult, HostFit, fit_host
+from tailcast.calibration.validation import Figures, figures
+from tailcast.collectors.mpi_protocol import MpiProtocol
+from tailcast.errors import UsageError
+from tailcast.lab.compare import (
+    LAB_PROTOCOL,
+    LabReplayer,
+    RunComparison,
+    compare_runs,
+    lab_runs,
+    measured_latencies,
+)
+from tailcast.replay.eager_limit import eager_threshold
+from tailcast.replay.fabric import Fabric
+from tailcast.store import Catalog, ResultsDir
+
+SMALL_MAX_BYTES = 1024  # "small message": the host, not the links' rate, sets its latency
+
+
+@dataclass(frozen=True)
+class FitSelection:
+    campaign: str | None
+    phases: list[str]
+    max_bytes: int = SMALL_MAX_BYTES
+
+
+@dataclass
+class CampaignCalibration:
+    selection: FitSelection
+    base: Fabric
+    result: FitResult
+    runs: list[dict[str, Any]]  # the fitting runs (lab_runs rows)
+    eager_threshold_bytes: int | None  # the one every fitting run's record gives
+    seed: int
+    fabric_text: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def provenance(self) -> list[str]:
+        when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        fit = self.result.fit
+        lines = [
+            f"{self.base.name}: network from {self.base.source}; host fitted by `tailcast "
+            f"calibrate` ({when})",
+            f"to {len(self.runs)} runs of campaign {self.selection.campaign or '(any)'}, "
+            f"phases {', '.join(self.selection.phases)}, <= {self.selection.max_bytes} B "
+            f"(seed {self.seed}):",
+        ]
+        lines += [
+            f"  {r['benchmark']} {r['msg_size_bytes']} B {r['placement']} {r['phase']} "
+            f"run {r['run_id'][:8]}: loss {self.result.run_losses[r['run_id']]:.3f}"
+            for r in self.runs
+        ]
+        lines += [
+            f"loss (mean |ln sim/meas| at p10..p99) {self.result.loss:.3f} after "
+            f"{self.result.replays} trial replays of the set;",
+            f"link latency {fit.link_latency_ns:.0f} ns, o {fit.overhead_ns:.0f} ns, detours "
+            f"{fit.rate_per_s:.0f}/s of mean {fit.length_ns:.0f} ns (lognormal sigma "
+            f"{fit.length_sigma:.2f}), eager threshold {self.eager_threshold_bytes}",
+        ]
+        return lines
+
+    def fabric(self) -> Fabric:
+        return calibrated_fabric(self.base, self.result.fit, self.eager_threshold_bytes)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "base_fabric": self.base.source,
+            "campaign": self.selection.campaign,
+            "fit_phases": self.selection.phases,
+            "fit_max_bytes": self.selection.max_bytes,
+            "seed": self.seed,
+            "fit": self.result.fit.as_dict(),
+            "loss": self.result.loss,
+            "replays": self.result.replays,
+            "profiles": {k: [list(p) for p in v] for k, v in self.result.profiles.items()},
+            "eager_threshold_bytes": self.eager_threshold_bytes,
+            "runs": [
+                {
+                    "run_id": r["run_id"],
+                    "benchmark": r["benchmark"],
+                    "msg_size_bytes": r["msg_size_bytes"],
+                    "placement": r["placement"],
+                    "phase": r["phase"],
+                    "loss": self.result.run_losses[r["run_id"]],
+                }
+                for r in self.runs
+            ],
+        }
+
+
+def _threshold(runs: list[dict[str, Any]]) -> int | None:
+    """The eager threshold the runs' protocol records agree on (runs stored before the
+    record: the lab's Open MPI TCP defaults, as lab compare takes them); None if they
+    differ (each replay still takes its own run's)."""
+    found = {
+        eager_threshold(MpiProtocol.from_json(r["protocol_json"]) if r.get("protocol_json")
+                        else LAB_PROTOCOL)
+        for r in runs
+    }  # fmt: skip
+    return found.pop() if len(found) == 1 else None
+
+
+def calibrate_campaign(
+    results: ResultsDir,
+    base: Fabric,
+    selection: FitSelection,
+    workdir: Path,
+    seed: int = 0,
+    progress: Callable[[str], None] = lambda _: None,
+) -> CampaignCalibration:
+    with Catalog(results) as cat:
+        runs = [
+            r
+            for r in lab_runs(cat, selection.campaign, None, selection.phases)
+            if int(r["msg_size_bytes"]) <= selection.max_bytes
+        ]
+        if not runs:
+            raise UsageError(
+                f"no lab runs of <= {selection.max_bytes} B in phases "
+                f"{', '.join(selection.phases)} of campaign {selection.campaign or '(any)'}"
+            )
+        measured = measured_latencies(cat, runs)
+    threshold = _threshold(runs)
+
+    def simulate(fit: HostFit) -> dict[str, np.ndarray]:
+        replayer = LabReplayer(calibrated_fabric(base, fit, threshold), None, workdir, seed)
+        return {r["run_id"]: replayer.replay_run(r)[1] for r in runs}
+
+    progress(f"fitting the host to {len(runs)} runs")
+    result = fit_host(simulate, {r["run_id"]: measured[r["run_id"]] for r in runs},
+                      progress=progress)  # fmt: skip
+    cal = CampaignCalibration(selection, base, result, runs, threshold, seed)
+    cal.fabric_text = calibrated_text(base, result.fit, threshold, cal.provenance())
+    return cal
+
+
+@dataclass(frozen=True)
+class Validation:
+    fitted: Figures  # the runs the fit saw
+    held_out: Figures  # the phases it did not
+    all_runs: Figures
+    rows: list[RunComparison]
+
+    def lines(self) -> list[str]:
+        return [*self.fitted.lines(), *self.held_out.lines(), *self.all_runs.lines()]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "fitted": self.fitted.as_dict(),
+            "held_out": self.held_out.as_dict(),
+            "all_runs": self.all_runs.as_dict(),
+            "runs": [r.as_dict() for r in self.rows],
+        }
+
+
+def validate(
+    replayer: LabReplayer,
+    results: ResultsDir,
+    cal: CampaignCalibration,
+    progress: Callable[[str], None] = lambda _: None,
+) -> Validation:
+    """Every run of the campaign replayed on `replayer` (the calibrated fabric)."""
+    rows = compare_runs(replayer, cal.selection.campaign, progress=progress, results=results)
+    fitted = {r["run_id"] for r in cal.runs}
+    phases = set(cal.selection.phases)
+    return Validation(
+        fitted=figures("fitted runs", [r for r in rows if r.run_id in fitted]),
+        held_out=figures(
+            "held-out phases (out of sample)", [r for r in rows if r.phase not in phases]
+        ),
+        all_runs=figures("all runs", rows),
+        rows=rows,
+    )
