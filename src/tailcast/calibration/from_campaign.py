@@ -75,7 +75,8 @@ class CampaignCalibration:
             f"loss (mean |ln sim/meas| at p10..p99) {self.result.loss:.3f} after "
             f"{self.result.replays} trial replays of the set;",
             f"link latency {fit.link_latency_ns:.0f} ns, o {fit.overhead_ns:.0f} ns, detours "
-            f"{fit.rate_per_s:.0f}/s of mean {fit.length_ns:.0f} ns (lognormal sigma "
+            f"{fit.detour_share:.1%} of the time: {fit.rate_per_s:.0f}/s of mean "
+            f"{fit.length_ns:.0f} ns (lognormal sigma "
             f"{fit.length_sigma:.2f}), eager threshold {self.eager_threshold_bytes}",
         ]
         return lines
