@@ -17,7 +17,14 @@ _LATENCY = re.compile(r"^(\s*link_latency_ns\s*=\s*)[0-9.eE+-]+", re.MULTILINE)
 _HOST = re.compile(r"^\[host(\.[a-z_]+)?\]", re.MULTILINE)
 
 
-def host_table(fit: HostFit, gamma_ns_per_byte: float, eager_threshold_bytes: int | None) -> str:
+def host_table(
+    fit: HostFit,
+    gamma_ns_per_byte: float,
+    eager_threshold_bytes: int | None,
+    measured_noise: str | None = None,
+) -> str:
+    """The `[host]` table; its noise is `measured_noise` (a pooled `[host.noise]` table of
+    stored profiles) when given, else the fitted Poisson detours (none at share 0)."""
     lines = [
         "[host]",
         f"overhead_ns = {fit.overhead_ns:.1f}",
@@ -25,16 +32,19 @@ def host_table(fit: HostFit, gamma_ns_per_byte: float, eager_threshold_bytes: in
     ]
     if eager_threshold_bytes is not None:
         lines.append(f"eager_threshold_bytes = {eager_threshold_bytes}")
-    lines += [
-        "",
-        "[host.noise]",
-        'kind = "poisson"',
-        f"rate_per_s = {fit.rate_per_s:.1f}",
-        'length = "lognormal"',
-        f"length_ns = {fit.length_ns:.1f}",
-        f"length_sigma = {fit.length_sigma:.3f}",
-        "",
-    ]
+    lines.append("")
+    if measured_noise is not None:
+        lines.append(measured_noise)
+    elif fit.detour_share > 0:
+        lines += [
+            "[host.noise]",
+            'kind = "poisson"',
+            f"rate_per_s = {fit.rate_per_s:.1f}",
+            'length = "lognormal"',
+            f"length_ns = {fit.length_ns:.1f}",
+            f"length_sigma = {fit.length_sigma:.3f}",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -43,6 +53,7 @@ def calibrated_text(
     fit: HostFit,
     eager_threshold_bytes: int | None,
     provenance: Sequence[str] = (),
+    measured_noise: str | None = None,
 ) -> str:
     text = base.toml_text
     tables = list(_HOST.finditer(text))
@@ -59,13 +70,15 @@ def calibrated_text(
         + ("\n" if head else "")
         + network.rstrip()
         + "\n\n"
-        + host_table(fit, gamma, eager_threshold_bytes)
+        + host_table(fit, gamma, eager_threshold_bytes, measured_noise)
     )
 
 
 def calibrated_fabric(
-    base: Fabric, fit: HostFit, eager_threshold_bytes: int | None = None
+    base: Fabric,
+    fit: HostFit,
+    eager_threshold_bytes: int | None = None,
+    measured_noise: str | None = None,
 ) -> Fabric:
-    return parse_fabric(
-        calibrated_text(base, fit, eager_threshold_bytes), base.source, name=base.name
-    )
+    text = calibrated_text(base, fit, eager_threshold_bytes, measured_noise=measured_noise)
+    return parse_fabric(text, base.source, name=base.name)

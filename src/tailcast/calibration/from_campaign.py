@@ -6,12 +6,16 @@ the runs of the phases it never saw (out of sample) and all of them (validation.
 
 The network part — each tree level's rate — is the base fabric's, measured by `lab
 calibrate`'s ping-pong and streams; this fit replaces its per-link latency and its host.
+When every fitting run recorded the noise profiles of its nodes (`tailcast agent
+noise-profile`), the host's noise is those profiles pooled, as measured, and only o and the
+link latency are fitted; otherwise the detours are fitted too.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from tailcast.calibration.fabric_out import calibrated_fabric, calibrated_text
-from tailcast.calibration.host_fit import FitResult, HostFit, fit_host
+from tailcast.calibration.host_fit import GRIDS, START, FitResult, HostFit, fit_host
 from tailcast.calibration.validation import Figures, figures
 from tailcast.collectors.mpi_protocol import MpiProtocol
+from tailcast.collectors.noise_profile import NoiseProfile, host_noise_toml, stored_profiles
 from tailcast.errors import UsageError
 from tailcast.lab.compare import (
     LAB_PROTOCOL,
@@ -53,6 +58,8 @@ class CampaignCalibration:
     runs: list[dict[str, Any]]  # the fitting runs (lab_runs rows)
     eager_threshold_bytes: int | None  # the one every fitting run's record gives
     seed: int
+    measured_noise: str | None = None  # pooled [host.noise] of the runs' stored profiles
+    noise_profiles: list[str] = field(default_factory=list)  # their ids
     fabric_text: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -71,18 +78,24 @@ class CampaignCalibration:
             f"run {r['run_id'][:8]}: loss {self.result.run_losses[r['run_id']]:.3f}"
             for r in self.runs
         ]
+        noise = (
+            f"noise measured: profiles {', '.join(p[:8] for p in self.noise_profiles)}"
+            if self.measured_noise
+            else f"detours {fit.detour_share:.1%} of the time: {fit.rate_per_s:.0f}/s of mean "
+            f"{fit.length_ns:.0f} ns (lognormal sigma {fit.length_sigma:.2f})"
+        )
         lines += [
             f"loss (mean |ln sim/meas| at p10..p99) {self.result.loss:.3f} after "
             f"{self.result.replays} trial replays of the set;",
-            f"link latency {fit.link_latency_ns:.0f} ns, o {fit.overhead_ns:.0f} ns, detours "
-            f"{fit.detour_share:.1%} of the time: {fit.rate_per_s:.0f}/s of mean "
-            f"{fit.length_ns:.0f} ns (lognormal sigma "
-            f"{fit.length_sigma:.2f}), eager threshold {self.eager_threshold_bytes}",
+            f"link latency {fit.link_latency_ns:.0f} ns, o {fit.overhead_ns:.0f} ns, {noise}, "
+            f"eager threshold {self.eager_threshold_bytes}",
         ]
         return lines
 
     def fabric(self) -> Fabric:
-        return calibrated_fabric(self.base, self.result.fit, self.eager_threshold_bytes)
+        return calibrated_fabric(
+            self.base, self.result.fit, self.eager_threshold_bytes, self.measured_noise
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +109,7 @@ class CampaignCalibration:
             "replays": self.result.replays,
             "profiles": {k: [list(p) for p in v] for k, v in self.result.profiles.items()},
             "eager_threshold_bytes": self.eager_threshold_bytes,
+            "noise_profiles": self.noise_profiles,
             "runs": [
                 {
                     "run_id": r["run_id"],
@@ -122,6 +136,27 @@ def _threshold(runs: list[dict[str, Any]]) -> int | None:
     return found.pop() if len(found) == 1 else None
 
 
+def measured_noise(results: ResultsDir, runs: list[dict[str, Any]]) -> tuple[str, list[str]] | None:
+    """The pooled `[host.noise]` table of the profiles the runs recorded, and their ids;
+    None when a run recorded none (one host model per fabric: all or nothing)."""
+    ids: set[str] = set()
+    for r in runs:
+        if not r.get("noise_profiles"):
+            return None
+        ids |= set(json.loads(r["noise_profiles"]).values())
+    rows = {row["profile_id"]: row for row in stored_profiles(results)}
+    missing = sorted(ids - set(rows))
+    if missing:
+        raise UsageError(
+            f"the fitting runs name noise profiles the store lacks: {', '.join(missing)}"
+        )
+    fields = NoiseProfile.__dataclass_fields__
+    profiles = [
+        NoiseProfile(**{k: v for k, v in rows[i].items() if k in fields}) for i in sorted(ids)
+    ]
+    return host_noise_toml(profiles), sorted(ids)
+
+
 def calibrate_campaign(
     results: ResultsDir,
     base: Fabric,
@@ -143,16 +178,22 @@ def calibrate_campaign(
             )
         measured = measured_latencies(cat, runs)
     threshold = _threshold(runs)
+    profiled = measured_noise(results, runs)
+    noise, profile_ids = profiled if profiled else (None, [])
+    # with measured noise only o and the link latency are searched
+    grids = {k: GRIDS[k] for k in ("overhead_ns", "link_latency_ns")} if noise else GRIDS
+    start = replace(START, detour_share=0.0) if noise else START
 
     def simulate(fit: HostFit) -> dict[str, np.ndarray]:
-        replayer = LabReplayer(calibrated_fabric(base, fit, threshold), None, workdir, seed)
+        fabric = calibrated_fabric(base, fit, threshold, noise)
+        replayer = LabReplayer(fabric, None, workdir, seed)
         return {r["run_id"]: replayer.replay_run(r)[1] for r in runs}
 
     progress(f"fitting the host to {len(runs)} runs")
-    result = fit_host(simulate, {r["run_id"]: measured[r["run_id"]] for r in runs},
-                      progress=progress)  # fmt: skip
-    cal = CampaignCalibration(selection, base, result, runs, threshold, seed)
-    cal.fabric_text = calibrated_text(base, result.fit, threshold, cal.provenance())
+    fitted = {r["run_id"]: measured[r["run_id"]] for r in runs}
+    result = fit_host(simulate, fitted, start, grids, progress)
+    cal = CampaignCalibration(selection, base, result, runs, threshold, seed, noise, profile_ids)
+    cal.fabric_text = calibrated_text(base, result.fit, threshold, cal.provenance(), noise)
     return cal
 
 

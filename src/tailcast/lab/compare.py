@@ -180,7 +180,7 @@ def lab_runs(
         where.append(f"l.phase IN ({', '.join(_quote(p) for p in phases)})")
     rows: list[dict[str, Any]] = cat.sql(
         "SELECT l.*, r.benchmark, r.msg_size_bytes, r.ranks, r.iterations, r.warmup, r.nodes, "
-        "r.b_before, r.started_at, r.ended_at, r.protocol_json "
+        "r.b_before, r.started_at, r.ended_at, r.protocol_json, r.noise_profiles "
         "FROM lab_runs l JOIN runs r USING (run_id) "
         + ("WHERE " + " AND ".join(where) if where else "")
         + " ORDER BY l.campaign, l.placement, r.benchmark, r.msg_size_bytes, "
