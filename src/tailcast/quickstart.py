@@ -35,7 +35,6 @@ from tailcast.calibration.from_campaign import (
 )
 from tailcast.errors import TailcastError
 from tailcast.forecast.baseline import load_run_stats, predict_tail
-from tailcast.lab.compare import LabReplayer
 from tailcast.replay.fabric import bundled_fabrics, load_fabric
 from tailcast.replay.run import replay_trace
 from tailcast.replay.scenario import ReplayOptions
@@ -121,7 +120,7 @@ def step_simulate_benchmarks(state: QuickstartState) -> str:
     fabric, beside its background jobs as background traces on theirs (tailcast lab
     compare's method)."""
     assert state.calibration is not None
-    replayer = LabReplayer(state.calibration.fabric(), state.results, state.scratch / "lab")
+    replayer = state.calibration.replayer(state.results, state.scratch / "lab", seed=0)
     state.validation = validate(replayer, state.results, state.calibration)
     for c in state.validation.rows:
         measured = f"SELECT latency_us FROM samples WHERE run_id = '{c.run_id}'"

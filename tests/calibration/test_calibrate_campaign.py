@@ -1,6 +1,7 @@
 """Issue 40 on the campaign bundled with the quickstart, out of sample: the lab fabric's
 host is fitted to the phase without background jobs (its 4 B runs) and validated on the
-three phases with background, which the fit never reads, and on all 72 runs. The figures
+three phases with background, which the fit never reads, and on all 72 runs; every run
+replays at its recorded host load (lab/host_load.py). The figures
 asserted are the ones this model reaches (DESIGN.md, "Calibrating the host"), beside the
 uncalibrated fabric's; where they miss the issue's bar the network model, not the host,
 is what limits them (the same section says by how much)."""
@@ -47,7 +48,7 @@ def validation(
     calibration: CampaignCalibration,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Validation:
-    replayer = LabReplayer(calibration.fabric(), None, tmp_path_factory.mktemp("val"))
+    replayer = calibration.replayer(None, tmp_path_factory.mktemp("val"), seed=0)
     return validate(replayer, bundled_store, calibration)
 
 
@@ -64,6 +65,22 @@ def test_fit_reads_only_the_quiet_small_runs(calibration: CampaignCalibration) -
     assert fabric["host"]["noise"]["rate_per_s"] > 0
     for r in calibration.runs:  # provenance: every run it came from, with its loss
         assert f"run {r['run_id'][:8]}: loss" in calibration.fabric_text
+
+
+def test_each_run_replays_at_its_host_load(
+    calibration: CampaignCalibration, tmp_path: Path
+) -> None:
+    loads = [(r["host_load_1m_before"] + r["host_load_1m_after"]) / 2 for r in calibration.runs]
+    assert calibration.reference_load == pytest.approx(sum(loads) / len(loads))
+    replayer = calibration.replayer(None, tmp_path, seed=0)
+    rate = tomllib.loads(calibration.fabric_text)["host"]["noise"]["rate_per_s"]
+    for run, load in zip(calibration.runs, loads, strict=True):
+        noise = replayer.run_fabric(run).table["host"]["noise"]
+        assert noise["rate_per_s"] == pytest.approx(rate * load / calibration.reference_load, 1e-3)
+        assert (
+            noise["length_ns"]
+            == tomllib.loads(calibration.fabric_text)["host"]["noise"]["length_ns"]
+        )
 
 
 def test_held_out_phases_are_never_fitted(validation: Validation) -> None:
@@ -86,15 +103,15 @@ def test_out_of_sample_figures(
     bare_held = figures("bare", [r for r in bare if r.phase != "none"])
     assert bare_held.sizes[0].tail_ratio_simulated == pytest.approx(1.0, abs=0.01)
     assert bare_held.median_ks >= 0.9
-    # host noise gives the small-message tail its shape, out of sample
-    assert size[4].median_ks <= 0.75
+    # host noise gives the small-message tail its shape, out of sample: per size class the
+    # median simulated p99/p50 within 30 % of the measured (issue 40's third figure)
+    assert size[4].median_ks <= 0.6
     assert size[4].tail_ratio_simulated >= 3.0
-    assert abs(size[4].tail_ratio_error) <= 0.50
-    assert abs(size[32768].tail_ratio_error) <= 0.30
-    assert abs(size[MIB].tail_ratio_error) <= 0.30
+    for s in held.sizes + every.sizes:
+        assert abs(s.tail_ratio_error) <= 0.30, s
     # and does not spoil what the network model already got right
-    assert size[MIB].within >= 17
-    assert held.within >= 18 and every.within >= 25
+    assert size[MIB].within == 18
+    assert held.within >= 19 and every.within >= 25
     # the issue's bar is not reached: if that changes, raise these assertions
     assert not every.meets_bar
 

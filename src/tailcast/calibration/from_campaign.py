@@ -8,7 +8,9 @@ The network part — each tree level's rate — is the base fabric's, measured b
 calibrate`'s ping-pong and streams; this fit replaces its per-link latency and its host.
 When every fitting run recorded the noise profiles of its nodes (`tailcast agent
 noise-profile`), the host's noise is those profiles pooled, as measured, and only o and the
-link latency are fitted; otherwise the detours are fitted too.
+link latency are fitted; otherwise the detours are fitted too, at each run's host load
+(lab/host_load.py: their rate scales with the load; the fabric's rate is the one at the
+fitting runs' mean load, `reference_load`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from tailcast.lab.compare import (
     lab_runs,
     measured_latencies,
 )
+from tailcast.lab.host_load import run_load
 from tailcast.replay.eager_limit import eager_threshold
 from tailcast.replay.fabric import Fabric
 from tailcast.store import Catalog, ResultsDir
@@ -58,6 +61,7 @@ class CampaignCalibration:
     runs: list[dict[str, Any]]  # the fitting runs (lab_runs rows)
     eager_threshold_bytes: int | None  # the one every fitting run's record gives
     seed: int
+    reference_load: float | None = None  # host load the fabric's detour rate is at
     measured_noise: str | None = None  # pooled [host.noise] of the runs' stored profiles
     noise_profiles: list[str] = field(default_factory=list)  # their ids
     fabric_text: str = ""
@@ -83,6 +87,12 @@ class CampaignCalibration:
             if self.measured_noise
             else f"detours {fit.detour_share:.1%} of the time: {fit.rate_per_s:.0f}/s of mean "
             f"{fit.length_ns:.0f} ns (lognormal sigma {fit.length_sigma:.2f})"
+            + (
+                f" at host load {self.reference_load:.2f} (lab compare "
+                f"--noise-reference-load {self.reference_load:.2f} scales it by each run's)"
+                if self.reference_load is not None
+                else ""
+            )
         )
         lines += [
             f"loss (mean |ln sim/meas| at p10..p99) {self.result.loss:.3f} after "
@@ -97,6 +107,10 @@ class CampaignCalibration:
             self.base, self.result.fit, self.eager_threshold_bytes, self.measured_noise
         )
 
+    def replayer(self, results: ResultsDir | None, workdir: Path, seed: int) -> LabReplayer:
+        """Replays lab runs on the calibrated fabric, each at its host load."""
+        return LabReplayer(self.fabric(), results, workdir, seed, self.reference_load)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "base_fabric": self.base.source,
@@ -109,6 +123,7 @@ class CampaignCalibration:
             "replays": self.result.replays,
             "profiles": {k: [list(p) for p in v] for k, v in self.result.profiles.items()},
             "eager_threshold_bytes": self.eager_threshold_bytes,
+            "reference_load": self.reference_load,
             "noise_profiles": self.noise_profiles,
             "runs": [
                 {
@@ -183,16 +198,20 @@ def calibrate_campaign(
     # with measured noise only o and the link latency are searched
     grids = {k: GRIDS[k] for k in ("overhead_ns", "link_latency_ns")} if noise else GRIDS
     start = replace(START, detour_share=0.0) if noise else START
+    loads = [x for x in (run_load(r) for r in runs) if x is not None]
+    reference = float(np.mean(loads)) if not noise and len(loads) == len(runs) else None
 
     def simulate(fit: HostFit) -> dict[str, np.ndarray]:
         fabric = calibrated_fabric(base, fit, threshold, noise)
-        replayer = LabReplayer(fabric, None, workdir, seed)
+        replayer = LabReplayer(fabric, None, workdir, seed, reference)
         return {r["run_id"]: replayer.replay_run(r)[1] for r in runs}
 
     progress(f"fitting the host to {len(runs)} runs")
     fitted = {r["run_id"]: measured[r["run_id"]] for r in runs}
     result = fit_host(simulate, fitted, start, grids, progress)
-    cal = CampaignCalibration(selection, base, result, runs, threshold, seed, noise, profile_ids)
+    cal = CampaignCalibration(
+        selection, base, result, runs, threshold, seed, reference, noise, profile_ids
+    )
     cal.fabric_text = calibrated_text(base, result.fit, threshold, cal.provenance(), noise)
     return cal
 

@@ -58,7 +58,6 @@ def calibrate(
     its residual and the runs it came from."""
     from tailcast.calibration.from_campaign import FitSelection, calibrate_campaign
     from tailcast.calibration.from_campaign import validate as validate_on
-    from tailcast.lab.compare import LabReplayer
     from tailcast.replay.fabric import load_fabric
     from tailcast.store import ResultsDir
 
@@ -80,7 +79,7 @@ def calibrate(
         fabric_out.write_text(cal.fabric_text)
         lines.append(f"fabric written to {fabric_out}")
     if validate:
-        replayer = LabReplayer(cal.fabric(), None, workdir.resolve(), seed)
+        replayer = cal.replayer(None, workdir.resolve(), seed)
         checked = validate_on(replayer, results, cal)
         doc["validation"] = checked.as_dict()
         lines += checked.lines()
