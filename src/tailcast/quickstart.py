@@ -1,17 +1,17 @@
 """`tailcast quickstart`: the whole pipeline on bundled real data, offline, in ~15 CPU-seconds.
 
-The bundled data (src/tailcast/data/quickstart, recorded by scripts/record_quickstart_data.py
-on the network lab: the local Slurm + Open MPI with every node in its own namespace on
-shaped links) is a small seed-001 campaign — bcast, reduce and alltoall at 4 B, 32 KiB and
-1 MiB, same-group and different-islands placements, beside 0–2 placed background alltoall
-jobs (slurm_jobs/lab-quickstart.toml) — and a 4-rank halo + allreduce application captured
-with tailcast's PMPI tracer. The quickstart loads it into the store, replays the captured
-trace on every bundled fabric, fits the `lab` fabric's host model (o, link latency, host
-noise) to the campaign's 4 B runs without background (`tailcast calibrate --fit-phase
-none`), replays every measured run on the calibrated fabric (its nodes, its background
-jobs on theirs), compares measured and simulated tails — on the fitted runs, on the
-background phases the fit never saw, and on all 72 — correlates latency with b, predicts a
-tail, and writes the HTML report.
+The bundled data (src/tailcast/data/quickstart, recorded by
+scripts/record_quickstart_data.py on the network lab: the local Slurm + Open MPI with every
+node in its own namespace on shaped links) is a small seed-001 campaign — bcast, reduce and
+alltoall at 4 B, 32 KiB and 1 MiB, same-group and different-islands placements, beside 0–2
+placed background alltoall jobs (slurm_jobs/lab-quickstart.toml) — and a 4-rank halo +
+allreduce application captured with tailcast's PMPI tracer. The quickstart loads it into the
+store, replays the captured trace on every bundled fabric, fits the `lab` fabric's host
+model (o, link latency, host noise) to the campaign's 4 B runs without background (`tailcast
+calibrate --fit-phase none`), replays every measured run on the calibrated fabric (its
+nodes, its background jobs on theirs, its host's detours at its recorded load), compares
+measured and simulated tails — on the fitted runs, on the background phases the fit never
+saw, and on all 72 — correlates latency with b, predicts a tail, and writes the HTML report.
 """
 
 from __future__ import annotations

@@ -10,14 +10,13 @@ jobs, tailcast.lab.compare) with trial values and comparing quantiles is the fit
 
 (a relative error at once of the body and the tail, symmetric in over- and
 under-estimation; minimising KS instead weighs the body only). The minimum is searched
-by coordinate descent over fixed grids (each parameter in turn to its best grid value,
-the others held, until a sweep changes nothing): a few dozen replays of a few hundred
-iterations, seconds. Grids, not a gradient method: the replay of a few hundred noisy
-iterations is a step function of its parameters.
+on fixed grids by a pattern search (fit_host): 100-250 replays of the fitting set, a few
+CPU-seconds for six runs of 200 iterations. Grids, not a gradient method: the replay of a
+few hundred noisy iterations is a step function of its parameters.
 
 The detours are searched as (share of run time in detours, mean length), not (rate,
 length): the data pin the share down first, and along a rate-length valley of constant
-share coordinate descent stalls (replays at 1600/s x 80 µs taken as measured were fitted
+share coordinate sweeps stall (replays at 1600/s x 80 µs taken as measured were fitted
 as 3200/s x 40 µs, loss 0.156 against 0.095 at the truth, before this choice).
 
 Every link level gets the same fitted latency (lab calibrate's model: one latency per link
@@ -146,8 +145,9 @@ def fit_host(
                 loss = total(trial)
                 if loss < best_loss - 1e-12:
                     best, best_loss, changed = trial, loss, True
-        if not changed:
-            diagonal = min(_pair_steps(best, grids), key=total)
+        steps = _pair_steps(best, grids) if not changed else []
+        if steps:
+            diagonal = min(steps, key=total)
             if total(diagonal) < best_loss - 1e-12:
                 best, best_loss, changed = diagonal, total(diagonal), True
         progress(f"sweep {sweep + 1}: loss {best_loss:.3f} at {best}")

@@ -29,8 +29,11 @@ def calibrate(
         str | None, typer.Option("--campaign", help="The campaign (default: every one).")
     ] = None,
     fit_max_bytes: Annotated[
-        int, typer.Option("--fit-max-bytes", min=1, help="Fit to runs of at most this size.")
-    ] = 1024,
+        int | None,
+        typer.Option(
+            "--fit-max-bytes", min=1, help="Fit to runs of at most this size (default 1 KiB)."
+        ),
+    ] = None,
     base_fabric: Annotated[
         str, typer.Option("--base-fabric", help="Network to calibrate the host of.")
     ] = "lab",
@@ -62,7 +65,9 @@ def calibrate(
     from tailcast.store import ResultsDir
 
     results = ResultsDir()
-    selection = FitSelection(campaign, list(fit_phase), fit_max_bytes)
+    selection = FitSelection(campaign, list(fit_phase))
+    if fit_max_bytes is not None:
+        selection = FitSelection(campaign, list(fit_phase), fit_max_bytes)
     cal = calibrate_campaign(
         results, load_fabric(base_fabric), selection, workdir.resolve(), seed, note
     )
