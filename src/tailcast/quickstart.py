@@ -1,14 +1,17 @@
 """`tailcast quickstart`: the whole pipeline on bundled real data, offline, in ~15 CPU-seconds.
 
-The bundled data (src/tailcast/data/quickstart, recorded by scripts/record_quickstart_data.py
-on the network lab: the local Slurm + Open MPI with every node in its own namespace on
-shaped links) is a small seed-001 campaign — bcast, reduce and alltoall at 4 B, 32 KiB and
-1 MiB, same-group and different-islands placements, beside 0–2 placed background alltoall
-jobs (slurm_jobs/lab-quickstart.toml) — and a 4-rank halo + allreduce application captured
-with tailcast's PMPI tracer. The quickstart loads it into the store, replays the captured
-trace on every bundled fabric, replays every measured run on the calibrated `lab` fabric
-(its nodes, its background jobs on theirs), compares measured and simulated tails,
-correlates latency with b, predicts a tail, and writes the HTML report.
+The bundled data (src/tailcast/data/quickstart, recorded by
+scripts/record_quickstart_data.py on the network lab: the local Slurm + Open MPI with every
+node in its own namespace on shaped links) is a small seed-001 campaign — bcast, reduce and
+alltoall at 4 B, 32 KiB and 1 MiB, same-group and different-islands placements, beside 0–2
+placed background alltoall jobs (slurm_jobs/lab-quickstart.toml) — and a 4-rank halo +
+allreduce application captured with tailcast's PMPI tracer. The quickstart loads it into the
+store, replays the captured trace on every bundled fabric, fits the `lab` fabric's host
+model (o, link latency, host noise) to the campaign's 4 B runs without background (`tailcast
+calibrate --fit-phase none`), replays every measured run on the calibrated fabric (its
+nodes, its background jobs on theirs, its host's detours at its recorded load), compares
+measured and simulated tails — on the fitted runs, on the background phases the fit never
+saw, and on all 72 — correlates latency with b, predicts a tail, and writes the HTML report.
 """
 
 from __future__ import annotations
@@ -23,9 +26,15 @@ from pathlib import Path
 
 from tailcast.analysis.correlation import correlate
 from tailcast.analysis.report import build_report
+from tailcast.calibration.from_campaign import (
+    CampaignCalibration,
+    FitSelection,
+    Validation,
+    calibrate_campaign,
+    validate,
+)
 from tailcast.errors import TailcastError
 from tailcast.forecast.baseline import load_run_stats, predict_tail
-from tailcast.lab.compare import LabReplayer, RunComparison, compare_runs
 from tailcast.replay.fabric import bundled_fabrics, load_fabric
 from tailcast.replay.run import replay_trace
 from tailcast.replay.scenario import ReplayOptions
@@ -33,6 +42,9 @@ from tailcast.store import Catalog, ResultsDir
 
 BUNDLED_TABLES = ("runs", "samples", "utilisation", "snapshots", "lab_runs")
 SIMULATION_FABRIC = "lab"  # the network the bundled campaign was measured on, calibrated
+# what the host model is fitted to: the campaign's phase without background jobs (its
+# small-message runs); the phases with background are held out
+FIT = FitSelection(campaign="quickstart", phases=["none"])
 
 
 def bundled_dir() -> Path:
@@ -48,7 +60,8 @@ class QuickstartState:
     scratch: Path
     # (measured SQL over samples, simulated replay id, label) for the report's comparisons
     pairs: list[tuple[str, str, str]] = field(default_factory=list)
-    comparisons: list[RunComparison] = field(default_factory=list)
+    calibration: CampaignCalibration | None = None
+    validation: Validation | None = None
     report: Path | None = None
 
 
@@ -85,30 +98,43 @@ def step_replay_captured(state: QuickstartState) -> str:
     return "captured halo trace: " + ", ".join(parts)
 
 
+def step_calibrate(state: QuickstartState) -> str:
+    """The lab fabric's host fitted to the runs without background (tailcast calibrate)."""
+    cal = calibrate_campaign(
+        state.results, load_fabric(SIMULATION_FABRIC), FIT, state.scratch / "calibrate"
+    )
+    state.calibration = cal
+    f = cal.result.fit
+    return (
+        f"host fitted to {len(cal.runs)} runs ({', '.join(FIT.phases)}, <= {FIT.max_bytes} B) "
+        f"in {cal.result.replays} trial replays: o {f.overhead_ns / 1e3:.0f} us, link latency "
+        f"{f.link_latency_ns / 1e3:.0f} us, detours {f.detour_share:.1%} of the time, "
+        f"{f.rate_per_s:.0f}/s of mean "
+        f"{f.length_ns / 1e3:.0f} us (lognormal sigma {f.length_sigma:.1f}), eager threshold "
+        f"{cal.eager_threshold_bytes} B; quantile loss {cal.result.loss:.3f}"
+    )
+
+
 def step_simulate_benchmarks(state: QuickstartState) -> str:
-    """Every measured run as its OSU-pattern trace on its nodes of the lab fabric, beside its
-    background jobs as background traces on theirs (tailcast lab compare's method)."""
-    replayer = LabReplayer(load_fabric(SIMULATION_FABRIC), state.results, state.scratch / "lab")
-    state.comparisons = compare_runs(replayer)
-    for c in state.comparisons:
+    """Every measured run as its OSU-pattern trace on its nodes of the calibrated lab
+    fabric, beside its background jobs as background traces on theirs (tailcast lab
+    compare's method)."""
+    assert state.calibration is not None
+    replayer = state.calibration.replayer(state.results, state.scratch / "lab", seed=0)
+    state.validation = validate(replayer, state.results, state.calibration)
+    for c in state.validation.rows:
         measured = f"SELECT latency_us FROM samples WHERE run_id = '{c.run_id}'"
         label = f"{c.benchmark} {c.msg_size_bytes} B {c.placement} {c.phase}"
         state.pairs.append((measured, c.replay_id, label))
-    return f"{len(state.pairs)} measured runs replayed on {SIMULATION_FABRIC}"
+    return f"{len(state.pairs)} measured runs replayed on the calibrated {SIMULATION_FABRIC}"
 
 
 def step_compare(state: QuickstartState) -> str:
-    large = [c for c in state.comparisons if c.msg_size_bytes >= 1 << 20]
-    within = sum(c.within for c in large)
-    worst = max(state.comparisons, key=lambda c: abs(c.p50_error), default=None)
-    if worst is None:
+    """Issue 40's figures: runs within p50 ±15 % and p99 ±30 %, median KS, and per size
+    class the median p99/p50 measured and simulated."""
+    if state.validation is None or not state.validation.rows:
         return "no comparisons"
-    return (
-        f"{len(state.comparisons)} comparisons; 1 MiB runs within p50 ±15 % and p99 ±30 %: "
-        f"{within} of {len(large)}; largest median gap {worst.benchmark} "
-        f"{worst.msg_size_bytes} B {worst.placement} {worst.phase}: "
-        f"{worst.p50_measured_us:.0f} us measured vs {worst.p50_simulated_us:.0f} us simulated"
-    )
+    return "\n  ".join(state.validation.lines())
 
 
 def step_correlate(state: QuickstartState) -> str:
@@ -158,6 +184,7 @@ def step_report(state: QuickstartState) -> str:
 STEPS: list[tuple[str, Callable[[QuickstartState], str]]] = [
     ("load the bundled campaign", step_load),
     ("replay the captured application on every bundled fabric", step_replay_captured),
+    ("calibrate the lab fabric's host on the runs without background", step_calibrate),
     ("simulate the measured benchmarks", step_simulate_benchmarks),
     ("compare measured and simulated tails", step_compare),
     ("correlate latency with b", step_correlate),

@@ -23,6 +23,7 @@ SUBCOMMANDS = [
     "db",
     "doctor",
     "quickstart",
+    "calibrate",
 ]
 
 

@@ -177,6 +177,15 @@ def compare(
         typer.Option("--out", help="Also write comparison.json, comparison.md and an HTML report."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    noise_reference_load: Annotated[
+        float | None,
+        typer.Option(
+            "--noise-reference-load",
+            min=0.01,
+            help="Host load the fabric's detour rate is at (tailcast calibrate prints it): "
+            "each run's detours scale by its recorded load over it.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
 ) -> None:
     """Replays every measured run of a lab campaign on a fabric (same nodes, its background
@@ -189,7 +198,9 @@ def compare(
     from tailcast.units import parse_sizes
 
     results = ResultsDir()
-    replayer = LabReplayer(load_fabric(fabric), results, workdir.resolve(), seed)
+    replayer = LabReplayer(
+        load_fabric(fabric), results, workdir.resolve(), seed, noise_reference_load
+    )
     rows = compare_runs(replayer, campaign_name, parse_sizes(sizes) if sizes else None, note)
     if out is not None:
         write_comparison(rows, out, results)

@@ -68,6 +68,7 @@ SUBCOMMANDS = [
     ("analyze", "Tails, fits, bimodality, b correlation, measured vs sim."),
     ("report", "Write a static HTML report of everything in the store."),
     ("lab", "Calibrate a tree cluster's link classes; lab campaigns."),
+    ("calibrate", "Fit a fabric's host model to a stored campaign; validate it."),
     ("predict", "Predict a collective's latency tail from the live queue's b."),
     ("db", "Query the results store with SQL (DuckDB over Parquet)."),
     ("doctor", "What this machine has for tailcast; what missing parts turn off."),

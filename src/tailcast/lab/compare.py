@@ -4,7 +4,10 @@ default) on the same nodes, beside its background jobs as background traces on t
 nodes (bgtrace.py), and the measured per-iteration latencies are compared with the
 simulated ones: KS, Wasserstein, p50 and p99 relative errors (analysis/compare.py).
 
-Replays go to the store (replays, replay_iterations, ...) so reports can show each pair.
+With a reference load (a calibration's, lab/host_load.py) each run's fitted host detours
+are scaled by its recorded host load. Replays go to the store (replays, replay_iterations,
+...) so reports can show each pair; a replayer without a store (a calibration's trial
+replays) keeps nothing.
 Each run replays with the eager threshold its MPI library applied (replay/eager_limit.py);
 a run stored before the agent recorded its protocol is taken to have used what the lab's
 jobs use, Open MPI 4.1.4's TCP BTL at its defaults (`btl_tcp_eager_limit` = 65536 in its
@@ -27,6 +30,7 @@ from tailcast.collectors.mpi_protocol import MpiProtocol
 from tailcast.errors import UsageError
 from tailcast.lab.bgtrace import write_background_trace
 from tailcast.lab.gaps import gap_draws
+from tailcast.lab.host_load import noise_at, run_load
 from tailcast.replay.background import BackgroundTrace
 from tailcast.replay.eager_limit import eager_threshold
 from tailcast.replay.fabric import Fabric
@@ -80,10 +84,18 @@ def _quote(text: str) -> str:
 class LabReplayer:
     """Replays lab runs on one fabric, caching traces and background call times."""
 
-    def __init__(self, fabric: Fabric, results: ResultsDir, workdir: Path, seed: int = 0):
+    def __init__(
+        self,
+        fabric: Fabric,
+        results: ResultsDir | None,
+        workdir: Path,
+        seed: int = 0,
+        noise_reference_load: float | None = None,
+    ) -> None:
         if not fabric.node_names:
             raise UsageError(f"fabric {fabric.name} has no `nodes` key: runs cannot be placed")
         self.fabric, self.results, self.workdir, self.seed = fabric, results, workdir, seed
+        self.noise_reference_load = noise_reference_load
         self.index = {n: i for i, n in enumerate(fabric.node_names)}
         self._alone: dict[tuple[tuple[str, ...], int], float] = {}
         workdir.mkdir(parents=True, exist_ok=True)
@@ -113,6 +125,13 @@ class LabReplayer:
             outcome = replay_trace(path, self.fabric, self._options(nodes))
             self._alone[key] = outcome.total_time_ns
         return self._alone[key]
+
+    def run_fabric(self, run: dict[str, Any]) -> Fabric:
+        """The fabric a run replays on: its host detours at the run's host load."""
+        load = run_load(run)
+        if self.noise_reference_load is None or load is None:
+            return self.fabric
+        return noise_at(self.fabric, load / self.noise_reference_load)
 
     def foreground(
         self, benchmark: str, ranks: int, size: int, iterations: int, warmup: int
@@ -158,19 +177,26 @@ class LabReplayer:
         recorded = run.get("protocol_json")  # null: stored before the record, the lab's
         protocol = MpiProtocol.from_json(recorded) if recorded else LAB_PROTOCOL
         options = self._options(list(run["nodes"]), tuple(background), eager_threshold(protocol))
-        outcome = replay_trace(trace, self.fabric, options, self.results)
+        outcome = replay_trace(trace, self.run_fabric(run), options, self.results)
         return outcome.replay_id, outcome.iteration_latency_us
 
 
-def lab_runs(cat: Catalog, campaign: str | None, sizes: list[int] | None) -> list[dict[str, Any]]:
+def lab_runs(
+    cat: Catalog,
+    campaign: str | None,
+    sizes: list[int] | None,
+    phases: list[str] | None = None,
+) -> list[dict[str, Any]]:
     where = []
     if campaign:
         where.append(f"l.campaign = {_quote(campaign)}")
     if sizes:
         where.append(f"r.msg_size_bytes IN ({', '.join(str(int(s)) for s in sizes)})")
+    if phases:
+        where.append(f"l.phase IN ({', '.join(_quote(p) for p in phases)})")
     rows: list[dict[str, Any]] = cat.sql(
         "SELECT l.*, r.benchmark, r.msg_size_bytes, r.ranks, r.iterations, r.warmup, r.nodes, "
-        "r.b_before, r.started_at, r.ended_at, r.protocol_json "
+        "r.b_before, r.started_at, r.ended_at, r.protocol_json, r.noise_profiles "
         "FROM lab_runs l JOIN runs r USING (run_id) "
         + ("WHERE " + " AND ".join(where) if where else "")
         + " ORDER BY l.campaign, l.placement, r.benchmark, r.msg_size_bytes, "
@@ -179,24 +205,36 @@ def lab_runs(cat: Catalog, campaign: str | None, sizes: list[int] | None) -> lis
     return rows
 
 
+def measured_latencies(cat: Catalog, runs: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Each run's measured per-iteration latencies (µs), by run id."""
+    ids = ", ".join(_quote(r["run_id"]) for r in runs)
+    return {
+        row["run_id"]: np.asarray(row["lat"], dtype=float)
+        for row in cat.sql(
+            f"SELECT run_id, list(latency_us) AS lat FROM samples WHERE run_id IN ({ids}) "
+            "GROUP BY run_id"
+        ).to_pylist()
+    }
+
+
 def compare_runs(
     replayer: LabReplayer,
     campaign: str | None = None,
     sizes: list[int] | None = None,
     progress: Callable[[str], None] = lambda _: None,
+    phases: list[str] | None = None,
+    results: ResultsDir | None = None,
 ) -> list[RunComparison]:
-    with Catalog(replayer.results) as cat:
-        runs = lab_runs(cat, campaign, sizes)
+    """Replays and compares every lab run that matches; the runs are read from `results`
+    (default: the replayer's store)."""
+    store = results or replayer.results
+    if store is None:
+        raise UsageError("compare_runs needs a store to read the measured runs from")
+    with Catalog(store) as cat:
+        runs = lab_runs(cat, campaign, sizes, phases)
         if not runs:
             raise UsageError("no lab campaign runs match (tailcast lab campaign ...)")
-        ids = ", ".join(_quote(r["run_id"]) for r in runs)
-        measured = {
-            row["run_id"]: np.asarray(row["lat"], dtype=float)
-            for row in cat.sql(
-                f"SELECT run_id, list(latency_us) AS lat FROM samples WHERE run_id IN ({ids}) "
-                "GROUP BY run_id"
-            ).to_pylist()
-        }
+        measured = measured_latencies(cat, runs)
     out = []
     for run in runs:
         replay_id, simulated = replayer.replay_run(run)

@@ -1,0 +1,150 @@
+"""Issue 40 on the campaign bundled with the quickstart, out of sample: the lab fabric's
+host is fitted to the phase without background jobs (its 4 B runs) and validated on the
+three phases with background, which the fit never reads, and on all 72 runs; every run
+replays at its recorded host load (lab/host_load.py). The figures
+asserted are the ones this model reaches (DESIGN.md, "Calibrating the host"), beside the
+uncalibrated fabric's; where they miss the issue's bar the network model, not the host,
+is what limits them (the same section says by how much)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tailcast.calibration.from_campaign import (
+    CampaignCalibration,
+    FitSelection,
+    Validation,
+    calibrate_campaign,
+    validate,
+)
+from tailcast.calibration.validation import figures
+from tailcast.lab.compare import LabReplayer, compare_runs
+from tailcast.replay.fabric import load_fabric
+from tailcast.store import ResultsDir
+
+FIT = FitSelection(campaign="quickstart", phases=["none"])
+MIB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def calibration(
+    bundled_store: ResultsDir, tmp_path_factory: pytest.TempPathFactory
+) -> CampaignCalibration:
+    return calibrate_campaign(
+        bundled_store, load_fabric("lab"), FIT, tmp_path_factory.mktemp("fit")
+    )
+
+
+@pytest.fixture(scope="module")
+def validation(
+    bundled_store: ResultsDir,
+    calibration: CampaignCalibration,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Validation:
+    replayer = calibration.replayer(None, tmp_path_factory.mktemp("val"), seed=0)
+    return validate(replayer, bundled_store, calibration)
+
+
+def test_fit_reads_only_the_quiet_small_runs(calibration: CampaignCalibration) -> None:
+    assert len(calibration.runs) == 6
+    assert {r["phase"] for r in calibration.runs} == {"none"}
+    assert {r["msg_size_bytes"] for r in calibration.runs} == {4}
+    assert not any(r["bg_nodes"] for r in calibration.runs)
+    # Open MPI 4.1.4 TCP: btl_tcp_eager_limit 65536 - ob1's 56-byte header
+    assert calibration.eager_threshold_bytes == 65480
+    fabric = tomllib.loads(calibration.fabric_text)
+    assert fabric["host"]["eager_threshold_bytes"] == 65480
+    assert fabric["host"]["noise"]["kind"] == "poisson"
+    assert fabric["host"]["noise"]["rate_per_s"] > 0
+    for r in calibration.runs:  # provenance: every run it came from, with its loss
+        assert f"run {r['run_id'][:8]}: loss" in calibration.fabric_text
+
+
+def test_each_run_replays_at_its_host_load(
+    calibration: CampaignCalibration, tmp_path: Path
+) -> None:
+    loads = [(r["host_load_1m_before"] + r["host_load_1m_after"]) / 2 for r in calibration.runs]
+    assert calibration.reference_load == pytest.approx(sum(loads) / len(loads))
+    replayer = calibration.replayer(None, tmp_path, seed=0)
+    rate = tomllib.loads(calibration.fabric_text)["host"]["noise"]["rate_per_s"]
+    for run, load in zip(calibration.runs, loads, strict=True):
+        noise = replayer.run_fabric(run).table["host"]["noise"]
+        assert noise["rate_per_s"] == pytest.approx(rate * load / calibration.reference_load, 1e-3)
+        assert (
+            noise["length_ns"]
+            == tomllib.loads(calibration.fabric_text)["host"]["noise"]["length_ns"]
+        )
+
+
+def test_held_out_phases_are_never_fitted(validation: Validation) -> None:
+    assert validation.held_out.runs == 54
+    assert validation.all_runs.runs == 72
+    assert validation.fitted.runs == 6
+    held = {r.phase for r in validation.rows} - {"none"}
+    assert held == {"cross-4", "cross-8", "local-8"}
+
+
+def test_out_of_sample_figures(
+    bundled_store: ResultsDir, validation: Validation, tmp_path: Path
+) -> None:
+    held, every = validation.held_out, validation.all_runs
+    size = {s.msg_size_bytes: s for s in held.sizes}
+    # the same runs on the uncalibrated lab fabric (no noise): point masses at 4 B
+    bare = compare_runs(
+        LabReplayer(load_fabric("lab"), None, tmp_path), "quickstart", [4], results=bundled_store
+    )
+    bare_held = figures("bare", [r for r in bare if r.phase != "none"])
+    assert bare_held.sizes[0].tail_ratio_simulated == pytest.approx(1.0, abs=0.01)
+    assert bare_held.median_ks >= 0.9
+    # host noise gives the small-message tail its shape, out of sample: per size class the
+    # median simulated p99/p50 within 30 % of the measured (issue 40's third figure)
+    assert size[4].median_ks <= 0.6
+    assert size[4].tail_ratio_simulated >= 3.0
+    for s in held.sizes + every.sizes:
+        assert abs(s.tail_ratio_error) <= 0.30, s
+    # and does not spoil what the network model already got right
+    assert size[MIB].within == 18
+    assert held.within >= 19 and every.within >= 25
+    # the issue's bar is not reached: if that changes, raise these assertions
+    assert not every.meets_bar
+
+
+def _tailcast(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TAILCAST_HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "tailcast", *args], capture_output=True, text=True, env=env
+    )
+
+
+def test_cli_writes_the_fabric_and_prints_residuals(
+    bundled_store: ResultsDir, tmp_path: Path
+) -> None:
+    out, doc = tmp_path / "lab-calibrated.toml", tmp_path / "calibration.json"
+    run = _tailcast(
+        bundled_store.root, "calibrate", "--campaign", "quickstart", "--fit-phase", "none",
+        "--fabric-out", str(out), "--out", str(doc), "--no-validate",
+        "--workdir", str(tmp_path / "w"),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    fabric = load_fabric(out)
+    assert fabric.table["host"]["noise"]["kind"] == "poisson"
+    for key in ("overhead_ns", "link_latency_ns", "detour_share", "length_ns", "length_sigma"):
+        assert f"  {key} = " in run.stdout  # each value with the loss around it
+    record = json.loads(doc.read_text())
+    assert len(record["runs"]) == 6 and record["fit_phases"] == ["none"]
+
+
+def test_cli_refuses_a_phase_with_no_runs(bundled_store: ResultsDir, tmp_path: Path) -> None:
+    run = _tailcast(
+        bundled_store.root, "calibrate", "--fit-phase", "nosuch", "--workdir", str(tmp_path)
+    )
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tailcast: error:") and "nosuch" in lines[0]
