@@ -100,6 +100,7 @@ RUNNABLE: dict[str, Runnable] = {
     ),
     "tailcast db tables": Runnable(),
     "tailcast db sql": Runnable(),
+    "tailcast calibrate": Runnable(subs={"lab-cal.toml": "{tmp}/lab-cal.toml"}),
 }
 
 
