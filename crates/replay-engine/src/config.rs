@@ -1,5 +1,6 @@
 //! Typed configuration of a replay besides the fabric file (fabric/registry.rs, with its
-//! host model in fabric/host.rs): where ranks sit, and replay options. The engine never
+//! host model in fabric/host.rs): where ranks sit, synthetic background jobs (run by
+//! engine/background.rs), and replay options. The engine never
 //! reads files; the binding converts what Python parsed.
 
 /// Where the ranks of one trace sit on the fabric's endpoints.
@@ -70,4 +71,47 @@ impl Default for ReplayOptions {
             record_messages: None,
         }
     }
+}
+
+/// Where a background node sends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pattern {
+    /// Any other node of the job, uniformly.
+    Uniform,
+    /// Its successor in the job's node list (a ring).
+    NearestNeighbour,
+    /// Every other node in turn (node i sends to i+1, i+2, …).
+    AllToAll,
+    /// A fixed random derangement of the job's nodes.
+    Permutation,
+    /// The job's first node with probability `fraction`, otherwise uniform.
+    HotSpot { fraction: f64 },
+}
+
+/// How a node spaces its messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrivals {
+    /// Exponential gaps (a Poisson process) with the mean the load gives.
+    Poisson,
+    /// Constant gaps, each node starting at a random phase.
+    Periodic,
+}
+
+/// What every node of a synthetic background job sends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Traffic {
+    pub pattern: Pattern,
+    /// Size of every message.
+    pub bytes: u64,
+    /// Offered load per node, as a fraction of its injection bandwidth, in [0, 1].
+    pub load: f64,
+    pub arrivals: Arrivals,
+}
+
+/// One background job on its endpoints.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generator {
+    pub traffic: Traffic,
+    /// Fabric endpoints of its nodes (at least 2).
+    pub endpoints: Vec<u32>,
 }

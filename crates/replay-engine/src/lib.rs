@@ -15,11 +15,10 @@ pub mod prng;
 pub mod scenario;
 pub mod trace;
 
-pub use config::{LocalityClass, Placement, ReplayOptions};
+pub use config::{Arrivals, Generator, LocalityClass, Pattern, Placement, ReplayOptions, Traffic};
 pub use engine::{
-    engine_chunk_rows, replay, replay_interruptible, replay_scenario, Arrivals, Generator,
-    JobInput, JobResult, MessagesOut, OpsOut, Pattern, Progress, ReplayOutput, ReplayStats,
-    ReplayStream, StreamJob, StreamTrace,
+    engine_chunk_rows, replay, replay_interruptible, replay_scenario, JobInput, JobResult,
+    MessagesOut, OpsOut, Progress, ReplayOutput, ReplayStats, ReplayStream, StreamJob, StreamTrace,
 };
 pub use error::ReplayError;
 pub use fabric::host::HostParams;

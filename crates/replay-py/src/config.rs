@@ -9,8 +9,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use replay_engine::fabric::registry::{self, FabricSpec};
 use replay_engine::fabric::schema::{ConfigError, Value};
-use replay_engine::scenario::{Take, Traffic};
-use replay_engine::{Arrivals, LocalityClass, Pattern, Placement};
+use replay_engine::scenario::Take;
+use replay_engine::{Arrivals, LocalityClass, Pattern, Placement, Traffic};
 
 pyo3::create_exception!(
     _core,

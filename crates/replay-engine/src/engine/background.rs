@@ -6,46 +6,10 @@
 
 use super::network::{background_id, Network};
 use super::output::ReplayStats;
+use crate::config::{Arrivals, Generator, Pattern};
 use crate::error::ReplayError;
 use crate::fabric::{Kind, Submitted, Time, Transfer};
 use crate::prng::SplitMix64;
-
-/// Where a background node sends.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Pattern {
-    /// Any other node of the job, uniformly.
-    Uniform,
-    /// Its successor in the job's node list (a ring).
-    NearestNeighbour,
-    /// Every other node in turn (node i sends to i+1, i+2, …).
-    AllToAll,
-    /// A fixed random derangement of the job's nodes.
-    Permutation,
-    /// The job's first node with probability `fraction`, otherwise uniform.
-    HotSpot { fraction: f64 },
-}
-
-/// How a node spaces its messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arrivals {
-    /// Exponential gaps (a Poisson process) with the mean the load gives.
-    Poisson,
-    /// Constant gaps, each node starting at a random phase.
-    Periodic,
-}
-
-/// One background job.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Generator {
-    pub pattern: Pattern,
-    /// Fabric endpoints of its nodes (at least 2).
-    pub endpoints: Vec<u32>,
-    /// Size of every message.
-    pub bytes: u64,
-    /// Offered load per node, as a fraction of its injection bandwidth, in [0, 1].
-    pub load: f64,
-    pub arrivals: Arrivals,
-}
 
 struct Node {
     gen: u32,
@@ -96,13 +60,13 @@ impl Background {
             if spec.endpoints.len() < 2 {
                 return Err(bad("needs at least 2 nodes".into()));
             }
-            if !(spec.load.is_finite() && (0.0..=1.0).contains(&spec.load)) {
-                return Err(bad(format!("load {} is not in [0, 1]", spec.load)));
+            if !(spec.traffic.load.is_finite() && (0.0..=1.0).contains(&spec.traffic.load)) {
+                return Err(bad(format!("load {} is not in [0, 1]", spec.traffic.load)));
             }
-            if spec.bytes == 0 {
+            if spec.traffic.bytes == 0 {
                 return Err(bad("message size must be > 0".into()));
             }
-            if let Pattern::HotSpot { fraction } = spec.pattern {
+            if let Pattern::HotSpot { fraction } = spec.traffic.pattern {
                 if !(0.0..=1.0).contains(&fraction) {
                     return Err(bad(format!(
                         "hot-spot fraction {fraction} is not in [0, 1]"
@@ -120,7 +84,7 @@ impl Background {
             let mut rng =
                 SplitMix64::new(seed ^ 0xB4C6_0000 ^ (g as u64).wrapping_mul(0x9E37_79B9));
             let n = spec.endpoints.len() as u32;
-            let perm = if spec.pattern == Pattern::Permutation {
+            let perm = if spec.traffic.pattern == Pattern::Permutation {
                 derangement(n, &mut rng)
             } else {
                 Vec::new()
@@ -138,7 +102,7 @@ impl Background {
                     gen: g as u32,
                     index: i as u32,
                     endpoint: e,
-                    gap_ns: spec.bytes as f64 / (spec.load * r),
+                    gap_ns: spec.traffic.bytes as f64 / (spec.traffic.load * r),
                     next: 1,
                 });
             }
@@ -163,10 +127,10 @@ impl Background {
         let mut out = Vec::new();
         for (i, node) in self.nodes.iter().enumerate() {
             let gen = &mut self.gens[node.gen as usize];
-            if gen.spec.load == 0.0 {
+            if gen.spec.traffic.load == 0.0 {
                 continue;
             }
-            let first = match gen.spec.arrivals {
+            let first = match gen.spec.traffic.arrivals {
                 Arrivals::Poisson => exponential(&mut gen.rng) * node.gap_ns,
                 Arrivals::Periodic => uniform(&mut gen.rng) * node.gap_ns,
             };
@@ -188,7 +152,7 @@ impl Background {
                 d
             }
         };
-        let dst = match gen.spec.pattern {
+        let dst = match gen.spec.traffic.pattern {
             Pattern::Uniform => uniform_other(&mut gen.rng, node.index),
             Pattern::NearestNeighbour => (node.index + 1) % size,
             Pattern::AllToAll => {
@@ -205,7 +169,7 @@ impl Background {
                 }
             }
         };
-        let gap = match gen.spec.arrivals {
+        let gap = match gen.spec.traffic.arrivals {
             Arrivals::Poisson => exponential(&mut gen.rng) * node.gap_ns,
             Arrivals::Periodic => node.gap_ns,
         };
@@ -225,7 +189,7 @@ impl Background {
         let (dst, next) = self.next_message(n, now);
         let node = &self.nodes[n as usize];
         let gen = &self.gens[node.gen as usize];
-        let bytes = gen.spec.bytes;
+        let bytes = gen.spec.traffic.bytes;
         let t = Transfer {
             id: 0,
             src: node.endpoint,

@@ -30,7 +30,6 @@ mod rows;
 mod stream;
 
 pub use self::core::Progress;
-pub use background::{Arrivals, Generator, Pattern};
 pub use feed::ReplayOutput;
 pub use output::{JobResult, MessagesOut, OpsOut, ReplayStats};
 pub use replay::{engine_chunk_rows, replay, replay_interruptible, replay_scenario, JobInput};

@@ -1,12 +1,12 @@
 //! The in-memory driver: whole traces given as columns, fed to the engine in small chunks
 //! as it asks for them, simulated times written per trace row.
 
-use super::background::Generator;
 use super::core::{Engine, Progress};
 use super::feed::ReplayOutput;
 use super::jobs::JobSetup;
 use super::output::Output;
 use super::rows::Chunk;
+use crate::config::Generator;
 use crate::config::{Placement, ReplayOptions};
 use crate::error::ReplayError;
 use crate::fabric::registry::FabricSpec;

@@ -4,12 +4,12 @@
 
 use std::collections::HashMap;
 
-use super::background::Generator;
 use super::core::{Engine, Progress};
 use super::feed::ReplayOutput;
 use super::jobs::JobSetup;
 use super::output::{OpsOut, Output};
 use super::rows::{self, Chunk};
+use crate::config::Generator;
 use crate::config::{Placement, ReplayOptions};
 use crate::error::ReplayError;
 use crate::fabric::registry::FabricSpec;

@@ -1,7 +1,7 @@
 //! Event-loop semantics on tiny hand-made traces with hand-computed times.
 
 use super::*;
-use crate::config::{Placement, ReplayOptions};
+use crate::config::{Arrivals, Generator, Pattern, Placement, ReplayOptions, Traffic};
 use crate::error::ReplayError;
 use crate::fabric::registry::FabricSpec;
 use crate::fabric::schema::Value;
@@ -432,11 +432,13 @@ fn compute_for(ns: i64) -> T {
 
 fn generator(pattern: Pattern, endpoints: Vec<u32>, load: f64) -> Generator {
     Generator {
-        pattern,
+        traffic: Traffic {
+            pattern,
+            bytes: 4096,
+            load,
+            arrivals: Arrivals::Poisson,
+        },
         endpoints,
-        bytes: 4096,
-        load,
-        arrivals: Arrivals::Poisson,
     }
 }
 

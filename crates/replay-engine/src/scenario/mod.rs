@@ -14,8 +14,7 @@ use std::sync::Arc;
 pub use pool::Take;
 pub use sized_b::{SizedFromB, Spread};
 
-use crate::config::{Placement, ReplayOptions};
-use crate::engine::{Arrivals, Generator, Pattern};
+use crate::config::{Generator, Placement, ReplayOptions, Traffic};
 use crate::error::ReplayError;
 use crate::fabric::registry::{CheckedFabric, FabricSpec};
 use crate::fabric::Fabric;
@@ -46,16 +45,6 @@ pub enum JobPlace {
     Placement(Placement),
     /// Endpoints no earlier job took.
     Free(Take),
-}
-
-/// What every node of a synthetic background job sends.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Traffic {
-    pub pattern: Pattern,
-    pub bytes: u64,
-    /// Offered load per node, a fraction of its injection bandwidth.
-    pub load: f64,
-    pub arrivals: Arrivals,
 }
 
 /// A synthetic background job given by the user.
@@ -94,12 +83,7 @@ impl Scenario {
         let generators = generators
             .into_iter()
             .map(|g| GeneratorDecl {
-                traffic: Traffic {
-                    pattern: g.pattern,
-                    bytes: g.bytes,
-                    load: g.load,
-                    arrivals: g.arrivals,
-                },
+                traffic: g.traffic,
                 nodes: g.endpoints.len() as u32,
                 take: Take::Explicit(g.endpoints),
             })
@@ -145,7 +129,10 @@ impl Scenario {
             let endpoints = pool
                 .take(decl.nodes, &decl.take, &what)
                 .map_err(background)?;
-            generators.push(generator(decl.traffic, endpoints));
+            generators.push(Generator {
+                traffic: decl.traffic,
+                endpoints,
+            });
         }
         if let Some(b) = &self.sized_from_b {
             let model = self.fabric.spec.model.name;
@@ -157,19 +144,12 @@ impl Scenario {
                 let take = Take::Explicit(endpoints.clone());
                 pool.take(endpoints.len() as u32, &take, "background sized from b")
                     .map_err(background)?;
-                generators.push(generator(b.traffic, endpoints));
+                generators.push(Generator {
+                    traffic: b.traffic,
+                    endpoints,
+                });
             }
         }
         Ok(Placed { jobs, generators })
-    }
-}
-
-fn generator(t: Traffic, endpoints: Vec<u32>) -> Generator {
-    Generator {
-        pattern: t.pattern,
-        endpoints,
-        bytes: t.bytes,
-        load: t.load,
-        arrivals: t.arrivals,
     }
 }
