@@ -148,9 +148,6 @@ class Scenario:
         generators: list[dict[str, Any]] = ...,
         sized_from_b: dict[str, Any] | None = None,
     ) -> Scenario: ...
-    @property
-    def traces(self) -> int:
-        """How many traces `replay` takes: the foreground one, then each background trace."""
 
 def replay(
     scenario: Scenario,

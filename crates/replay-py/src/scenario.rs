@@ -180,12 +180,6 @@ impl Scenario {
             },
         })
     }
-
-    /// Traces the scenario takes: the foreground one, then each background trace.
-    #[getter]
-    fn traces(&self) -> usize {
-        self.inner.jobs.len()
-    }
 }
 
 /// (fabric tables validated, fabrics built) so far in this process.

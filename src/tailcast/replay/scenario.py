@@ -125,6 +125,8 @@ def _traffic(job: BackgroundJob) -> dict[str, Any]:
 def _sized(spec: BackgroundB | None) -> dict[str, Any] | None:
     if spec is None:
         return None
+    # A job of that traffic: BackgroundJob declares the generators' other defaults
+    # (Poisson arrivals, the hot-spot fraction) once.
     traffic = BackgroundJob(pattern=spec.pattern, nodes=2, load=spec.load, bytes=spec.bytes)
     return {
         "b": spec.b,
