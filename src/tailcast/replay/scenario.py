@@ -9,7 +9,7 @@ once (`crates/replay-engine/src/scenario/`); this module only translates what th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +89,7 @@ def options_of_axes(values: dict[str, Any], seed: int) -> ReplayOptions:
         if axis in SWEEP_AXES:
             field_name, convert = SWEEP_AXES[axis]
             fields[field_name] = convert(value)
-    return replace(ReplayOptions(seed=seed), **fields)
+    return ReplayOptions(seed=seed, **fields)
 
 
 def scenario_of(fabric: Fabric, options: ReplayOptions, ranks: int) -> _core.Scenario:
