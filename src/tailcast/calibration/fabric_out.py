@@ -22,6 +22,7 @@ def host_table(
     gamma_ns_per_byte: float,
     eager_threshold_bytes: int | None,
     measured_noise: str | None = None,
+    overheads_occupy_cpu: bool = False,
 ) -> str:
     """The `[host]` table; its noise is `measured_noise` (a pooled `[host.noise]` table of
     stored profiles) when given, else the fitted Poisson detours (none at share 0)."""
@@ -30,6 +31,8 @@ def host_table(
         f"overhead_ns = {fit.overhead_ns:.1f}",
         f"gamma_ns_per_byte = {gamma_ns_per_byte:.6g}",
     ]
+    if overheads_occupy_cpu:
+        lines.append("overheads_occupy_cpu = true")
     if eager_threshold_bytes is not None:
         lines.append(f"eager_threshold_bytes = {eager_threshold_bytes}")
     lines.append("")
@@ -62,15 +65,18 @@ def calibrated_text(
     network = text[: tables[0].start()] if tables else text
     if "link_latency_ns" in network:
         network = _LATENCY.sub(lambda m: f"{m.group(1)}{fit.link_latency_ns:.1f}", network)
-    declared = base.table.get("host", {}).get("gamma_ns_per_byte")
+    # what the fit does not change stays the base's
+    host = base.table.get("host", {})
+    declared = host.get("gamma_ns_per_byte")
     gamma = float(declared if declared is not None else base.table.get("gamma_ns_per_byte", 0.0))
+    occupy = bool(host.get("overheads_occupy_cpu", False))
     head = [f"# {line}" for line in provenance]
     return (
         "\n".join(head)
         + ("\n" if head else "")
         + network.rstrip()
         + "\n\n"
-        + host_table(fit, gamma, eager_threshold_bytes, measured_noise)
+        + host_table(fit, gamma, eager_threshold_bytes, measured_noise, occupy)
     )
 
 

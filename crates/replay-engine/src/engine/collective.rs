@@ -312,7 +312,7 @@ impl Engine {
             match ins {
                 Instr::Send { peer, bytes, sync } => {
                     let dst = run.members[peer as usize];
-                    let slot = self.post_send(r, Some(dst), bytes, 0, comm, inst, sync);
+                    let (slot, _) = self.post_send(r, Some(dst), bytes, 0, comm, inst, sync);
                     self.coll_run(r).slots.push(slot);
                 }
                 Instr::Recv { peer, .. } => {
@@ -397,7 +397,7 @@ impl Engine {
         while ns < k && mid + w.next_send < hi {
             let (peer, bytes) = run.prog.window[(mid + w.next_send) as usize];
             let dst = run.members[peer as usize];
-            let s = self.post_send(r, Some(dst), bytes, 0, run.comm, run.inst, false);
+            let (s, _) = self.post_send(r, Some(dst), bytes, 0, run.comm, run.inst, false);
             open.push((s, self.reqs[s].gen, false));
             w.next_send += 1;
             ns += 1;

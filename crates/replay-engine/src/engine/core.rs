@@ -10,7 +10,8 @@
 //! - `queue` (event_queue.rs) and `now`: simulated time;
 //! - `net` (network.rs): the fabric and what the engine caches about it, host costs;
 //! - `background` (background.rs): synthetic traffic generators;
-//! - `noise` (host_noise.rs): each rank's host detours, when the host model has noise;
+//! - `host_cpu` (host_cpu.rs): each rank's CPU, when the host model's noise or occupancy
+//!   acts on it;
 //! - `records`, `stats` (output.rs): the delivered messages when recorded, the counters.
 //!
 //! Behaviour lives in `impl Engine` blocks by concern, in files that import this one:
@@ -21,7 +22,7 @@
 use super::background::Background;
 use super::closed_form::ClosedForms;
 use super::event_queue::EventQueue;
-use super::host_noise::RankNoise;
+use super::host_cpu::HostCpu;
 use super::jobs::{JobRt, JobSetup};
 use super::matching::Matching;
 use super::messages::Messages;
@@ -88,8 +89,8 @@ pub(crate) struct Engine {
     pub(super) net: Network,
     pub(super) background: Background,
     pub(super) compute_scale: f64,
-    /// Host detours per rank (None: the host model has no noise).
-    pub(super) noise: Option<Box<RankNoise>>,
+    /// Each rank's CPU (None: the host model leaves it alone).
+    pub(super) host_cpu: Option<Box<HostCpu>>,
     /// Reused buffer of request slots (waits, collective steps).
     pub(super) scratch: Vec<u32>,
     /// A rank that must not continue before more of its rows are fed, and when.
@@ -161,17 +162,13 @@ impl Engine {
         let record = options
             .record_messages
             .unwrap_or_else(|| net.fabric().reports_transfers());
-        let noise = net
-            .host
-            .noise
-            .clone()
-            .map(|model| Box::new(RankNoise::new(model, nranks, options.seed)));
-        // Closed forms skip per-message work, so not when messages are recorded or host
-        // noise acts on each rank's steps.
+        let host_cpu = HostCpu::new(&net.host, nranks, options.seed);
+        // Closed forms skip per-message work, so not when messages are recorded or the host
+        // model acts on each rank's CPU.
         let closed_form = options.closed_form_collectives
             && net.allows_closed_forms()
             && !record
-            && noise.is_none();
+            && host_cpu.is_none();
         let costs = match net.alpha_beta {
             Some((alpha_ns, beta_ns_per_byte)) if closed_form => Some(Costs {
                 alpha_ns,
@@ -196,7 +193,7 @@ impl Engine {
             net,
             background,
             compute_scale: options.compute_scale,
-            noise,
+            host_cpu,
             scratch: Vec::new(),
             starved: None,
             foreground_left,

@@ -100,15 +100,14 @@ impl Engine {
                 Outcome::End(self.cpu_work(r, now, d))
             }
             Op::Send | Op::Bsend | Op::Rsend | Op::Ssend => {
-                let req = self.post_send(r, dest, sbytes, tag, comm, USER, op == Op::Ssend);
+                let (req, _) = self.post_send(r, dest, sbytes, tag, comm, USER, op == Op::Ssend);
                 self.wait_one(r, req)
             }
             Op::Isend | Op::Ibsend | Op::Irsend | Op::Issend => {
-                let req = self.post_send(r, dest, sbytes, tag, comm, USER, op == Op::Issend);
+                let (req, sent) =
+                    self.post_send(r, dest, sbytes, tag, comm, USER, op == Op::Issend);
                 self.register(r, request, req);
-                // The send overhead post_send charged (the same detours: asked again).
-                let o = self.net.overhead(sbytes);
-                Outcome::End(self.cpu_work(r, now, o))
+                Outcome::End(sent) // after the send overhead
             }
             Op::Recv => {
                 let req = self.post_recv(r, source(peer), tag, comm, USER);
@@ -123,7 +122,7 @@ impl Engine {
                 let pick = |v: i32, default: i32| if v == SAME { default } else { v };
                 let (rp, rt) = self.ranks[r as usize].rows.current_recv();
                 let (from, rtag) = (pick(rp, peer), pick(rt, tag));
-                let s = self.post_send(r, dest, sbytes, tag, comm, USER, false);
+                let (s, _) = self.post_send(r, dest, sbytes, tag, comm, USER, false);
                 let v = self.post_recv(r, source(from), rtag, comm, USER);
                 let mut slots = self.take_scratch();
                 slots.extend([s, v]);
@@ -206,21 +205,32 @@ impl Engine {
         out
     }
 
-    /// When `work` ns of CPU work rank `r` begins at `t` end: `t + work`, stretched by the
-    /// rank's host detours (host_noise.rs).
+    /// When `work` ns of CPU work rank `r` can begin at `t` end: `t + work`, stretched by
+    /// the rank's host detours and after work that occupies its CPU then (host_cpu.rs).
     #[inline(always)]
     pub(super) fn cpu_work(&mut self, r: u32, t: Time, work: Time) -> Time {
-        match self.noise.as_deref_mut() {
+        match self.host_cpu.as_deref_mut() {
             None => t + work,
-            Some(n) => n.work(r, t, work),
+            Some(h) => h.work(r, t, work, self.now),
         }
     }
 
-    /// When rank `r`, whose MPI call has what it waited for at `t`, runs again (after a host
-    /// detour in progress then).
+    /// When receiver or sender `r`, handling a message or its control at `t`, is done with
+    /// its overhead `o` for it: on its CPU when overheads occupy it (host_cpu.rs), else
+    /// `t + o`, the same for every message.
+    #[inline(always)]
+    pub(super) fn cpu_overhead(&mut self, r: u32, t: Time, o: Time) -> Time {
+        match self.host_cpu.as_deref_mut() {
+            None => t + o,
+            Some(h) => h.overhead(r, t, o, self.now),
+        }
+    }
+
+    /// When rank `r`, whose MPI call has what it waited for at `t`, runs again (after the
+    /// work occupying its CPU and a host detour in progress then).
     #[inline(always)]
     pub(super) fn cpu_back(&mut self, r: u32, t: Time) -> Time {
-        match self.noise.as_deref_mut() {
+        match self.host_cpu.as_deref_mut() {
             None => t,
             Some(n) => n.back(r, t),
         }

@@ -13,7 +13,7 @@ mod core;
 mod event_queue;
 mod execute;
 mod feed;
-mod host_noise;
+mod host_cpu;
 mod iterations;
 mod jobs;
 mod matching;

@@ -96,7 +96,8 @@ impl Engine {
         self.push(t, Ev::Resume(owner));
     }
 
-    /// Posts a send from global rank `src` at `now`; returns its request.
+    /// Posts a send from global rank `src` at `now`; returns its request and when the
+    /// sender's overhead for it is done.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn post_send(
         &mut self,
@@ -107,12 +108,13 @@ impl Engine {
         comm: i32,
         inst: u64,
         sync: bool,
-    ) -> u32 {
+    ) -> (u32, Time) {
         let now = self.now;
         let req = self.reqs.open(src);
         let Some(dst) = dst else {
             self.complete_req(req, now);
-            return req;
+            // An isend charges its rank o even to MPI_PROC_NULL (as replays always did).
+            return (req, self.cpu_work(src, now, self.net.overhead(bytes)));
         };
         let o = self.net.overhead(bytes);
         let sent = self.cpu_work(src, now, o); // o, stretched by host detours
@@ -165,7 +167,7 @@ impl Engine {
                 self.inject(m);
             }
         }
-        req
+        (req, sent)
     }
 
     /// Posts a receive on global rank `me` (src: global rank, ANY_SOURCE, or None = PROC_NULL).
@@ -217,11 +219,12 @@ impl Engine {
         let msg = &mut self.msgs[m];
         msg.recv_req = req;
         msg.matched = true;
-        let (rndv, delivered_at, bytes, rts_at) =
-            (msg.rndv(), msg.delivered_at, msg.bytes, msg.rts_at);
+        let (rndv, delivered_at, bytes, rts_at, dst) =
+            (msg.rndv(), msg.delivered_at, msg.bytes, msg.rts_at, msg.dst);
         if !rndv {
             if !delivered_at.is_nan() {
-                let at = now.max(delivered_at) + self.net.overhead(bytes);
+                let o = self.net.overhead(bytes);
+                let at = self.cpu_overhead(dst, now.max(delivered_at), o);
                 self.complete_req(req, at);
                 self.msgs.release(m);
             }
@@ -246,7 +249,8 @@ impl Engine {
             return;
         }
         self.msgs[m].kind = Kind::Cts;
-        self.schedule_control(m, ready + self.net.host.overhead_ns);
+        let at = self.cpu_overhead(self.msgs[m].dst, ready, self.net.host.overhead_ns);
+        self.schedule_control(m, at);
     }
 
     /// The message's RTS or CTS (by its phase) leaves at `at`.
@@ -282,15 +286,18 @@ impl Engine {
         let o = self.net.host.overhead_ns;
         let msg = &mut self.msgs[m];
         let phase = std::mem::replace(&mut msg.kind, Kind::Rendezvous);
+        let (src, dst) = (msg.src, msg.dst);
         match phase {
             Kind::Rts => {
-                msg.rts_at = t + o;
+                let processed = self.cpu_overhead(dst, t, o);
+                let msg = &mut self.msgs[m];
+                msg.rts_at = processed;
                 if msg.matched {
                     self.clear_to_send(m);
                 }
             }
             Kind::Cts => {
-                let start = t + o;
+                let start = self.cpu_overhead(src, t, o);
                 if start > self.now {
                     self.push(start, Ev::Inject(m));
                 } else {
@@ -380,15 +387,17 @@ impl Engine {
             self.record_message(m, t, info);
         }
         let msg = &self.msgs[m];
-        let (rndv, matched, send_req, recv_req) =
-            (msg.rndv(), msg.matched, msg.send_req, msg.recv_req);
+        let (rndv, matched, send_req, recv_req, dst) =
+            (msg.rndv(), msg.matched, msg.send_req, msg.recv_req, msg.dst);
         let o = self.net.overhead(msg.bytes);
         if rndv {
             self.complete_req(send_req, t);
-            self.complete_req(recv_req, t + o);
+            let at = self.cpu_overhead(dst, t, o);
+            self.complete_req(recv_req, at);
             self.msgs.release(m);
         } else if matched {
-            self.complete_req(recv_req, t + o);
+            let at = self.cpu_overhead(dst, t, o);
+            self.complete_req(recv_req, at);
             self.msgs.release(m);
         } else {
             self.msgs[m].delivered_at = t;

@@ -691,3 +691,57 @@ fn a_rank_back_from_a_wait_waits_out_the_detour_in_progress() {
         .zip(recvs)
         .all(|(s, v)| r.sim_end_ns[v] == r.sim_end_ns[s] + 1008.0));
 }
+
+/// LogGP with L = 500 ns and o = 100 ns in the `[host]` table, overheads occupying the CPU
+/// or not.
+fn loggp_occupying(occupy: bool) -> FabricSpec {
+    FabricSpec::from_pairs([
+        ("model", Value::from("loggp")),
+        ("L_ns", Value::from(500.0)),
+        (
+            "host",
+            Value::table([
+                ("overhead_ns", Value::from(100.0)),
+                ("overheads_occupy_cpu", Value::Bool(occupy)),
+            ]),
+        ),
+    ])
+    .unwrap()
+}
+
+#[test]
+fn receive_overheads_occupy_the_receivers_cpu_one_after_another() {
+    // Three ranks send 8 B to rank 0 at once; each arrives at o + L = 600 ns.
+    let mut t = T::default();
+    for peer in 1..=3 {
+        t = t.row(0, Op::Irecv, peer, 0, 8, i64::from(peer), i64::from(peer));
+    }
+    t = t.row(0, Op::Waitall, -2, 0, 0, -1, 4);
+    for peer in 1..=3u32 {
+        t = t.row(peer, Op::Send, 0, 0, 8, -1, 0);
+    }
+    let apart = run(&t, &loggp_occupying(false), &opts(0.0)).unwrap();
+    assert_eq!(apart.sim_end_ns[3], 700.0, "every receive's o at once");
+    let occupied = run(&t, &loggp_occupying(true), &opts(0.0)).unwrap();
+    assert_eq!(occupied.sim_end_ns[3], 900.0, "o after o on rank 0's CPU");
+    assert_eq!(occupied.sim_end_ns[4..], apart.sim_end_ns[4..], "senders unchanged");
+}
+
+#[test]
+fn a_send_at_the_present_runs_before_a_receive_overhead_reserved_ahead() {
+    // Rank 1's message reaches rank 0 at 600 ns; the LogGP fabric tells the engine so when
+    // it leaves (100 ns), and rank 0's o for it is reserved then for [600, 700). Rank 0
+    // computes until 200 ns and isends: its o takes [200, 300), the gap before the
+    // reservation, not the CPU after it.
+    let t = T::default()
+        .row(0, Op::Irecv, 1, 0, 8, 1, 0)
+        .row(0, Op::Isend, 2, 0, 8, 2, 201)
+        .row(0, Op::Waitall, -2, 0, 0, -1, 202)
+        .row(1, Op::Send, 0, 0, 8, -1, 0)
+        .row(2, Op::Recv, 0, 0, 8, -1, 0);
+    for occupy in [false, true] {
+        let r = run(&t, &loggp_occupying(occupy), &opts(1.0)).unwrap();
+        assert_eq!(r.sim_end_ns[1], 300.0, "occupy {occupy}");
+        assert_eq!(r.sim_end_ns[2], 700.0, "occupy {occupy}");
+    }
+}

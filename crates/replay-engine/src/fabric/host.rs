@@ -9,6 +9,9 @@
 //!   eagerly, larger ones after a rendezvous (seed 004, Table IV: 8 kB). A replay may
 //!   override it (`ReplayOptions::eager_threshold_bytes`).
 //!
+//! - whether o occupies the CPU: with `overheads_occupy_cpu` a rank's message overheads
+//!   and compute run one after another, as LogGP defines o; without (the default, and the
+//!   closed forms' assumption) each message's o runs on its own;
 //! - noise: the detours that take the CPU from a rank's process (`[host.noise]`, declared
 //!   in host/noise.rs with its model and the profile format; off unless given).
 //!
@@ -39,6 +42,8 @@ pub struct HostParams {
     pub gamma_ns_per_byte: f64,
     /// Messages of more than this many bytes use rendezvous.
     pub eager_threshold_bytes: u64,
+    /// A rank's overheads and compute occupy its CPU one after another (LogGP's o).
+    pub overheads_occupy_cpu: bool,
     /// Detours per rank; None: no noise.
     pub noise: Option<HostNoise>,
 }
@@ -77,6 +82,12 @@ pub const HOST: &[Param] = &[
         default: DefaultValue::Int(8192),
         doc: "messages of at most this many bytes are sent eagerly, larger ones by rendezvous (seed 004 Table IV: 8 kB); replay run --eager-threshold overrides it",
     },
+    Param {
+        key: "overheads_occupy_cpu",
+        ty: Type::Bool,
+        default: DefaultValue::Bool(false),
+        doc: "o occupies the rank's CPU: its messages' overheads and compute run one after another, as LogGP defines o (Alexandrov et al. 1995, section 2); false: each message's o runs on its own, as the closed forms assume",
+    },
     noise::TABLE,
 ];
 
@@ -108,6 +119,7 @@ impl HostParams {
             gamma_ns_per_byte: h.f64("gamma_ns_per_byte"),
             eager_threshold_bytes: u64::try_from(h.i64("eager_threshold_bytes"))
                 .expect("declared >= 0"),
+            overheads_occupy_cpu: h.bool("overheads_occupy_cpu"),
             noise: HostNoise::of(&h),
         }
     }
