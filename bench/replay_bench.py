@@ -190,7 +190,12 @@ def ab(builds: dict[str, Path], actions: int, halo_bytes: int, rounds: int) -> d
     }
 
 
-_REPLAY_INCLUSIVE = re.compile(r"^\s*([\d,]+) \([^)]*\)\s+\S*:_core::replay \[", re.MULTILINE)
+# `_core.replay`'s symbol: its function, or (newer pyo3) the trampoline pyo3 generates for it
+_REPLAY_INCLUSIVE = re.compile(
+    r"^\s*([\d,]+) \([^)]*\)\s+\S*:"
+    r"(?:_core::replay|_core::<impl _core::replay::MakeDef>::_PYO3_DEF::trampoline) \[",
+    re.MULTILINE,
+)
 
 
 def instructions(builds: dict[str, Path], actions: int, halo_bytes: int) -> dict[str, Any]:
