@@ -3,6 +3,8 @@ the network lab (scripts/slurm-local up --network lab), so the quickstart's meas
 come from a network whose topology and rates its `lab` fabric describes.
 
     .venv/bin/python scripts/record_quickstart_data.py [--out src/tailcast/data/quickstart]
+    .venv/bin/python scripts/record_quickstart_data.py --campaign slurm_jobs/lab-validation.toml \
+        --no-app --out src/tailcast/data/lab-validation
 
 1. The lab campaign slurm_jobs/lab-quickstart.toml (`tailcast lab campaign`): bcast, reduce
    and alltoall at 4 B, 32 KiB and 1 MiB, same group and across islands, beside 0-2 placed
@@ -11,7 +13,8 @@ come from a network whose topology and rates its `lab` fabric describes.
 2. A 4-rank mpi4py halo + allreduce application captured with tailcast's PMPI tracer under
    `sbatch -N 4`.
 The store's tables (runs, samples, utilisation, snapshots, lab_runs) and the trace are copied
-to --out.
+to --out. `--campaign` records another campaign on the same lab (`--no-app`: without the
+application capture).
 """
 
 from __future__ import annotations
@@ -67,7 +70,24 @@ def wait_done(job: str, env: dict[str, str], timeout: float = 900) -> str:
     raise TimeoutError(job)
 
 
-def record(out: Path, iterations: int | None) -> None:
+def capture_app(work: Path, env: dict[str, str], out: Path) -> None:
+    """The halo application captured with the PMPI tracer under `sbatch -N 4`."""
+    (work / "halo.py").write_text(HALO_APP)
+    (work / "capture.sh").write_text(
+        "#!/bin/bash\nexport OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
+        f"exec {PY} -m tailcast trace capture -o {work / 'halo.parquet'} -- "
+        f"mpirun -np 4 {PY} {work / 'halo.py'}\n"
+    )
+    job = sh(
+        ["sbatch", "--parsable", "-N", "4", "-w", "node[01-04]", "--ntasks-per-node=1",
+         "-D", str(work), str(work / "capture.sh")],
+        env,
+    ).strip()  # fmt: skip
+    print(f"capture: {wait_done(job, env)}", file=sys.stderr)
+    shutil.copy(work / "halo.parquet", out / "halo-4rank.parquet")
+
+
+def record(out: Path, campaign: Path, iterations: int | None, app: bool) -> None:
     cluster = Path(tempfile.mkdtemp(prefix="tailcast-record-"))
     home = cluster / "home"
     work = cluster / "work"
@@ -80,10 +100,10 @@ def record(out: Path, iterations: int | None) -> None:
     env.update(
         OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", TAILCAST_HOME=str(home)
     )
-    spec = CAMPAIGN
+    spec = campaign
     if iterations is not None:  # a shorter recording for trying the script out
-        spec = work / CAMPAIGN.name
-        text = CAMPAIGN.read_text().replace("iterations = 200", f"iterations = {iterations}")
+        spec = work / campaign.name
+        text = campaign.read_text().replace("iterations = 200", f"iterations = {iterations}")
         spec.write_text(text)
     try:
         subprocess.run(
@@ -91,20 +111,9 @@ def record(out: Path, iterations: int | None) -> None:
             env=env,
             check=True,
         )
-        (work / "halo.py").write_text(HALO_APP)
-        (work / "capture.sh").write_text(
-            "#!/bin/bash\nexport OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
-            f"exec {PY} -m tailcast trace capture -o {work / 'halo.parquet'} -- "
-            f"mpirun -np 4 {PY} {work / 'halo.py'}\n"
-        )
-        job = sh(
-            ["sbatch", "--parsable", "-N", "4", "-w", "node[01-04]", "--ntasks-per-node=1",
-             "-D", str(work), str(work / "capture.sh")],
-            env,
-        ).strip()  # fmt: skip
-        print(f"capture: {wait_done(job, env)}", file=sys.stderr)
         out.mkdir(parents=True, exist_ok=True)
-        shutil.copy(work / "halo.parquet", out / "halo-4rank.parquet")
+        if app:
+            capture_app(work, env, out)
         for table in TABLES:
             files = sorted((home / table).glob("*.parquet"))
             target = out / table
@@ -123,11 +132,13 @@ def main() -> int:
     parser.add_argument(
         "--out", type=Path, default=REPO / "src" / "tailcast" / "data" / "quickstart"
     )
+    parser.add_argument("--campaign", type=Path, default=CAMPAIGN, help="the lab campaign")
     parser.add_argument(
         "--iterations", type=int, default=None, help="override the campaign's 200 (a trial)"
     )
+    parser.add_argument("--no-app", action="store_true", help="no application capture")
     args = parser.parse_args()
-    record(args.out.resolve(), args.iterations)
+    record(args.out.resolve(), args.campaign.resolve(), args.iterations, not args.no_app)
     return 0
 
 
