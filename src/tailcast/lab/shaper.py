@@ -52,7 +52,7 @@ def load_shapers(path: Path) -> dict[str, Bucket]:
         raise InputError(path, f"invalid TOML ({exc})") from exc
 
     def value(table: str, key: str) -> object:
-        t = doc
+        t: object = doc
         for part in table.split("."):
             t = t.get(part) if isinstance(t, dict) else None
         if not isinstance(t, dict) or key not in t:

@@ -379,6 +379,70 @@ mod tests {
         spec.build(0).unwrap().fabric
     }
 
+    /// One level of 4 endpoints at 0.8 Gbit/s (0.1 B/ns) behind a bucket of `extra` pairs.
+    fn bucketed(extra: &[(&str, Value)]) -> Result<Box<dyn Fabric>, String> {
+        shaped(extra, "flow")
+    }
+
+    fn shaped(extra: &[(&str, Value)], contention: &str) -> Result<Box<dyn Fabric>, String> {
+        let mut level = vec![
+            ("arity", Value::Int(4)),
+            ("link_bandwidth_gbps", Value::from(0.8)),
+        ];
+        level.extend(extra.iter().cloned());
+        let spec = FabricSpec::from_pairs([
+            ("model", Value::from("tree")),
+            ("contention", Value::from(contention)),
+            ("levels", Value::List(vec![Value::table(level)])),
+        ])
+        .map_err(|e| e.to_string())?;
+        spec.build(0).map(|b| b.fabric).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_shaped_level_passes_its_burst_at_the_peak() {
+        // 1000 B burst + 500 B packet, peak 8 Gbit/s (1 B/ns) over a 0.1 B/ns rate: both
+        // links of a same-group path drain at 0.9 B/ns and empty at 1500/0.9 ns, having
+        // passed 1500/0.9 B; the rest goes at 0.1 B/ns.
+        let keys = [
+            ("burst_bytes", Value::Int(1000)),
+            ("max_packet_bytes", Value::Int(500)),
+            ("peak_bandwidth_gbps", Value::from(8.0)),
+        ];
+        let mut f = bucketed(&keys).unwrap();
+        let f = f.as_mut();
+        f.submit(0.0, &Transfer::new(0, 0, 1, 1000, Kind::Eager));
+        assert_eq!(run(f), vec![(0, 1000.0)]);
+        let mut f = bucketed(&keys).unwrap();
+        let f = f.as_mut();
+        f.submit(0.0, &Transfer::new(0, 0, 1, 3000, Kind::Eager));
+        let at_peak = 1500.0 / 0.9;
+        let got = run(f)[0].1;
+        let want = at_peak + (3000.0 - at_peak) / 0.1;
+        assert!((got - want).abs() < 1e-6 * want, "{got} vs {want}");
+        // Without the keys: the constant-rate link.
+        let mut f = bucketed(&[]).unwrap();
+        f.submit(0.0, &Transfer::new(0, 0, 1, 1000, Kind::Eager));
+        assert_eq!(run(f.as_mut()), vec![(0, 10_000.0)]);
+    }
+
+    #[test]
+    fn bucket_keys_come_together_and_above_the_rate() {
+        let err = |keys: &[(&str, Value)]| bucketed(keys).err().unwrap_or_default();
+        let peak = ("peak_bandwidth_gbps", Value::from(8.0));
+        let burst = ("burst_bytes", Value::Int(1000));
+        assert!(err(&[burst.clone()]).contains("levels[0].peak_bandwidth_gbps"));
+        assert!(err(&[peak.clone()]).contains("levels[0].burst_bytes"));
+        let packet = ("max_packet_bytes", Value::Int(9));
+        assert!(err(&[packet]).contains("levels[0].max_packet_bytes"));
+        let slow = ("peak_bandwidth_gbps", Value::from(0.5));
+        assert!(err(&[burst.clone(), slow]).contains("must exceed link_bandwidth_gbps"));
+        let empty = ("burst_bytes", Value::Int(0));
+        assert!(err(&[empty, peak.clone()]).contains("0 bytes"));
+        let packet = shaped(&[burst, peak], "packet").err().unwrap_or_default();
+        assert!(packet.contains("flow engine only"), "{packet}");
+    }
+
     fn run(f: &mut dyn Fabric) -> Vec<(u32, f64)> {
         let mut out: Vec<Delivery> = Vec::new();
         while let Some(t) = f.next_time() {
