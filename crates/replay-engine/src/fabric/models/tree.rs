@@ -431,8 +431,8 @@ mod tests {
         let err = |keys: &[(&str, Value)]| bucketed(keys).err().unwrap_or_default();
         let peak = ("peak_bandwidth_gbps", Value::from(8.0));
         let burst = ("burst_bytes", Value::Int(1000));
-        assert!(err(&[burst.clone()]).contains("levels[0].peak_bandwidth_gbps"));
-        assert!(err(&[peak.clone()]).contains("levels[0].burst_bytes"));
+        assert!(err(std::slice::from_ref(&burst)).contains("levels[0].peak_bandwidth_gbps"));
+        assert!(err(std::slice::from_ref(&peak)).contains("levels[0].burst_bytes"));
         let packet = ("max_packet_bytes", Value::Int(9));
         assert!(err(&[packet]).contains("levels[0].max_packet_bytes"));
         let slow = ("peak_bandwidth_gbps", Value::from(0.5));
