@@ -1,6 +1,7 @@
 """A calibration written as a `tree` fabric means what was measured: the engine accepts the
 TOML, its endpoints are the cluster's nodes in tree order, and a cross-island alltoall on
-it takes the time the measured island rate gives; a non-uniform tree is refused."""
+it takes the time the measured island rate gives; a non-uniform tree is refused; the lab's
+network.toml adds its shapers as token buckets."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tailcast.collectors.topology import Topology
-from tailcast.errors import UsageError
+from tailcast.errors import InputError, UsageError
 from tailcast.lab.calibrate import (
     CLASSES,
     LINKS_CROSSED,
@@ -18,12 +19,14 @@ from tailcast.lab.calibrate import (
     derive,
 )
 from tailcast.lab.fabric_toml import fabric_toml, tree_shape
+from tailcast.lab.shaper import Bucket, load_shapers
 from tailcast.replay.fabric import load_fabric
 from tailcast.replay.run import replay_trace
 from tailcast.replay.scenario import ReplayOptions
 from tailcast.traces.io import write_trace
 from tailcast.traces.synth.osu import osu_trace
 
+NETWORK_TOML = Path(__file__).parents[2] / "scripts" / "labnet" / "network.toml"
 RATES = {"same_group": 245.4e6, "same_island": 197.1e6, "different_islands": 98.3e6}
 
 
@@ -95,3 +98,38 @@ def test_unequal_groups_are_refused() -> None:
     with pytest.raises(UsageError, match="equal groups"):
         tree_shape(Topology(paths, "test"))
     assert tree_shape(_topology(groups_per_island=3, islands=1))[0] == [4, 3]
+
+
+def test_the_labs_shapers_become_token_buckets(tmp_path: Path) -> None:
+    """network.toml's bursts with htb's GSO overdraft (7 segments of 9000 - 52 B at its
+    MTU) and veth's 10 Gbit/s; a cross-island 32 KiB message after idle leaves at the peak
+    instead of taking 2.7 ms at the island rate."""
+    shapers = load_shapers(NETWORK_TOML)
+    assert set(shapers) == {"node", "group", "island"}
+    assert all(b == Bucket(18000, 7 * 8948, 10.0) for b in shapers.values())
+    path = tmp_path / "lab.toml"
+    cal = _calibration({"same_group": 30.0, "same_island": 40.0, "different_islands": 50.0})
+    path.write_text(fabric_toml(cal, _topology(), "lab", shapers))
+    fabric = load_fabric(path)
+    assert [lv["burst_bytes"] for lv in fabric.table["levels"]] == [18000] * 3
+    trace = tmp_path / "p2p.parquet"
+    table, meta = osu_trace("bcast", 2, [1 << 15], 1)
+    write_trace(table, trace, meta)
+    out = replay_trace(trace, fabric, ReplayOptions(placement="nodes:node[01,09]"))
+    at_rate_us = (1 << 15) * 8 / RATES["different_islands"] * 1e6
+    assert out.iteration_latency_us.max() < at_rate_us / 4
+    plain = tmp_path / "plain.toml"
+    plain.write_text(fabric_toml(cal, _topology(), "plain"))
+    slow = replay_trace(trace, load_fabric(plain), ReplayOptions(placement="nodes:node[01,09]"))
+    assert slow.iteration_latency_us.min() > at_rate_us
+
+
+def test_tbf_has_no_overdraft_and_a_missing_burst_is_named(tmp_path: Path) -> None:
+    text = NETWORK_TOML.read_text()
+    tbf = tmp_path / "tbf.toml"
+    tbf.write_text(text.replace('qdisc = "htb"', 'qdisc = "tbf"'))
+    assert load_shapers(tbf)["node"].max_packet_bytes == 0
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace("burst_bytes = 18000\nqueue_bytes", "queue_bytes", 1))
+    with pytest.raises(InputError, match=r"links\.node\.burst_bytes"):
+        load_shapers(bad)

@@ -18,7 +18,17 @@ fn a_single_packet_takes_the_flow_models_time_on_every_bundled_topology() {
     ];
     let mut checked = 0;
     for name in fabrics {
-        let table = bundled(name);
+        let mut table = bundled(name);
+        // The packet engine has no token buckets: the lab's links compare at their rates.
+        if let Some(Value::List(levels)) = table.get_mut("levels") {
+            for level in levels {
+                if let Value::Table(t) = level {
+                    for key in ["burst_bytes", "max_packet_bytes", "peak_bandwidth_gbps"] {
+                        t.remove(key);
+                    }
+                }
+            }
+        }
         let flow = Value::Table(table.clone());
         let pkt = packet(table, &[("packet_bytes", Value::Int(2048))]);
         let endpoints = build(&flow, 0).endpoints().expect("a topology");

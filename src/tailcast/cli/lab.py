@@ -35,6 +35,14 @@ def calibrate(
     topology: Annotated[
         Path | None, typer.Option("--topology", help="TOML topology; default scontrol.")
     ] = None,
+    network: Annotated[
+        Path | None,
+        typer.Option(
+            "--network",
+            help="The lab's network.toml: --fabric-out then writes each level's shaper as a "
+            "token bucket (burst, htb's GSO overdraft).",
+        ),
+    ] = None,
     ping_iterations: Annotated[int, typer.Option("--ping-iterations")] = 1000,
     bw_window: Annotated[int, typer.Option("--bw-window", help="Messages in flight.")] = 16,
     bw_iterations: Annotated[int, typer.Option("--bw-iterations")] = 8,
@@ -46,8 +54,10 @@ def calibrate(
     from tailcast.collectors.topology import load_topology_toml, read_scontrol_topology
     from tailcast.lab.calibrate import CalibrationSettings, run_calibration
     from tailcast.lab.fabric_toml import fabric_toml
+    from tailcast.lab.shaper import load_shapers
     from tailcast.replay.fabric import load_fabric
 
+    shapers = load_shapers(network) if network is not None else None
     topo = load_topology_toml(topology) if topology else read_scontrol_topology()
     settings = CalibrationSettings(
         ping_iterations=ping_iterations, bw_window=bw_window, bw_iterations=bw_iterations
@@ -58,7 +68,9 @@ def calibrate(
     if out is not None:
         out.write_text(json.dumps(result, indent=2) + "\n")
     if fabric_out is not None:
-        fabric_out.write_text(fabric_toml(cal, topo, fabric_out.stem))
+        fabric_out.write_text(
+            fabric_toml(cal, topo, fabric_out.stem, shapers, network.name if network else "")
+        )
         load_fabric(fabric_out)  # the engine accepts what was written
         note(f"wrote fabric {fabric_out}")
     if as_json:

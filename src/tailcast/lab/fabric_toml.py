@@ -1,9 +1,9 @@
 """A calibration (calibrate.py) written as a `tree` fabric for the replay engine: the
 cluster's switch hierarchy (arity per level from the topology), each level's measured
 achievable rate and per-link latency, and in its [host] table the per-message host overhead
-and the reduction cost, with the measurements they come from in comments. `tailcast lab
-calibrate --fabric-out` writes it; the bundled `lab` fabric is such a file, written on the
-network lab."""
+and the reduction cost, with the measurements they come from in comments; given the lab's
+network.toml (lab/shaper.py), each level's shaper as a token bucket. `tailcast lab calibrate
+--fabric-out` writes it; the bundled `lab` fabric is such a file, written on the network lab."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import hostlist
 from tailcast.collectors.topology import Topology
 from tailcast.errors import UsageError
 from tailcast.lab.calibrate import CLASSES, TOP_LEVEL, Calibration
+from tailcast.lab.shaper import Bucket
 
 LEVEL_NOTES = {
     "node": "node links (node <-> group switch)",
@@ -41,7 +42,22 @@ def tree_shape(topo: Topology) -> tuple[list[int], list[str]]:
     return arity, order
 
 
-def fabric_toml(cal: Calibration, topo: Topology, name: str = "lab") -> str:
+def _bucket_lines(b: Bucket, source: str) -> list[str]:
+    return [
+        f"burst_bytes = {b.burst_bytes}                # {source}",
+        f"max_packet_bytes = {b.max_packet_bytes}          # htb's overdraft: one GSO super-packet",
+        f"peak_bandwidth_gbps = {b.peak_gbps:.1f}         # veth's reported speed",
+    ]
+
+
+def fabric_toml(
+    cal: Calibration,
+    topo: Topology,
+    name: str = "lab",
+    shapers: dict[str, Bucket] | None = None,
+    shapers_from: str = "network.toml",
+) -> str:
+    """The fabric TOML; `shapers` (per level, from `shapers_from`) adds token buckets."""
     arity, order = tree_shape(topo)
     nodes = hostlist.collect_hostlist(order)
     if list(hostlist.expand_hostlist(nodes)) != order:  # a hostlist sorts; keep our order
@@ -58,6 +74,12 @@ def fabric_toml(cal: Calibration, topo: Topology, name: str = "lab") -> str:
         "# 1-byte ping-pong (one-way = 2 x overhead + links), a line through the three classes",
         "# (medians are mostly scheduling delay on a shared host: kept here as the noise).",
     ]
+    if shapers is not None:
+        lines += [
+            "# Buckets: each level's shaper as configured (lab/shaper.py). The rates stay the",
+            "# streams' goodput: a 16 MiB window gains at most burst + packet (~0.5 %) from",
+            "# the bucket, less than TCP's shortfall from the configured rate (~1-1.5 %).",
+        ]
     for c in CLASSES:
         m = cal.classes[c]
         lines.append(
@@ -79,8 +101,10 @@ def fabric_toml(cal: Calibration, topo: Topology, name: str = "lab") -> str:
             f"arity = {a}",
             f"link_bandwidth_gbps = {cal.rate_bit_s[level] / 1e9:.6f}",
             f"link_latency_ns = {cal.link_latency_us * 1e3:.1f}",
-            "",
         ]
+        if shapers is not None:
+            lines += _bucket_lines(shapers[level], f"{shapers_from} links.{level}")
+        lines.append("")
     lines += [
         "[host]",
         f"overhead_ns = {half:.1f}                # half the per-message cost (o at each end)",

@@ -10,7 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::maxmin::MaxMin;
+use super::maxmin::{MaxMin, TokenBucket};
 use crate::fabric::{
     Delivery, Fabric, Locality, Submitted, Time, Transfer, TransferId, TransferInfo,
 };
@@ -48,8 +48,10 @@ pub struct LinkClasses {
     pub names: &'static [&'static str],
     /// Class of every link, by link id.
     pub of_link: Vec<u8>,
-    /// Capacity of each class, bytes per ns.
+    /// Capacity of each class, bytes per ns (its sustained rate when it has a bucket).
     pub capacity: Vec<f64>,
+    /// A token bucket in front of every link of a class, by class (empty: none anywhere).
+    pub buckets: Vec<Option<TokenBucket>>,
 }
 
 pub trait Topology: Send {
@@ -133,9 +135,15 @@ impl<T: Topology> FlowNetwork<T> {
             .map(|&c| classes.capacity[c as usize])
             .collect();
         let links = capacity.len();
+        let mut solver = MaxMin::new(capacity);
+        for (l, &c) in classes.of_link.iter().enumerate() {
+            if let Some(Some(bucket)) = classes.buckets.get(c as usize) {
+                solver.set_bucket(l as u32, *bucket);
+            }
+        }
         Self {
             topology,
-            solver: MaxMin::new(capacity),
+            solver,
             rng,
             arrivals: BinaryHeap::new(),
             pending: Vec::new(),
@@ -218,7 +226,7 @@ impl<T: Topology> Fabric for FlowNetwork<T> {
 
     fn next_time(&mut self) -> Option<Time> {
         self.solver.settle(self.now);
-        let drain = self.solver.next_finish();
+        let drain = self.solver.next_event();
         let arrive = self.arrivals.peek().map(|a| a.time());
         match (drain, arrive) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -227,15 +235,16 @@ impl<T: Topology> Fabric for FlowNetwork<T> {
     }
 
     fn advance(&mut self, now: Time, delivered: &mut Vec<Delivery>) {
-        // Drains happen in time order; each departure changes the others' rates, so settle
-        // at every distinct drain instant.
+        // Drains (and buckets running empty) happen in time order; each changes the others'
+        // rates, so settle at every distinct instant, after all that happen at it.
         loop {
             self.solver.settle(self.now);
-            match self.solver.next_finish() {
+            match self.solver.next_event() {
                 Some(t) if t <= now => {
                     self.now = t;
                     self.drained.clear();
                     self.solver.pop_finished(t, &mut self.drained);
+                    self.solver.empty_buckets(t);
                     for &(id, at) in &self.drained {
                         let arrival = at + self.pending[id as usize].0;
                         self.arrivals.push(Arrival::new(arrival, id));

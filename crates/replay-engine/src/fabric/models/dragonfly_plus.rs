@@ -188,6 +188,7 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
             names: CLASS_NAMES,
             of_link,
             capacity: vec![rate("terminal"), rate("local"), rate("global")],
+            buckets: Vec::new(),
         },
         cable_latency: ["terminal", "local", "global"].map(|k| class(k).f64("latency_ns")),
         wiring,

@@ -5,6 +5,7 @@
 //! common switch, then down. Level 1's subtrees are the groups, level 2's the islands
 //! (placement by locality class).
 
+use crate::fabric::flow::maxmin::TokenBucket;
 use crate::fabric::flow::network::{FlowNetwork, LinkClasses, LinkLoad, Route, Topology};
 use crate::fabric::packet::params::{self as packet, PacketParams};
 use crate::fabric::packet::topology::PacketTopology;
@@ -38,6 +39,33 @@ const LEVEL: &[Param] = &[
         },
         default: DefaultValue::Float(0.0),
         doc: "latency of one of those links",
+    },
+    Param {
+        key: "burst_bytes",
+        ty: Type::Int {
+            min: 0,
+            max: 1 << 40,
+        },
+        default: DefaultValue::Absent,
+        doc: "token bucket of the links' shaper (tc's burst): after an idle period this many bytes (plus max_packet_bytes) leave at peak_bandwidth_gbps, then link_bandwidth_gbps holds; absent: a constant-rate link",
+    },
+    Param {
+        key: "peak_bandwidth_gbps",
+        ty: Type::Float {
+            min: 1e-9,
+            max: f64::INFINITY,
+        },
+        default: DefaultValue::Absent,
+        doc: "rate of the links while their bucket holds tokens (the device behind the shaper); given with burst_bytes, above link_bandwidth_gbps",
+    },
+    Param {
+        key: "max_packet_bytes",
+        ty: Type::Int {
+            min: 0,
+            max: 1 << 40,
+        },
+        default: DefaultValue::Int(0),
+        doc: "largest packet the shaper charges at once: Linux htb sends while its tokens are >= 0 and charges the whole packet (a GSO super-packet, up to the device's gso_max_size), so after idle up to burst_bytes plus this pass at peak",
     },
 ];
 
@@ -93,15 +121,27 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
             key: "levels".into(),
             message: "more than 2^24 endpoints".into(),
         })? as u32;
+    let buckets = levels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| bucket_of(l, i))
+        .collect::<Result<Vec<_>, _>>()?;
     let tree = Tree::new(
         arity,
         levels.iter().map(|l| l.f64("link_bandwidth_gbps") / 8.0).collect(),
+        buckets,
         levels.iter().map(|l| l.f64("link_latency_ns")).collect(),
         c.f64("switch_latency_ns"),
         c.f64("local_bandwidth_gbps") / 8.0,
         endpoints,
     );
     let fabric: Box<dyn crate::fabric::Fabric> = match PacketParams::of(c)? {
+        Some(_) if tree.classes.buckets.iter().any(Option::is_some) => {
+            return Err(ConfigError {
+                key: "levels".into(),
+                message: "token buckets (burst_bytes) are modelled by the flow engine only; drop them or contention = \"packet\"".into(),
+            })
+        }
         Some(p) => Box::new(PacketNetwork::new(tree, p, seed)?),
         None => Box::new(FlowNetwork::new(tree, SplitMix64::new(seed))),
     };
@@ -109,6 +149,49 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
         fabric,
         handshake: true,
     })
+}
+
+/// The token bucket of level `i` (0-based), if its table declares one.
+fn bucket_of(level: &Config, i: usize) -> Result<Option<TokenBucket>, ConfigError> {
+    let err = |key: &str, message: String| ConfigError {
+        key: format!("levels[{i}].{key}"),
+        message,
+    };
+    match (level.has("burst_bytes"), level.has("peak_bandwidth_gbps")) {
+        (false, false) if level.i64("max_packet_bytes") > 0 => Err(err(
+            "max_packet_bytes",
+            "needs burst_bytes and peak_bandwidth_gbps (it widens their bucket)".into(),
+        )),
+        (false, false) => Ok(None),
+        (true, false) => Err(err(
+            "peak_bandwidth_gbps",
+            "is required with burst_bytes (the rate the bucket releases at)".into(),
+        )),
+        (false, true) => Err(err(
+            "burst_bytes",
+            "is required with peak_bandwidth_gbps (the bucket's depth)".into(),
+        )),
+        (true, true) => {
+            let (peak, rate) = (level.f64("peak_bandwidth_gbps"), level.f64("link_bandwidth_gbps"));
+            if peak <= rate {
+                return Err(err(
+                    "peak_bandwidth_gbps",
+                    format!("must exceed link_bandwidth_gbps ({rate}); got {peak}"),
+                ));
+            }
+            let depth = (level.i64("burst_bytes") + level.i64("max_packet_bytes")) as f64;
+            if depth <= 0.0 {
+                return Err(err(
+                    "burst_bytes",
+                    "a bucket of 0 bytes (with max_packet_bytes 0) never releases at the peak".into(),
+                ));
+            }
+            Ok(Some(TokenBucket {
+                depth_bytes: depth,
+                peak: peak / 8.0,
+            }))
+        }
+    }
 }
 
 const LEVEL_NAMES: [&str; 8] = [
@@ -133,6 +216,7 @@ impl Tree {
     fn new(
         arity: Vec<u32>,
         rate: Vec<f64>,
+        buckets: Vec<Option<TokenBucket>>,
         latency: Vec<f64>,
         switch_latency: f64,
         local_rate: f64,
@@ -157,6 +241,7 @@ impl Tree {
                 names,
                 of_link,
                 capacity: rate,
+                buckets,
             },
             arity,
             span,
@@ -292,6 +377,70 @@ mod tests {
         ])
         .unwrap();
         spec.build(0).unwrap().fabric
+    }
+
+    /// One level of 4 endpoints at 0.8 Gbit/s (0.1 B/ns) behind a bucket of `extra` pairs.
+    fn bucketed(extra: &[(&str, Value)]) -> Result<Box<dyn Fabric>, String> {
+        shaped(extra, "flow")
+    }
+
+    fn shaped(extra: &[(&str, Value)], contention: &str) -> Result<Box<dyn Fabric>, String> {
+        let mut level = vec![
+            ("arity", Value::Int(4)),
+            ("link_bandwidth_gbps", Value::from(0.8)),
+        ];
+        level.extend(extra.iter().cloned());
+        let spec = FabricSpec::from_pairs([
+            ("model", Value::from("tree")),
+            ("contention", Value::from(contention)),
+            ("levels", Value::List(vec![Value::table(level)])),
+        ])
+        .map_err(|e| e.to_string())?;
+        spec.build(0).map(|b| b.fabric).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_shaped_level_passes_its_burst_at_the_peak() {
+        // 1000 B burst + 500 B packet, peak 8 Gbit/s (1 B/ns) over a 0.1 B/ns rate: both
+        // links of a same-group path drain at 0.9 B/ns and empty at 1500/0.9 ns, having
+        // passed 1500/0.9 B; the rest goes at 0.1 B/ns.
+        let keys = [
+            ("burst_bytes", Value::Int(1000)),
+            ("max_packet_bytes", Value::Int(500)),
+            ("peak_bandwidth_gbps", Value::from(8.0)),
+        ];
+        let mut f = bucketed(&keys).unwrap();
+        let f = f.as_mut();
+        f.submit(0.0, &Transfer::new(0, 0, 1, 1000, Kind::Eager));
+        assert_eq!(run(f), vec![(0, 1000.0)]);
+        let mut f = bucketed(&keys).unwrap();
+        let f = f.as_mut();
+        f.submit(0.0, &Transfer::new(0, 0, 1, 3000, Kind::Eager));
+        let at_peak = 1500.0 / 0.9;
+        let got = run(f)[0].1;
+        let want = at_peak + (3000.0 - at_peak) / 0.1;
+        assert!((got - want).abs() < 1e-6 * want, "{got} vs {want}");
+        // Without the keys: the constant-rate link.
+        let mut f = bucketed(&[]).unwrap();
+        f.submit(0.0, &Transfer::new(0, 0, 1, 1000, Kind::Eager));
+        assert_eq!(run(f.as_mut()), vec![(0, 10_000.0)]);
+    }
+
+    #[test]
+    fn bucket_keys_come_together_and_above_the_rate() {
+        let err = |keys: &[(&str, Value)]| bucketed(keys).err().unwrap_or_default();
+        let peak = ("peak_bandwidth_gbps", Value::from(8.0));
+        let burst = ("burst_bytes", Value::Int(1000));
+        assert!(err(std::slice::from_ref(&burst)).contains("levels[0].peak_bandwidth_gbps"));
+        assert!(err(std::slice::from_ref(&peak)).contains("levels[0].burst_bytes"));
+        let packet = ("max_packet_bytes", Value::Int(9));
+        assert!(err(&[packet]).contains("levels[0].max_packet_bytes"));
+        let slow = ("peak_bandwidth_gbps", Value::from(0.5));
+        assert!(err(&[burst.clone(), slow]).contains("must exceed link_bandwidth_gbps"));
+        let empty = ("burst_bytes", Value::Int(0));
+        assert!(err(&[empty, peak.clone()]).contains("0 bytes"));
+        let packet = shaped(&[burst, peak], "packet").err().unwrap_or_default();
+        assert!(packet.contains("flow engine only"), "{packet}");
     }
 
     fn run(f: &mut dyn Fabric) -> Vec<(u32, f64)> {

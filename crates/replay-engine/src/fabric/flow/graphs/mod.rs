@@ -94,6 +94,7 @@ impl Graph {
             names: &["link"],
             of_link: vec![0; links as usize],
             capacity: vec![link_rate],
+            buckets: Vec::new(),
         };
         Ok(Self {
             topology,

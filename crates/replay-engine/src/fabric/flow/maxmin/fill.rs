@@ -15,7 +15,11 @@ impl MaxMin {
     /// exactly that sequence of choices, so they give bit-identical rates: a scan of the
     /// links for the handful a departure or an arrival usually touches, a candidate queue
     /// for large sets (a collective step, the first settle of a halo ring).
-    pub(super) fn fill(&mut self) {
+    pub(super) fn fill(&mut self, now: f64) {
+        self.collect_links();
+        if !self.buckets.is_empty() {
+            self.refill_buckets(now);
+        }
         self.measure_links();
         if self.scratch.s_links.len() <= self.scratch.scan_links {
             self.fill_by_scan();
@@ -24,13 +28,11 @@ impl MaxMin {
         }
     }
 
-    /// Collects the links S uses, the capacity their F flows leave and their S flows, and
-    /// the F flows there that check (b) has to verify.
-    fn measure_links(&mut self) {
+    /// Starts a round: collects the links S uses.
+    fn collect_links(&mut self) {
         let sc = &mut self.scratch;
         let round = sc.next_stamp();
         sc.round = round;
-        let settle = sc.settle;
         sc.s_links.clear();
         sc.unfixed_flows = sc.s_flows.len();
         for &f in &sc.s_flows {
@@ -42,6 +44,13 @@ impl MaxMin {
                 }
             }
         }
+    }
+
+    /// Measures the links S uses: the capacity their F flows leave and their S flows, and
+    /// the F flows there that check (b) has to verify.
+    fn measure_links(&mut self) {
+        let sc = &mut self.scratch;
+        let (round, settle) = (sc.round, sc.settle);
         sc.neighbours.clear();
         for &l in &sc.s_links {
             let link = &self.links[l as usize];

@@ -38,11 +38,13 @@
 //! gives bit-identical rates. (Grouping the same arrivals into fewer or more settles at one
 //! instant may change rates by rounding, since S depends on it.)
 
+mod bucket;
 mod fill;
 mod finish_queue;
 mod resolve;
 mod scratch;
 
+pub use bucket::TokenBucket;
 use finish_queue::FinishQueue;
 
 /// Relative tolerance of the verification: a link is saturated if its load is within
@@ -175,6 +177,13 @@ pub struct MaxMin {
     free: Vec<FlowSlot>,
     finish: FinishQueue,
     dirty: Vec<u32>,
+    /// Token buckets by link (bucket.rs); empty when no link has one, which is all the hot
+    /// paths check.
+    buckets: Vec<Option<bucket::Bucket>>,
+    /// When each draining bucket runs empty, by link.
+    empties: FinishQueue,
+    /// Links whose bucket ran empty since the last settle: every flow on them is re-rated.
+    shrunk: Vec<u32>,
     /// Scratch state of the local re-solve, reused to avoid allocation.
     scratch: scratch::Scratch,
     live: usize,
@@ -199,6 +208,9 @@ impl MaxMin {
             free: Vec::new(),
             finish: FinishQueue::default(),
             dirty: Vec::new(),
+            buckets: Vec::new(),
+            empties: FinishQueue::default(),
+            shrunk: Vec::new(),
             scratch: scratch::Scratch::new(n),
             live: 0,
             stats: Stats::default(),
@@ -249,9 +261,10 @@ impl MaxMin {
         slot
     }
 
-    /// (Inlined: its one hot caller, `pop_finished`, runs it for every drained flow.)
+    /// Unlinks a flow at `now` (its rate counts on its links until then). (Inlined: its
+    /// one hot caller, `pop_finished`, runs it for every drained flow.)
     #[inline(always)]
-    fn remove(&mut self, slot: FlowSlot) {
+    fn remove(&mut self, slot: FlowSlot, now: f64) {
         // The route is copied out of the slot (taking an empty `long` costs nothing), since
         // unlinking it needs `self` mutably.
         let flow = &mut self.flows[slot as usize];
@@ -261,10 +274,17 @@ impl MaxMin {
         } else {
             &long[..]
         };
+        let bucketed = !self.buckets.is_empty();
         for &l in links {
+            if bucketed {
+                self.account_bucket(l, now);
+            }
             self.counts[l as usize] -= 1;
             self.unlink(l, slot);
             self.dirty.push(l);
+            if bucketed {
+                self.schedule_bucket(l, now);
+            }
         }
         self.flows[slot as usize].long = long;
         self.live -= 1;
@@ -304,11 +324,12 @@ impl MaxMin {
         let f = &self.flows[slot as usize];
         debug_assert!(f.live, "cancel of a flow that is not live");
         let left = (f.remaining - f.rate * (now - f.updated_at)).max(0.0);
-        self.remove(slot);
+        self.remove(slot, now);
         left
     }
 
-    /// Capacity of a link in bytes per ns.
+    /// Capacity of a link in bytes per ns (a bucketed link's peak while its bucket holds
+    /// tokens, its rate once empty; see bucket.rs).
     pub fn capacity(&self, link: u32) -> f64 {
         self.links[link as usize].capacity
     }
@@ -344,7 +365,7 @@ impl MaxMin {
         self.seed_from_dirty_links();
         loop {
             self.stats.rounds += 1;
-            self.fill();
+            self.fill(now);
             self.verify_neighbours();
             if !self.expand() {
                 break;
@@ -365,10 +386,13 @@ impl MaxMin {
                 break;
             }
             out.push((self.flows[slot as usize].tag, t));
-            self.remove(slot);
+            self.remove(slot, t);
         }
     }
 }
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod bucket_tests;

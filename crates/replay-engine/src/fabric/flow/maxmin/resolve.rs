@@ -15,6 +15,18 @@ impl MaxMin {
         let settle = sc.next_stamp();
         sc.settle = settle;
         sc.s_flows.clear();
+        // A link whose bucket ran empty offers less: all its flows, whatever their
+        // bottleneck, are re-rated (those bottlenecked elsewhere could overload it).
+        for &l in &self.shrunk {
+            for f in self.links[l as usize].flows(l, &self.spill) {
+                let fm = &mut sc.flow[f as usize];
+                if fm.member != settle {
+                    fm.member = settle;
+                    sc.s_flows.push(f);
+                }
+            }
+        }
+        self.shrunk.clear();
         for &l in &self.dirty {
             // Dedupes the dirty list; round stamps come later, so this mark never collides.
             let link = &mut self.links[l as usize];
@@ -130,5 +142,8 @@ impl MaxMin {
             self.finish.set(f, t);
         }
         self.stats.rerated += sc.s_flows.len() as u64;
+        if !self.buckets.is_empty() {
+            self.schedule_buckets(now);
+        }
     }
 }

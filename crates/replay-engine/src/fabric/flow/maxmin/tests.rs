@@ -10,7 +10,7 @@ use crate::prng::SplitMix64;
 const TOL: f64 = 1e-9;
 
 impl MaxMin {
-    fn live_slots(&self) -> Vec<FlowSlot> {
+    pub(super) fn live_slots(&self) -> Vec<FlowSlot> {
         (0..self.flows.len() as FlowSlot)
             .filter(|&f| self.flows[f as usize].live)
             .collect()
@@ -18,7 +18,7 @@ impl MaxMin {
 
     /// Reference solver: progressive filling over every live flow from scratch, fixing at
     /// each step the link of least (current share, id) with all its unfixed flows.
-    fn reference_rates(&self) -> Vec<(FlowSlot, f64)> {
+    pub(super) fn reference_rates(&self) -> Vec<(FlowSlot, f64)> {
         let mut rem: Vec<f64> = self.links.iter().map(|k| k.capacity).collect();
         let mut unfixed: Vec<u32> = self.links.iter().map(|k| k.len).collect();
         let mut rate = vec![f64::NAN; self.flows.len()];
@@ -49,7 +49,7 @@ impl MaxMin {
     /// (up to `TOL`), and every flow has a bottleneck — a saturated link of its route on
     /// which no flow is faster (up to `TOL`). The bottleneck each flow remembers (the
     /// invariant the local re-solve relies on) must be one.
-    fn assert_max_min_fair(&self, what: &str) {
+    pub(super) fn assert_max_min_fair(&self, what: &str) {
         let load_max = |l: usize| {
             let rates = self.links[l]
                 .flows(l as u32, &self.spill)
@@ -79,7 +79,7 @@ impl MaxMin {
         }
     }
 
-    fn assert_matches_reference(&self, what: &str) {
+    pub(super) fn assert_matches_reference(&self, what: &str) {
         for (f, want) in self.reference_rates() {
             let got = self.rate(f);
             assert!(
@@ -369,7 +369,7 @@ fn a_link_lists_its_flows_like_a_swap_removed_vec() {
             let slot = model[rng.below(model.len() as u64) as usize];
             let i = model.iter().position(|&s| s == slot).unwrap();
             model.swap_remove(i);
-            m.remove(slot);
+            m.remove(slot, 0.0);
         }
         for l in 0..2u32 {
             let list: Vec<FlowSlot> = m.links[l as usize].flows(l, &m.spill).collect();
