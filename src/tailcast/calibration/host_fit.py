@@ -70,6 +70,10 @@ START = HostFit(
     overhead_ns=10e3, link_latency_ns=5e3, detour_share=0.04, length_ns=40e3, length_sigma=1.5
 )
 
+LONG_DETOURS = HostFit(
+    overhead_ns=10e3, link_latency_ns=5e3, detour_share=0.04, length_ns=160e3, length_sigma=0.5
+)
+
 
 def quantile_loss(measured: np.ndarray, simulated: np.ndarray) -> float:
     """Mean |ln(simulated / measured)| over QUANTILES (both in the same unit, > 0)."""
@@ -121,7 +125,8 @@ def fit_host(
     step if it improves (the loss has valleys across two parameters — detour length and
     its spread, o and the link latency — along which coordinate sweeps stall: replays at a
     known point taken as measured were fitted at twice its loss without the diagonal
-    steps), and sweeps again."""
+    steps), and sweeps again; with the default start and grids, also from LONG_DETOURS, the
+    better of the two kept."""
     grids = grids or GRIDS
     if not measured:
         raise ValueError("no fitting runs")
@@ -136,6 +141,27 @@ def fit_host(
     def total(fit: HostFit) -> float:
         return float(np.mean(list(losses(fit).values())))
 
+    found = [_search(start, grids, total, progress)]
+    # A second start with long, rare detours: the loss has basins apart along detour length
+    # (replays at a known host taken as measured, with buckets and CPU occupancy, stopped at
+    # 1.8x the truth's loss from the first start alone)
+    if start == START and grids is GRIDS:
+        found.append(_search(LONG_DETOURS, grids, total, progress))
+    best, best_loss = min(found, key=lambda f: f[1])
+    profiles = {  # after a sweep that changed nothing these replays are all cached
+        key: [(v, total(replace(best, **{key: v}))) for v in values]
+        for key, values in grids.items()
+    }
+    return FitResult(best, best_loss, losses(best), len(cache), profiles)
+
+
+def _search(
+    start: HostFit,
+    grids: dict[str, tuple[float, ...]],
+    total: Callable[[HostFit], float],
+    progress: Callable[[str], None],
+) -> tuple[HostFit, float]:
+    """Coordinate sweeps and diagonal steps from `start` until neither improves."""
     best, best_loss = start, total(start)
     for sweep in range(MAX_SWEEPS):
         changed = False
@@ -153,8 +179,4 @@ def fit_host(
         progress(f"sweep {sweep + 1}: loss {best_loss:.3f} at {best}")
         if not changed:
             break
-    profiles = {  # after a sweep that changed nothing these replays are all cached
-        key: [(v, total(replace(best, **{key: v}))) for v in values]
-        for key, values in grids.items()
-    }
-    return FitResult(best, best_loss, losses(best), len(cache), profiles)
+    return best, best_loss
