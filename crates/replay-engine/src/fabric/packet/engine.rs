@@ -19,14 +19,22 @@
 
 use super::network::{Ports, Waiter, NONE};
 use super::packets::{Message, Packet, Packets};
-use super::params::{PacketParams, Switching, CREDIT_BYTES};
+use super::params::{BackgroundMode, PacketParams, Switching, CREDIT_BYTES};
 use super::stats::Stats;
 use super::topology::{Hop, PacketTopology};
+use super::virtual_queues::{TrainFlow, VirtualQueues};
 use crate::fabric::schema::ConfigError;
 use crate::fabric::slab::Slab;
 use crate::fabric::timers::Timers;
-use crate::fabric::{Delivery, Fabric, Locality, Submitted, Time, Transfer, TransferInfo};
+use crate::fabric::{
+    Delivery, Demand, Fabric, Locality, Submitted, Time, Transfer, TransferInfo,
+};
 use crate::prng::SplitMix64;
+use std::cell::RefCell;
+
+/// Routes sampled per background demand (the idle network's random choices among equal
+/// paths, e.g. a Dragonfly+ leaf's spines): its load splits over them in these shares.
+const ROUTE_SAMPLES: u32 = 16;
 
 /// A state change at an instant (arbitrations come after all of an instant's changes).
 #[derive(Debug, Clone, Copy)]
@@ -40,6 +48,9 @@ enum Event {
     Credit(u32, u32),
     /// A packet's tail reached its destination endpoint.
     Deliver(u32),
+    /// The background packets a link sends before a foreground one are through (hybrid
+    /// mode): the link arbitrates again.
+    Background(u32),
 }
 
 pub struct PacketNetwork<T: PacketTopology> {
@@ -70,6 +81,10 @@ pub struct PacketNetwork<T: PacketTopology> {
     links: Vec<u32>,
     hops: Vec<Hop>,
     now: Time,
+    seed: u64,
+    /// Hybrid mode: the background's virtual queues (`background_load`), read by the
+    /// routing closures, hence a cell.
+    background: Option<RefCell<VirtualQueues>>,
 }
 
 impl<T: PacketTopology> PacketNetwork<T> {
@@ -136,6 +151,8 @@ impl<T: PacketTopology> PacketNetwork<T> {
             links: Vec::new(),
             hops: Vec::new(),
             now: 0.0,
+            seed,
+            background: None,
         })
     }
 
@@ -214,15 +231,17 @@ impl<T: PacketTopology> PacketNetwork<T> {
     fn route(&mut self, p: u32) {
         let m = self.packets.rec[p as usize].msg;
         let (src, dst) = self.messages[m].endpoints;
+        let now = self.now;
         let Self {
             topology,
             ports,
             rng,
             links,
             hops,
+            background,
             ..
         } = self;
-        let load = |l: u32| ports.out[l as usize].load;
+        let load = |l: u32| ports.out[l as usize].load + virtual_load(background, l, now);
         let path = topology.packet_route(src, dst, &load, rng, links);
         topology.hop_classes(links, hops);
         spread_classes(hops, self.spread, dst);
@@ -252,15 +271,17 @@ impl<T: PacketTopology> PacketNetwork<T> {
         // Scored without itself: it is not queued anywhere while its router decides.
         let (before, bytes) = (self.links[taken], u64::from(r.bytes));
         self.ports.out[before as usize].load -= bytes;
+        let now = self.now;
         let Self {
             topology,
             ports,
             rng,
             links,
             hops,
+            background,
             ..
         } = self;
-        let load = |l: u32| ports.out[l as usize].load;
+        let load = |l: u32| ports.out[l as usize].load + virtual_load(background, l, now);
         let Some(path) = topology.reroute(src, dst, links, taken, &load, rng) else {
             self.ports.out[before as usize].load += bytes;
             return;
@@ -347,8 +368,18 @@ impl<T: PacketTopology> PacketNetwork<T> {
             }
             self.eligible.push(k);
         }
+        if self.eligible.is_empty() {
+            return;
+        }
+        if let Some(v) = &self.background {
+            let wait = v.borrow_mut().wait(link, t, self.eligible.len());
+            if wait > 0.0 {
+                self.ports.out[l].busy_until = t + wait;
+                self.events.push(t + wait, Event::Background(link));
+                return;
+            }
+        }
         let k = match self.eligible.len() {
-            0 => return,
             1 => self.eligible[0],
             n => self.eligible[self.rng.below(n as u64) as usize],
         };
@@ -381,6 +412,9 @@ impl<T: PacketTopology> PacketNetwork<T> {
         if r.stalled >= 0.0 {
             self.stats.credit_stall_ns += t - r.stalled;
             r.stalled = -1.0;
+        }
+        if let Some(v) = &self.background {
+            v.borrow_mut().hold(link, start, end);
         }
         self.ports.out[l].busy_until = end;
         self.ports.in_busy[input] = end;
@@ -453,6 +487,13 @@ impl<T: PacketTopology> PacketNetwork<T> {
         });
         self.messages.remove(m);
     }
+}
+
+/// Bytes of background the routing sees at `link` at `t` (none without virtual queues).
+fn virtual_load(background: &Option<RefCell<VirtualQueues>>, link: u32, t: Time) -> u64 {
+    background
+        .as_ref()
+        .map_or(0, |v| v.borrow_mut().load(link, t))
 }
 
 /// Each hop's VC from its deadlock-freedom class: `spread` VCs per class, a destination
@@ -545,6 +586,7 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
                             self.request_arbitration(link, t);
                         }
                         Event::Deliver(p) => self.deliver(p, t, delivered),
+                        Event::Background(link) => self.request_arbitration(link, t),
                     }
                 }
                 _ if !self.arbitrations.is_empty() => {
@@ -564,6 +606,63 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
         true
     }
 
+    fn background_as_load(&self) -> bool {
+        self.params.background == BackgroundMode::Virtual
+    }
+
+    /// Routes every demand `ROUTE_SAMPLES` times as an idle network would (the topology's
+    /// own routing at zero load: the background's mean load says nothing of which queue is
+    /// short at an instant) and gives each link it crosses the demand's messages as trains
+    /// of the share of the samples that crossed it.
+    fn background_load(&mut self, demands: &[Demand]) {
+        let nlinks = self.ports.links;
+        let mut flows: Vec<Vec<TrainFlow>> = vec![Vec::new(); nlinks];
+        let mut crossed = vec![0u32; nlinks];
+        let mut touched = Vec::new();
+        // Distinct (link, the input it came from) pairs: how many inputs feed a port.
+        let mut feeds = std::collections::HashSet::new();
+        let idle = |_: u32| 0;
+        for d in demands.iter().filter(|d| d.src != d.dst && d.bytes_per_ns > 0.0) {
+            for _ in 0..ROUTE_SAMPLES {
+                let (topology, rng, links) = (&mut self.topology, &mut self.rng, &mut self.links);
+                topology.packet_route(d.src, d.dst, &idle, rng, links);
+                for (i, &l) in links.iter().enumerate() {
+                    let from = if i == 0 { nlinks as u32 + d.src } else { links[i - 1] };
+                    feeds.insert((l, from));
+                    if crossed[l as usize] == 0 {
+                        touched.push(l);
+                    }
+                    crossed[l as usize] += 1;
+                }
+            }
+            let per_ns = d.bytes_per_ns / d.message_bytes as f64;
+            for &l in &touched {
+                let share = f64::from(crossed[l as usize]) / f64::from(ROUTE_SAMPLES);
+                let bytes = d.message_bytes as f64 * share;
+                let port = &mut flows[l as usize];
+                match port.iter_mut().find(|f| f.bytes == bytes) {
+                    Some(f) => f.per_ns += per_ns,
+                    None => port.push(TrainFlow { bytes, per_ns }),
+                }
+                crossed[l as usize] = 0;
+            }
+            touched.clear();
+        }
+        let rates: Vec<f64> = self.ports.out.iter().map(|o| o.rate).collect();
+        let mut inputs = vec![0u32; nlinks];
+        for (l, _) in feeds {
+            inputs[l as usize] += 1;
+        }
+        self.background = Some(RefCell::new(VirtualQueues::new(
+            &rates,
+            flows,
+            &inputs,
+            self.params.packet_bytes,
+            self.params.buffer_bytes,
+            self.seed,
+        )));
+    }
+
     fn path_classes(&self) -> &'static [&'static str] {
         self.topology.path_classes()
     }
@@ -572,6 +671,13 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
         self.stats.report(self.topology.link_classes().names, out);
         for (name, n) in self.topology.path_classes().iter().zip(&self.routed) {
             out.push((format!("packets_{name}"), *n as f64));
+        }
+        if let Some(v) = &self.background {
+            let v = v.borrow();
+            out.push(("virtual_ports".into(), v.loaded_ports as f64));
+            out.push(("virtual_ports_capped".into(), v.capped_ports as f64));
+            out.push(("virtual_trains".into(), v.trains as f64));
+            out.push(("virtual_wait_ns".into(), v.wait_ns));
         }
     }
 }
