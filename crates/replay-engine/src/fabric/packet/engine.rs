@@ -26,9 +26,7 @@ use super::virtual_queues::{TrainFlow, VirtualQueues};
 use crate::fabric::schema::ConfigError;
 use crate::fabric::slab::Slab;
 use crate::fabric::timers::Timers;
-use crate::fabric::{
-    Delivery, Demand, Fabric, Locality, Submitted, Time, Transfer, TransferInfo,
-};
+use crate::fabric::{Delivery, Demand, Fabric, Locality, Submitted, Time, Transfer, TransferInfo};
 use crate::prng::SplitMix64;
 use std::cell::RefCell;
 
@@ -622,12 +620,19 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
         // Distinct (link, the input it came from) pairs: how many inputs feed a port.
         let mut feeds = std::collections::HashSet::new();
         let idle = |_: u32| 0;
-        for d in demands.iter().filter(|d| d.src != d.dst && d.bytes_per_ns > 0.0) {
+        for d in demands
+            .iter()
+            .filter(|d| d.src != d.dst && d.bytes_per_ns > 0.0)
+        {
             for _ in 0..ROUTE_SAMPLES {
                 let (topology, rng, links) = (&mut self.topology, &mut self.rng, &mut self.links);
                 topology.packet_route(d.src, d.dst, &idle, rng, links);
                 for (i, &l) in links.iter().enumerate() {
-                    let from = if i == 0 { nlinks as u32 + d.src } else { links[i - 1] };
+                    let from = if i == 0 {
+                        nlinks as u32 + d.src
+                    } else {
+                        links[i - 1]
+                    };
                     feeds.insert((l, from));
                     if crossed[l as usize] == 0 {
                         touched.push(l);
