@@ -23,6 +23,7 @@ use super::params::{BackgroundMode, PacketParams, Switching, CREDIT_BYTES};
 use super::stats::Stats;
 use super::topology::{Hop, PacketTopology};
 use super::virtual_queues::{TrainFlow, VirtualQueues};
+use crate::fabric::flow::maxmin::{FlowSlot, MaxMin};
 use crate::fabric::schema::ConfigError;
 use crate::fabric::slab::Slab;
 use crate::fabric::timers::Timers;
@@ -610,50 +611,83 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
 
     /// Routes every demand `ROUTE_SAMPLES` times as an idle network would (the topology's
     /// own routing at zero load: the background's mean load says nothing of which queue is
-    /// short at an instant) and gives each link it crosses the demand's messages as trains
-    /// of the share of the samples that crossed it.
+    /// short at an instant), caps what each route carries by max-min sharing with the
+    /// demand as its ceiling (an overloaded link carries its capacity, as back-pressure
+    /// throttles the explicit mode's sources), and gives each link the demand's messages as
+    /// trains of the share of the demand's carried bytes that crossed it.
     fn background_load(&mut self, demands: &[Demand]) {
         let nlinks = self.ports.links;
-        let mut flows: Vec<Vec<TrainFlow>> = vec![Vec::new(); nlinks];
-        let mut crossed = vec![0u32; nlinks];
-        let mut touched = Vec::new();
-        // Distinct (link, the input it came from) pairs: how many inputs feed a port.
+        let rates: Vec<f64> = self.ports.out.iter().map(|o| o.rate).collect();
+        // One max-min flow per (demand, distinct sampled route), behind a private link
+        // whose capacity is that route's share of the demand.
+        let mut capacity = rates.clone();
+        let mut routes: Vec<(usize, Vec<u32>)> = Vec::new();
         let mut feeds = std::collections::HashSet::new();
         let idle = |_: u32| 0;
-        for d in demands
+        let live: Vec<&Demand> = demands
             .iter()
             .filter(|d| d.src != d.dst && d.bytes_per_ns > 0.0)
-        {
+            .collect();
+        for (i, d) in live.iter().enumerate() {
+            let first = routes.len();
             for _ in 0..ROUTE_SAMPLES {
                 let (topology, rng, links) = (&mut self.topology, &mut self.rng, &mut self.links);
                 topology.packet_route(d.src, d.dst, &idle, rng, links);
-                for (i, &l) in links.iter().enumerate() {
-                    let from = if i == 0 {
-                        nlinks as u32 + d.src
-                    } else {
-                        links[i - 1]
-                    };
+                // Distinct (link, the input it came from) pairs: how many inputs feed a port.
+                for (k, &l) in links.iter().enumerate() {
+                    let from = if k == 0 { nlinks as u32 + d.src } else { links[k - 1] };
                     feeds.insert((l, from));
-                    if crossed[l as usize] == 0 {
-                        touched.push(l);
+                }
+                let share = d.bytes_per_ns / f64::from(ROUTE_SAMPLES);
+                match routes[first..].iter().position(|(_, r)| r == links) {
+                    Some(j) => capacity[nlinks + first + j] += share,
+                    None => {
+                        routes.push((i, links.clone()));
+                        capacity.push(share);
                     }
-                    crossed[l as usize] += 1;
                 }
             }
-            let per_ns = d.bytes_per_ns / d.message_bytes as f64;
+        }
+        let mut solver = MaxMin::new(capacity);
+        let mut path = Vec::new();
+        for (j, (_, links)) in routes.iter().enumerate() {
+            path.clear();
+            path.extend_from_slice(links);
+            path.push((nlinks + j) as u32);
+            solver.add(0.0, &path, f64::MAX, j as u32);
+        }
+        solver.settle(0.0);
+        // Per demand, the bytes per ns it carries in all.
+        let mut carried = vec![0.0; live.len()];
+        for (j, (i, _)) in routes.iter().enumerate() {
+            carried[*i] += solver.rate(j as FlowSlot);
+        }
+        let mut flows: Vec<Vec<TrainFlow>> = vec![Vec::new(); nlinks];
+        let mut through = vec![0.0; nlinks];
+        let mut touched = Vec::new();
+        let mut j = 0;
+        for (i, d) in live.iter().enumerate() {
+            while j < routes.len() && routes[j].0 == i {
+                for &l in &routes[j].1 {
+                    if through[l as usize] == 0.0 {
+                        touched.push(l);
+                    }
+                    through[l as usize] += solver.rate(j as FlowSlot);
+                }
+                j += 1;
+            }
+            let per_ns = carried[i] / d.message_bytes as f64;
             for &l in &touched {
-                let share = f64::from(crossed[l as usize]) / f64::from(ROUTE_SAMPLES);
-                let bytes = d.message_bytes as f64 * share;
+                let bytes = d.message_bytes as f64 * through[l as usize] / carried[i];
                 let port = &mut flows[l as usize];
                 match port.iter_mut().find(|f| f.bytes == bytes) {
                     Some(f) => f.per_ns += per_ns,
                     None => port.push(TrainFlow { bytes, per_ns }),
                 }
-                crossed[l as usize] = 0;
+                through[l as usize] = 0.0;
             }
             touched.clear();
         }
-        let rates: Vec<f64> = self.ports.out.iter().map(|o| o.rate).collect();
         let mut inputs = vec![0u32; nlinks];
         for (l, _) in feeds {
             inputs[l as usize] += 1;
