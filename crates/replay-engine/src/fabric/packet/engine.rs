@@ -454,6 +454,11 @@ impl<T: PacketTopology> PacketNetwork<T> {
             Switching::CutThrough => start + self.ports.out[l].latency + d,
             Switching::StoreAndForward => tail,
         };
+        // Hybrid mode: background packets ahead of it in that input queue.
+        let ready = match &self.background {
+            Some(v) => ready + v.borrow_mut().hol_wait(link, vc as u8, ready),
+            None => ready,
+        };
         let r = &mut self.packets.rec[p as usize];
         r.ready = ready;
         r.tail = tail;
@@ -621,8 +626,8 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
         // One max-min flow per (demand, distinct sampled route), behind a private link
         // whose capacity is that route's share of the demand.
         let mut capacity = rates.clone();
-        let mut routes: Vec<(usize, Vec<u32>)> = Vec::new();
-        let mut feeds = std::collections::HashSet::new();
+        // (demand, route, each hop's VC)
+        let mut routes: Vec<(usize, Vec<u32>, Vec<u8>)> = Vec::new();
         let idle = |_: u32| 0;
         let live: Vec<&Demand> = demands
             .iter()
@@ -633,16 +638,14 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
             for _ in 0..ROUTE_SAMPLES {
                 let (topology, rng, links) = (&mut self.topology, &mut self.rng, &mut self.links);
                 topology.packet_route(d.src, d.dst, &idle, rng, links);
-                // Distinct (link, the input it came from) pairs: how many inputs feed a port.
-                for (k, &l) in links.iter().enumerate() {
-                    let from = if k == 0 { nlinks as u32 + d.src } else { links[k - 1] };
-                    feeds.insert((l, from));
-                }
                 let share = d.bytes_per_ns / f64::from(ROUTE_SAMPLES);
-                match routes[first..].iter().position(|(_, r)| r == links) {
+                match routes[first..].iter().position(|(_, r, _)| r == links) {
                     Some(j) => capacity[nlinks + first + j] += share,
                     None => {
-                        routes.push((i, links.clone()));
+                        topology.hop_classes(links, &mut self.hops);
+                        spread_classes(&mut self.hops, self.spread, d.dst);
+                        let vcs = self.hops.iter().map(|h| h.class).collect();
+                        routes.push((i, links.clone(), vcs));
                         capacity.push(share);
                     }
                 }
@@ -650,7 +653,7 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
         }
         let mut solver = MaxMin::new(capacity);
         let mut path = Vec::new();
-        for (j, (_, links)) in routes.iter().enumerate() {
+        for (j, (_, links, _)) in routes.iter().enumerate() {
             path.clear();
             path.extend_from_slice(links);
             path.push((nlinks + j) as u32);
@@ -659,43 +662,64 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
         solver.settle(0.0);
         // Per demand, the bytes per ns it carries in all.
         let mut carried = vec![0.0; live.len()];
-        for (j, (i, _)) in routes.iter().enumerate() {
+        for (j, (i, _, _)) in routes.iter().enumerate() {
             carried[*i] += solver.rate(j as FlowSlot);
         }
+        // A demand's messages cross a link as trains, each entering from the input its
+        // route came by: per (link, input, VC) the share of the demand's carried bytes.
         let mut flows: Vec<Vec<TrainFlow>> = vec![Vec::new(); nlinks];
-        let mut through = vec![0.0; nlinks];
-        let mut touched = Vec::new();
+        let mut through: Vec<(u32, u32, u8, f64)> = Vec::new();
         let mut j = 0;
         for (i, d) in live.iter().enumerate() {
+            through.clear();
             while j < routes.len() && routes[j].0 == i {
-                for &l in &routes[j].1 {
-                    if through[l as usize] == 0.0 {
-                        touched.push(l);
+                let (_, links, vcs) = &routes[j];
+                let rate = solver.rate(j as FlowSlot);
+                for (k, &l) in links.iter().enumerate() {
+                    let from = if k == 0 {
+                        nlinks as u32 + d.src
+                    } else {
+                        links[k - 1]
+                    };
+                    let vc = if k == 0 { 0 } else { vcs[k - 1] };
+                    match through
+                        .iter_mut()
+                        .find(|x| (x.0, x.1, x.2) == (l, from, vc))
+                    {
+                        Some(x) => x.3 += rate,
+                        None => through.push((l, from, vc, rate)),
                     }
-                    through[l as usize] += solver.rate(j as FlowSlot);
                 }
                 j += 1;
             }
-            let per_ns = carried[i] / d.message_bytes as f64;
-            for &l in &touched {
-                let bytes = d.message_bytes as f64 * through[l as usize] / carried[i];
-                let port = &mut flows[l as usize];
-                match port.iter_mut().find(|f| f.bytes == bytes) {
-                    Some(f) => f.per_ns += per_ns,
-                    None => port.push(TrainFlow { bytes, per_ns }),
-                }
-                through[l as usize] = 0.0;
+            if carried[i] <= 0.0 {
+                continue;
             }
-            touched.clear();
-        }
-        let mut inputs = vec![0u32; nlinks];
-        for (l, _) in feeds {
-            inputs[l as usize] += 1;
+            let per_ns = carried[i] / d.message_bytes as f64;
+            let eject = *routes[j - 1].1.last().expect("a route crosses a link");
+            let source_rate = self.topology.injection_rate(d.src);
+            for &(l, from, vc, rate) in &through {
+                let bytes = d.message_bytes as f64 * rate / carried[i];
+                let port = &mut flows[l as usize];
+                let kind = TrainFlow {
+                    bytes,
+                    per_ns,
+                    from,
+                    vc,
+                    eject,
+                    source_rate,
+                };
+                match port.iter_mut().find(|f| {
+                    (f.bytes, f.from, f.vc, f.eject) == (bytes, from, vc, eject)
+                }) {
+                    Some(f) => f.per_ns += per_ns,
+                    None => port.push(kind),
+                }
+            }
         }
         self.background = Some(RefCell::new(VirtualQueues::new(
             &rates,
             flows,
-            &inputs,
             self.params.packet_bytes,
             self.params.buffer_bytes,
             self.seed,
@@ -717,6 +741,7 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
             out.push(("virtual_ports_capped".into(), v.capped_ports as f64));
             out.push(("virtual_trains".into(), v.trains as f64));
             out.push(("virtual_wait_ns".into(), v.wait_ns));
+            out.push(("virtual_hol_ns".into(), v.hol_ns));
         }
     }
 }

@@ -47,6 +47,22 @@ const MAX_LOAD: f64 = 0.95;
 pub struct TrainFlow {
     pub bytes: f64,
     pub per_ns: f64,
+    /// The input its packets wait in at the port's router (a link, or `links + endpoint`
+    /// for an injection queue) and their virtual channel there.
+    pub from: u32,
+    pub vc: u8,
+    /// The link into its destination endpoint, and the rate its source sends at (bytes per
+    /// ns): a train fills the input queue it waits in when a port further on serves it
+    /// slower than its source sends (tree saturation).
+    pub eject: u32,
+    pub source_rate: f64,
+}
+
+/// A train at a port: bytes left, and its kind.
+#[derive(Debug, Clone, Copy)]
+struct Train {
+    left: f64,
+    kind: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -59,16 +75,16 @@ struct Port {
     inputs: f64,
     /// Train arrivals per ns (all sizes).
     per_ns: f64,
-    /// Train sizes (bytes) with their cumulative probabilities.
-    sizes: Vec<(f64, f64)>,
+    /// Train kinds (sizes, inputs) with their cumulative probabilities.
+    sizes: Vec<(TrainFlow, f64)>,
     window: Time,
     /// The state below holds at `at`.
     at: Time,
     /// A foreground packet holds the link until then: no background service before.
     held_until: Time,
     next_arrival: Time,
-    /// Bytes left of each train present.
-    trains: Vec<f64>,
+    /// The trains present.
+    trains: Vec<Train>,
     /// The instant a foreground packet's wait at this port ended: the arbitration then
     /// goes to the foreground without a new draw.
     granted_at: Time,
@@ -85,8 +101,14 @@ pub struct VirtualQueues {
     pub trains: u64,
     pub loaded_ports: u64,
     pub capped_ports: u64,
-    /// Time foreground packets waited behind background packets, ns.
+    /// Time foreground packets waited behind background packets, ns: for a link, and in
+    /// input queues (head-of-line).
     pub wait_ns: f64,
+    pub hol_ns: f64,
+    /// Link rates, bytes per ns.
+    rates: Vec<f64>,
+    /// Per link: the ports whose trains wait in its far-end input queue.
+    feeds: Vec<Vec<u32>>,
 }
 
 impl VirtualQueues {
@@ -96,12 +118,22 @@ impl VirtualQueues {
     pub fn new(
         rates: &[f64],
         flows: Vec<Vec<TrainFlow>>,
-        inputs: &[u32],
         packet_bytes: u32,
         buffer_bytes: u32,
         seed: u64,
     ) -> Self {
         let (mut loaded_ports, mut capped_ports) = (0, 0);
+        let mut feeds = vec![Vec::new(); rates.len()];
+        for (link, port) in flows.iter().enumerate() {
+            for f in port {
+                let from = &mut feeds.get_mut(f.from as usize);
+                if let Some(list) = from {
+                    if !list.contains(&(link as u32)) {
+                        list.push(link as u32);
+                    }
+                }
+            }
+        }
         let ports = flows
             .into_iter()
             .zip(rates)
@@ -126,14 +158,17 @@ impl VirtualQueues {
                     .iter()
                     .map(|f| {
                         cumulative += f.per_ns / total;
-                        (f.bytes, cumulative)
+                        (*f, cumulative)
                     })
                     .collect();
+                let mut inputs: Vec<u32> = flows.iter().map(|f| f.from).collect();
+                inputs.sort_unstable();
+                inputs.dedup();
                 let mut rng = SplitMix64::new(seed ^ 0x7A1_0000 ^ (link as u64) << 20);
                 let first = exponential(&mut rng) / per_ns;
                 Some(Port {
                     rate,
-                    inputs: f64::from(inputs[link].max(1)),
+                    inputs: inputs.len() as f64,
                     per_ns,
                     sizes,
                     window: WINDOW_BUSY * mean_bytes / rate / (1.0 - load),
@@ -154,7 +189,53 @@ impl VirtualQueues {
             loaded_ports,
             capped_ports,
             wait_ns: 0.0,
+            hol_ns: 0.0,
+            rates: rates.to_vec(),
+            feeds,
         }
+    }
+
+    /// How long a foreground packet that reaches the input queue at the far end of `link`
+    /// (VC `vc`) at `t` waits behind background packets in it (head-of-line): the trains
+    /// that came in over that link and are held at their next port, because it serves them
+    /// slower than the link brings them (shared, or slower), have filled the queue with up to
+    /// a buffer's worth, which drains at the rate those ports serve them.
+    pub fn hol_wait(&mut self, link: u32, vc: u8, t: Time) -> Time {
+        let (buffer, rate_in) = (self.buffer_bytes, self.rates[link as usize]);
+        let (mut ahead, mut drain) = (0.0, 0.0);
+        for i in 0..self.feeds[link as usize].len() {
+            let next = self.feeds[link as usize][i];
+            let Some(p) = self.advanced(next, t) else {
+                continue;
+            };
+            let share = p.rate / p.trains.len() as f64;
+            let held: Vec<(f64, TrainFlow)> = p
+                .trains
+                .iter()
+                .map(|b| (b.left, p.sizes[b.kind as usize].0))
+                .filter(|(_, f)| f.from == link && f.vc == vc)
+                .collect();
+            for (left, f) in held {
+                // Its rate at the next port and at its destination's (where it is one
+                // more train than that port's own background).
+                let mut down = share;
+                if f.eject != next {
+                    if let Some(e) = self.advanced(f.eject, t) {
+                        down = down.min(e.rate / (e.trains.len() + 1) as f64);
+                    }
+                }
+                if down < rate_in.min(f.source_rate) {
+                    ahead += left.min(buffer);
+                    drain += down;
+                }
+            }
+        }
+        if ahead == 0.0 {
+            return 0.0;
+        }
+        let wait = ahead.min(buffer) / drain;
+        self.hol_ns += wait;
+        wait
     }
 
     /// Bytes of background the routing sees at `link` at `t`: each train present has (up
@@ -165,7 +246,7 @@ impl VirtualQueues {
         let Some(p) = self.advanced(link, t) else {
             return 0;
         };
-        p.trains.iter().map(|&b| b.min(buffer)).sum::<f64>() as u64
+        p.trains.iter().map(|b| b.left.min(buffer)).sum::<f64>() as u64
     }
 
     /// How long the background keeps free output `link` from the `heads` foreground
@@ -182,7 +263,7 @@ impl VirtualQueues {
         let go = heads as f64 / (heads as f64 + k);
         // Background packets sent before a foreground head wins a slot (geometric), at
         // most what the trains have left; then the rest of the one on the wire.
-        let packets_left: f64 = p.trains.iter().map(|b| (b / packet).ceil()).sum();
+        let packets_left: f64 = p.trains.iter().map(|b| (b.left / packet).ceil()).sum();
         let won = ((1.0 - uniform(&mut p.rng)).ln() / (1.0 - go).ln()).floor();
         let wait = (uniform(&mut p.rng) + won.min(packets_left)) * packet / p.rate;
         p.granted_at = t + wait;
@@ -223,7 +304,7 @@ impl Port {
             let departure = match k {
                 0 => f64::INFINITY,
                 _ => {
-                    let least = self.trains.iter().copied().fold(f64::INFINITY, f64::min);
+                    let least = self.trains.iter().map(|b| b.left).fold(f64::INFINITY, f64::min);
                     from + least * k as f64 / self.rate
                 }
             };
@@ -231,22 +312,24 @@ impl Port {
             if k > 0 && next > from {
                 let served = (next - from) * self.rate / k as f64;
                 for b in &mut self.trains {
-                    *b -= served;
+                    b.left -= served;
                 }
             }
             self.at = next;
             if next == departure {
                 // Rounding leaves a few ulps: a train within a millibyte of done is done.
-                self.trains.retain(|&b| b > 1e-3);
+                self.trains.retain(|b| b.left > 1e-3);
             }
             if self.next_arrival <= next {
                 let u = uniform(&mut self.rng);
-                let size = self
+                let kind = self
                     .sizes
-                    .iter()
-                    .find(|&&(_, c)| u < c)
-                    .map_or(self.sizes[self.sizes.len() - 1].0, |&(b, _)| b);
-                self.trains.push(size);
+                    .partition_point(|&(_, c)| c <= u)
+                    .min(self.sizes.len() - 1);
+                self.trains.push(Train {
+                    left: self.sizes[kind].0.bytes,
+                    kind: kind as u32,
+                });
                 arrived += 1;
                 self.next_arrival += exponential(&mut self.rng) / self.per_ns;
             }
