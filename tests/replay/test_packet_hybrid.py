@@ -67,6 +67,9 @@ def test_hybrid_reports_messages_and_sends_no_background_packet(alltoall: Path) 
     assert out.stats["background_messages"] == 0
     fs = out.fabric_stats
     assert fs["virtual_ports"] > 0 and fs["virtual_trains"] > 0 and fs["virtual_wait_ns"] > 0
+    # dfp-test at 0.5 overloads its global links: the trains that wait for one fill their
+    # input queues, and foreground packets wait behind them.
+    assert fs["virtual_hol_ns"] > 0
     # Only the foreground's packets cross the network: 10 x 12 messages of 64 packets.
     assert fs["packets"] == 10 * 12 * 64
     assert out.messages is not None
@@ -90,21 +93,33 @@ def test_hybrid_is_deterministic_for_a_seed(alltoall: Path) -> None:
     assert not np.array_equal(_latencies(a), _latencies(c))
 
 
+@pytest.fixture(scope="module")
+def alltoall_20(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return osu_parquet(tmp_path_factory.mktemp("hybrid20"), "alltoall", 4, 1 << 16, iterations=20)
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 39's hybrid bar (p50 and p99 within 10 % of exact) is not met: hybrid/exact "
-    "p50 0.75/0.57/0.62 and p99 0.38/0.32/0.38 on tree-2x2x4 at 0.2/0.5/0.8, p50 "
-    "0.64/1.04/1.89 and p99 0.68/1.17/2.40 on dfp-test (4-rank 64 KiB alltoall, 64 KiB "
-    "uniform background): the virtual queues take no buffer space, so the head-of-line "
-    "blocking behind background packets is missing, and overloaded ports are capped at "
-    "0.95 instead of throttling their sources as back-pressure does",
+    reason="issue 39's hybrid bar (p50 and p99 within 10 % of exact) is not met. hybrid/exact "
+    "at 0.2/0.5/0.8: dfp-test p50 1.02/1.12/1.18, p99 1.17/1.21/1.17; tree-2x2x4 (8 seeds "
+    "pooled) p50 0.76/0.96/1.19, p99 0.39/0.75/0.94. The exact tree collapses (background "
+    "delivered 0.21/0.19/0.10 of injection at offered 0.23/0.53/0.83: tree saturation "
+    "behind 64 KiB trains), the virtual queues carry the max-min load (0.5 and 0.8 not "
+    "capped) and see only the next and the ejection port's congestion",
 )
-def test_hybrid_p50_and_p99_within_10_percent_of_exact(alltoall: Path) -> None:
+def test_hybrid_p50_and_p99_within_10_percent_of_exact(alltoall: Path, alltoall_20: Path) -> None:
+    """dfp-test from one seed (its exact p50 varies 157-174 us over seeds 1-3); tree-2x2x4
+    pooled over 8 seeds: one seed's exact p50 ranges 30-54 us (seeds 1-3, 10 or 80
+    iterations), as the placement decides which of the foreground's queues the collapsed
+    background jams, so one seed cannot judge a 10 % bar."""
+    runs = {"dfp-test": (alltoall, (1,)), "tree-2x2x4": (alltoall_20, tuple(range(1, 9)))}
     ratios = {}
-    for name in ENDPOINTS:
+    for name, (trace, seeds) in runs.items():
         for load in (0.2, 0.5, 0.8):
-            exact = _latencies(_run(alltoall, name, "explicit", load)[0])
-            hybrid = _latencies(_run(alltoall, name, "virtual", load)[0])
+            exact, hybrid = (
+                np.concatenate([_latencies(_run(trace, name, mode, load, s)[0]) for s in seeds])
+                for mode in ("explicit", "virtual")
+            )
             ratios[name, load] = tuple(
                 float(np.percentile(hybrid, q) / np.percentile(exact, q)) for q in (50, 99)
             )
@@ -113,11 +128,12 @@ def test_hybrid_p50_and_p99_within_10_percent_of_exact(alltoall: Path) -> None:
 
 def test_hybrid_takes_five_times_less_cpu_than_exact_at_high_load(tmp_path: Path) -> None:
     """A 2-rank exchange among 78 busy nodes: the exact mode simulates every background
-    packet while the foreground runs, the hybrid only the foreground's — and the train
-    arrivals at the ports it crosses, which cost in proportion to simulated time. Issue
-    39 asks 10x; measured here 5.5x (20 iterations: 0.238 / 0.044 CPU-s) and 9.1x (100
-    iterations: 1.30 / 0.143 CPU-s, 0.56 M virtual trains), so the bar is not met yet."""
-    trace = osu_parquet(tmp_path, "alltoall", 2, 1 << 16, iterations=20)
+    packet while the foreground runs, the hybrid only the foreground's, the train arrivals
+    at the ports it reads (in proportion to simulated time) and, once, the background's
+    routes and max-min rates (~10 ms here, so short replays gain less). Issue 39 asks 10x;
+    measured 5.1-5.5x at 20 iterations (0.24 / 0.044-0.047 CPU-s) and 6.5-9.4x at 60
+    (0.76 / 0.081-0.117 CPU-s on a shared 2-core host), so the bar is not met yet."""
+    trace = osu_parquet(tmp_path, "alltoall", 2, 1 << 16, iterations=60)
     job = BackgroundJob(pattern="uniform", nodes=78, load=0.8)
 
     def cpu(background: str) -> float:

@@ -29,11 +29,14 @@ use crate::fabric::slab::Slab;
 use crate::fabric::timers::Timers;
 use crate::fabric::{Delivery, Demand, Fabric, Locality, Submitted, Time, Transfer, TransferInfo};
 use crate::prng::SplitMix64;
+use fast_hash::FastMap;
 use std::cell::RefCell;
+use std::collections::hash_map::Entry;
 
 /// Routes sampled per background demand (the idle network's random choices among equal
 /// paths, e.g. a Dragonfly+ leaf's spines): its load splits over them in these shares.
-const ROUTE_SAMPLES: u32 = 16;
+/// (8, not 16: sampling dominates the hybrid's setup, a fixed cost per replay.)
+const ROUTE_SAMPLES: u32 = 8;
 
 /// A state change at an instant (arbitrations come after all of an instant's changes).
 #[derive(Debug, Clone, Copy)]
@@ -669,6 +672,7 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
         // route came by: per (link, input, VC) the share of the demand's carried bytes.
         let mut flows: Vec<Vec<TrainFlow>> = vec![Vec::new(); nlinks];
         let mut through: Vec<(u32, u32, u8, f64)> = Vec::new();
+        let mut kinds: FastMap<(u32, u32, u8, u32, u64), usize> = FastMap::default();
         let mut j = 0;
         for (i, d) in live.iter().enumerate() {
             through.clear();
@@ -709,11 +713,12 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
                     eject,
                     source_rate,
                 };
-                match port.iter_mut().find(|f| {
-                    (f.bytes, f.from, f.vc, f.eject) == (bytes, from, vc, eject)
-                }) {
-                    Some(f) => f.per_ns += per_ns,
-                    None => port.push(kind),
+                match kinds.entry((l, from, vc, eject, bytes.to_bits())) {
+                    Entry::Occupied(at) => port[*at.get()].per_ns += per_ns,
+                    Entry::Vacant(at) => {
+                        at.insert(port.len());
+                        port.push(kind);
+                    }
                 }
             }
         }

@@ -7,18 +7,21 @@
 //! What a port carries. A background message crosses a port as a train: its packets back
 //! to back at the link rate (the source sends them so; engine.rs). Trains arrive as a
 //! Poisson process whose rate and sizes come from the background's demands routed over the
-//! topology (`PacketNetwork::background_load`). At an output the explicit engine picks
+//! topology, each route carrying what max-min sharing with the demand as its ceiling gives
+//! it, so an overloaded link carries its capacity (`PacketNetwork::background_load`). At an
+//! output the explicit engine picks
 //! uniformly at random among the heads that can go, packet by packet (engine.rs), so the
 //! trains present at once share the link equally: processor sharing, whose number of
 //! trains present is geometric in the load whatever their sizes (M/G/1-PS). That is the
-//! state kept per port: the bytes each present train has left.
+//! state kept per port: the bytes each present train has left, and its kind (the input
+//! queue it waits in at the port's router, its VC there, its destination's ejection link).
 //!
 //! What a foreground packet meets. When its output is free and m foreground heads can go,
 //! with k trains present (at most one per input feeding the port), each packet slot goes to a foreground head with probability
 //! m/(m+k): the background sends a geometric number of packets first, after the rest of
 //! the one on the wire. While a foreground packet is on the link the trains get no
-//! service (`hold`). No constant is fitted: the arrival rates are the demands', the
-//! sharing is the engine's own arbitration rule.
+//! service (`hold`). The arrival rates are the demands', the sharing is the engine's own
+//! arbitration rule.
 //!
 //! Cost. A port's state is advanced lazily (arrivals and departures of its trains) only
 //! when a foreground packet or a routing decision reads it, so the work scales with the
@@ -26,9 +29,16 @@
 //! mean busy periods the port restarts empty that long before the instant asked: the trains
 //! present then are (all but surely) ones that arrived within the window.
 //!
-//! What it leaves out: the background takes no buffer space (no credits, so it spreads no
-//! back-pressure of its own), its routes are those of an idle network, and periodic
-//! arrivals count as Poisson at their mean rate.
+//! Head-of-line (`hol_wait`). A foreground packet entering an input queue waits behind
+//! the trains that came in over the same link on its VC and are held there because a port
+//! further on (the next one, or their destination's ejection link) serves them slower
+//! than their source sends: up to a buffer's worth, drained at those trains' rates.
+//!
+//! What it leaves out: the background takes no credits (its back-pressure reaches two
+//! ports, the next and the ejection one, not the whole tree), its routes are those of an
+//! idle network, its carried load is max-min's (the explicit mode's FIFO inputs can
+//! collapse below it: tree-2x2x4 delivers 0.10 of injection at 0.83 offered), and periodic
+//! arrivals count as Poisson at their mean rate. No constant is fitted to the exact mode.
 
 use crate::fabric::Time;
 use crate::prng::SplitMix64;
@@ -37,8 +47,8 @@ use crate::prng::SplitMix64;
 /// (E[S]/(C(1 − ρ)), M/G/1): the chance that a busy period outlasts it is negligible.
 const WINDOW_BUSY: f64 = 50.0;
 
-/// Ports are held below this load: an overloaded port's queue has no steady state (in the
-/// explicit mode its sources would be slowed by back-pressure). Capped ports are counted.
+/// Ports are held below this load: a saturated port's queue (max-min fills a bottleneck
+/// to exactly its capacity) has no steady state. Capped ports are counted.
 const MAX_LOAD: f64 = 0.95;
 
 /// The background's mean traffic across one port: message trains of `bytes`, arriving at
@@ -209,13 +219,13 @@ impl VirtualQueues {
                 continue;
             };
             let share = p.rate / p.trains.len() as f64;
-            let held: Vec<(f64, TrainFlow)> = p
-                .trains
-                .iter()
-                .map(|b| (b.left, p.sizes[b.kind as usize].0))
-                .filter(|(_, f)| f.from == link && f.vc == vc)
-                .collect();
-            for (left, f) in held {
+            for i in 0..p.trains.len() {
+                // (Re-borrowed per train: the ejection port below is another port.)
+                let p = self.ports[next as usize].as_ref().expect("advanced above");
+                let (left, f) = (p.trains[i].left, p.sizes[p.trains[i].kind as usize].0);
+                if f.from != link || f.vc != vc {
+                    continue;
+                }
                 // Its rate at the next port and at its destination's (where it is one
                 // more train than that port's own background).
                 let mut down = share;
@@ -304,7 +314,11 @@ impl Port {
             let departure = match k {
                 0 => f64::INFINITY,
                 _ => {
-                    let least = self.trains.iter().map(|b| b.left).fold(f64::INFINITY, f64::min);
+                    let least = self
+                        .trains
+                        .iter()
+                        .map(|b| b.left)
+                        .fold(f64::INFINITY, f64::min);
                     from + least * k as f64 / self.rate
                 }
             };
