@@ -8,7 +8,7 @@ use super::network::{background_id, Network};
 use super::output::ReplayStats;
 use crate::config::{Arrivals, Generator, Pattern};
 use crate::error::ReplayError;
-use crate::fabric::{Kind, Submitted, Time, Transfer};
+use crate::fabric::{Demand, Kind, Submitted, Time, Transfer};
 use crate::prng::SplitMix64;
 
 struct Node {
@@ -43,6 +43,8 @@ pub(super) struct Background {
     free: Vec<u32>,
     /// Job id of generator 0 (generators are numbered after the traces).
     first_job: u32,
+    /// The fabric carries the background as load (`leave_to_fabric`): no messages.
+    as_load: bool,
 }
 
 impl Background {
@@ -119,12 +121,63 @@ impl Background {
             in_flight: Vec::new(),
             free: Vec::new(),
             first_job,
+            as_load: false,
         })
     }
 
-    /// Each node's first send (none for a load of 0).
+    /// The mean traffic of every (source, destination) pair of every job: what its pattern
+    /// sends on average at its load (periodic arrivals count by their mean rate too).
+    pub fn demands(&self) -> Vec<Demand> {
+        let mut out = Vec::new();
+        for node in &self.nodes {
+            let gen = &self.gens[node.gen as usize];
+            let traffic = gen.spec.traffic;
+            if traffic.load == 0.0 {
+                continue;
+            }
+            let rate = traffic.bytes as f64 / node.gap_ns;
+            let ends = &gen.spec.endpoints;
+            let n = ends.len() as u32;
+            let mut to = |d: u32, share: f64| {
+                out.push(Demand {
+                    src: node.endpoint,
+                    dst: ends[d as usize],
+                    bytes_per_ns: rate * share,
+                    message_bytes: traffic.bytes,
+                });
+            };
+            let others = |to: &mut dyn FnMut(u32, f64), share: f64| {
+                for d in (0..n).filter(|&d| d != node.index) {
+                    to(d, share / f64::from(n - 1));
+                }
+            };
+            match traffic.pattern {
+                // All-to-all cycles over every other node: uniform on average.
+                Pattern::Uniform | Pattern::AllToAll => others(&mut to, 1.0),
+                Pattern::NearestNeighbour => to((node.index + 1) % n, 1.0),
+                Pattern::Permutation => to(gen.perm[node.index as usize], 1.0),
+                Pattern::HotSpot { fraction } if node.index != 0 => {
+                    to(0, fraction);
+                    others(&mut to, 1.0 - fraction);
+                }
+                Pattern::HotSpot { .. } => others(&mut to, 1.0),
+            }
+        }
+        out
+    }
+
+    /// The fabric carries the background as load (`demands`): no node sends a message.
+    pub fn leave_to_fabric(&mut self) {
+        self.as_load = true;
+    }
+
+    /// Each node's first send (none for a load of 0, nor when the fabric carries the
+    /// background as load).
     pub fn first_sends(&mut self) -> Vec<(u32, Time)> {
         let mut out = Vec::new();
+        if self.as_load {
+            return out;
+        }
         for (i, node) in self.nodes.iter().enumerate() {
             let gen = &mut self.gens[node.gen as usize];
             if gen.spec.traffic.load == 0.0 {

@@ -128,7 +128,7 @@ impl Engine {
             .fabric
             .take_or_build(options.seed)
             .map_err(|e| ReplayError::BadConfig(e.to_string()))?;
-        let net = Network::new(built, scenario.fabric.spec.host(), options)?;
+        let mut net = Network::new(built, scenario.fabric.spec.host(), options)?;
         let counts: Vec<u32> = setups.iter().map(|s| s.ranks).collect();
         let placed = scenario.place(net.fabric(), &counts)?;
         let mut jobs = Vec::with_capacity(setups.len());
@@ -157,7 +157,11 @@ impl Engine {
         let generators = placed.generators;
         let background_endpoints = generators.iter().map(|g| g.endpoints.clone()).collect();
         let cut_off = !generators.is_empty() || jobs.iter().any(|j| !j.foreground);
-        let background = Background::new(generators, jobs.len() as u32, &net, options.seed)?;
+        let mut background = Background::new(generators, jobs.len() as u32, &net, options.seed)?;
+        if net.fabric().background_as_load() {
+            net.background_load(&background.demands());
+            background.leave_to_fabric();
+        }
         let nranks = ranks.len();
         let record = options
             .record_messages

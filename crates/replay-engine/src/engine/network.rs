@@ -6,7 +6,7 @@ use crate::config::ReplayOptions;
 use crate::error::ReplayError;
 use crate::fabric::host::HostParams;
 use crate::fabric::registry::Built;
-use crate::fabric::{Delivery, Fabric, Submitted, Time, Transfer, TransferId};
+use crate::fabric::{Delivery, Demand, Fabric, Submitted, Time, Transfer, TransferId};
 use fast_hash::FastMap;
 
 /// Transfer id of message slot `m` (even ids; background transfers use odd ones, so the
@@ -90,6 +90,12 @@ impl Network {
 
     pub fn fabric(&self) -> &dyn Fabric {
         self.fabric.as_ref()
+    }
+
+    /// Hands the synthetic background's mean traffic to a fabric that represents it so.
+    pub fn background_load(&mut self, demands: &[Demand]) {
+        self.next = None;
+        self.fabric.background_load(demands);
     }
 
     /// Closed-form collectives need α-β costs and no handshake.

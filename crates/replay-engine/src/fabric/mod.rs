@@ -127,6 +127,17 @@ impl Transfer {
     }
 }
 
+/// The mean traffic of one source-destination pair of a synthetic background job, for a
+/// model that represents the background by its load instead of its messages.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Demand {
+    pub src: u32,
+    pub dst: u32,
+    pub bytes_per_ns: f64,
+    /// Size of each of its messages.
+    pub message_bytes: u64,
+}
+
 /// What a fabric says about a transfer it was just given.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Submitted {
@@ -227,6 +238,16 @@ pub trait Fabric: Send {
     fn reports_transfers(&self) -> bool {
         false
     }
+
+    /// Whether the model represents the synthetic background jobs by their load (then the
+    /// engine gives it `background_load` once, before any submit, and sends none of their
+    /// messages).
+    fn background_as_load(&self) -> bool {
+        false
+    }
+
+    /// The synthetic background's mean traffic, for a model that `background_as_load`.
+    fn background_load(&mut self, _demands: &[Demand]) {}
 
     /// Names of the path class codes this model reports.
     fn path_classes(&self) -> &'static [&'static str] {

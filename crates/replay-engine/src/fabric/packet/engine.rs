@@ -19,14 +19,24 @@
 
 use super::network::{Ports, Waiter, NONE};
 use super::packets::{Message, Packet, Packets};
-use super::params::{PacketParams, Switching, CREDIT_BYTES};
+use super::params::{BackgroundMode, PacketParams, Switching, CREDIT_BYTES};
 use super::stats::Stats;
 use super::topology::{Hop, PacketTopology};
+use super::virtual_queues::{TrainFlow, VirtualQueues};
+use crate::fabric::flow::maxmin::{FlowSlot, MaxMin};
 use crate::fabric::schema::ConfigError;
 use crate::fabric::slab::Slab;
 use crate::fabric::timers::Timers;
-use crate::fabric::{Delivery, Fabric, Locality, Submitted, Time, Transfer, TransferInfo};
+use crate::fabric::{Delivery, Demand, Fabric, Locality, Submitted, Time, Transfer, TransferInfo};
 use crate::prng::SplitMix64;
+use fast_hash::FastMap;
+use std::cell::RefCell;
+use std::collections::hash_map::Entry;
+
+/// Routes sampled per background demand (the idle network's random choices among equal
+/// paths, e.g. a Dragonfly+ leaf's spines): its load splits over them in these shares.
+/// (8, not 16: sampling dominates the hybrid's setup, a fixed cost per replay.)
+const ROUTE_SAMPLES: u32 = 8;
 
 /// A state change at an instant (arbitrations come after all of an instant's changes).
 #[derive(Debug, Clone, Copy)]
@@ -40,6 +50,9 @@ enum Event {
     Credit(u32, u32),
     /// A packet's tail reached its destination endpoint.
     Deliver(u32),
+    /// The background packets a link sends before a foreground one are through (hybrid
+    /// mode): the link arbitrates again.
+    Background(u32),
 }
 
 pub struct PacketNetwork<T: PacketTopology> {
@@ -70,6 +83,10 @@ pub struct PacketNetwork<T: PacketTopology> {
     links: Vec<u32>,
     hops: Vec<Hop>,
     now: Time,
+    seed: u64,
+    /// Hybrid mode: the background's virtual queues (`background_load`), read by the
+    /// routing closures, hence a cell.
+    background: Option<RefCell<VirtualQueues>>,
 }
 
 impl<T: PacketTopology> PacketNetwork<T> {
@@ -136,6 +153,8 @@ impl<T: PacketTopology> PacketNetwork<T> {
             links: Vec::new(),
             hops: Vec::new(),
             now: 0.0,
+            seed,
+            background: None,
         })
     }
 
@@ -214,15 +233,17 @@ impl<T: PacketTopology> PacketNetwork<T> {
     fn route(&mut self, p: u32) {
         let m = self.packets.rec[p as usize].msg;
         let (src, dst) = self.messages[m].endpoints;
+        let now = self.now;
         let Self {
             topology,
             ports,
             rng,
             links,
             hops,
+            background,
             ..
         } = self;
-        let load = |l: u32| ports.out[l as usize].load;
+        let load = |l: u32| ports.out[l as usize].load + virtual_load(background, l, now);
         let path = topology.packet_route(src, dst, &load, rng, links);
         topology.hop_classes(links, hops);
         spread_classes(hops, self.spread, dst);
@@ -252,15 +273,17 @@ impl<T: PacketTopology> PacketNetwork<T> {
         // Scored without itself: it is not queued anywhere while its router decides.
         let (before, bytes) = (self.links[taken], u64::from(r.bytes));
         self.ports.out[before as usize].load -= bytes;
+        let now = self.now;
         let Self {
             topology,
             ports,
             rng,
             links,
             hops,
+            background,
             ..
         } = self;
-        let load = |l: u32| ports.out[l as usize].load;
+        let load = |l: u32| ports.out[l as usize].load + virtual_load(background, l, now);
         let Some(path) = topology.reroute(src, dst, links, taken, &load, rng) else {
             self.ports.out[before as usize].load += bytes;
             return;
@@ -347,8 +370,18 @@ impl<T: PacketTopology> PacketNetwork<T> {
             }
             self.eligible.push(k);
         }
+        if self.eligible.is_empty() {
+            return;
+        }
+        if let Some(v) = &self.background {
+            let wait = v.borrow_mut().wait(link, t, self.eligible.len());
+            if wait > 0.0 {
+                self.ports.out[l].busy_until = t + wait;
+                self.events.push(t + wait, Event::Background(link));
+                return;
+            }
+        }
         let k = match self.eligible.len() {
-            0 => return,
             1 => self.eligible[0],
             n => self.eligible[self.rng.below(n as u64) as usize],
         };
@@ -381,6 +414,9 @@ impl<T: PacketTopology> PacketNetwork<T> {
         if r.stalled >= 0.0 {
             self.stats.credit_stall_ns += t - r.stalled;
             r.stalled = -1.0;
+        }
+        if let Some(v) = &self.background {
+            v.borrow_mut().hold(link, start, end);
         }
         self.ports.out[l].busy_until = end;
         self.ports.in_busy[input] = end;
@@ -421,6 +457,11 @@ impl<T: PacketTopology> PacketNetwork<T> {
             Switching::CutThrough => start + self.ports.out[l].latency + d,
             Switching::StoreAndForward => tail,
         };
+        // Hybrid mode: background packets ahead of it in that input queue.
+        let ready = match &self.background {
+            Some(v) => ready + v.borrow_mut().hol_wait(link, vc as u8, ready),
+            None => ready,
+        };
         let r = &mut self.packets.rec[p as usize];
         r.ready = ready;
         r.tail = tail;
@@ -453,6 +494,13 @@ impl<T: PacketTopology> PacketNetwork<T> {
         });
         self.messages.remove(m);
     }
+}
+
+/// Bytes of background the routing sees at `link` at `t` (none without virtual queues).
+fn virtual_load(background: &Option<RefCell<VirtualQueues>>, link: u32, t: Time) -> u64 {
+    background
+        .as_ref()
+        .map_or(0, |v| v.borrow_mut().load(link, t))
 }
 
 /// Each hop's VC from its deadlock-freedom class: `spread` VCs per class, a destination
@@ -545,6 +593,7 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
                             self.request_arbitration(link, t);
                         }
                         Event::Deliver(p) => self.deliver(p, t, delivered),
+                        Event::Background(link) => self.request_arbitration(link, t),
                     }
                 }
                 _ if !self.arbitrations.is_empty() => {
@@ -564,6 +613,124 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
         true
     }
 
+    fn background_as_load(&self) -> bool {
+        self.params.background == BackgroundMode::Virtual
+    }
+
+    /// Routes every demand `ROUTE_SAMPLES` times as an idle network would (the topology's
+    /// own routing at zero load: the background's mean load says nothing of which queue is
+    /// short at an instant), caps what each route carries by max-min sharing with the
+    /// demand as its ceiling (an overloaded link carries its capacity, as back-pressure
+    /// throttles the explicit mode's sources), and gives each link the demand's messages as
+    /// trains of the share of the demand's carried bytes that crossed it.
+    fn background_load(&mut self, demands: &[Demand]) {
+        let nlinks = self.ports.links;
+        let rates: Vec<f64> = self.ports.out.iter().map(|o| o.rate).collect();
+        // One max-min flow per (demand, distinct sampled route), behind a private link
+        // whose capacity is that route's share of the demand.
+        let mut capacity = rates.clone();
+        // (demand, route, each hop's VC)
+        let mut routes: Vec<(usize, Vec<u32>, Vec<u8>)> = Vec::new();
+        let idle = |_: u32| 0;
+        let live: Vec<&Demand> = demands
+            .iter()
+            .filter(|d| d.src != d.dst && d.bytes_per_ns > 0.0)
+            .collect();
+        for (i, d) in live.iter().enumerate() {
+            let first = routes.len();
+            for _ in 0..ROUTE_SAMPLES {
+                let (topology, rng, links) = (&mut self.topology, &mut self.rng, &mut self.links);
+                topology.packet_route(d.src, d.dst, &idle, rng, links);
+                let share = d.bytes_per_ns / f64::from(ROUTE_SAMPLES);
+                match routes[first..].iter().position(|(_, r, _)| r == links) {
+                    Some(j) => capacity[nlinks + first + j] += share,
+                    None => {
+                        topology.hop_classes(links, &mut self.hops);
+                        spread_classes(&mut self.hops, self.spread, d.dst);
+                        let vcs = self.hops.iter().map(|h| h.class).collect();
+                        routes.push((i, links.clone(), vcs));
+                        capacity.push(share);
+                    }
+                }
+            }
+        }
+        let mut solver = MaxMin::new(capacity);
+        let mut path = Vec::new();
+        for (j, (_, links, _)) in routes.iter().enumerate() {
+            path.clear();
+            path.extend_from_slice(links);
+            path.push((nlinks + j) as u32);
+            solver.add(0.0, &path, f64::MAX, j as u32);
+        }
+        solver.settle(0.0);
+        // Per demand, the bytes per ns it carries in all.
+        let mut carried = vec![0.0; live.len()];
+        for (j, (i, _, _)) in routes.iter().enumerate() {
+            carried[*i] += solver.rate(j as FlowSlot);
+        }
+        // A demand's messages cross a link as trains, each entering from the input its
+        // route came by: per (link, input, VC) the share of the demand's carried bytes.
+        let mut flows: Vec<Vec<TrainFlow>> = vec![Vec::new(); nlinks];
+        let mut through: Vec<(u32, u32, u8, f64)> = Vec::new();
+        let mut kinds: FastMap<(u32, u32, u8, u32, u64), usize> = FastMap::default();
+        let mut j = 0;
+        for (i, d) in live.iter().enumerate() {
+            through.clear();
+            while j < routes.len() && routes[j].0 == i {
+                let (_, links, vcs) = &routes[j];
+                let rate = solver.rate(j as FlowSlot);
+                for (k, &l) in links.iter().enumerate() {
+                    let from = if k == 0 {
+                        nlinks as u32 + d.src
+                    } else {
+                        links[k - 1]
+                    };
+                    let vc = if k == 0 { 0 } else { vcs[k - 1] };
+                    match through
+                        .iter_mut()
+                        .find(|x| (x.0, x.1, x.2) == (l, from, vc))
+                    {
+                        Some(x) => x.3 += rate,
+                        None => through.push((l, from, vc, rate)),
+                    }
+                }
+                j += 1;
+            }
+            if carried[i] <= 0.0 {
+                continue;
+            }
+            let per_ns = carried[i] / d.message_bytes as f64;
+            let eject = *routes[j - 1].1.last().expect("a route crosses a link");
+            let source_rate = self.topology.injection_rate(d.src);
+            for &(l, from, vc, rate) in &through {
+                let bytes = d.message_bytes as f64 * rate / carried[i];
+                let port = &mut flows[l as usize];
+                let kind = TrainFlow {
+                    bytes,
+                    per_ns,
+                    from,
+                    vc,
+                    eject,
+                    source_rate,
+                };
+                match kinds.entry((l, from, vc, eject, bytes.to_bits())) {
+                    Entry::Occupied(at) => port[*at.get()].per_ns += per_ns,
+                    Entry::Vacant(at) => {
+                        at.insert(port.len());
+                        port.push(kind);
+                    }
+                }
+            }
+        }
+        self.background = Some(RefCell::new(VirtualQueues::new(
+            &rates,
+            flows,
+            self.params.packet_bytes,
+            self.params.buffer_bytes,
+            self.seed,
+        )));
+    }
+
     fn path_classes(&self) -> &'static [&'static str] {
         self.topology.path_classes()
     }
@@ -572,6 +739,14 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
         self.stats.report(self.topology.link_classes().names, out);
         for (name, n) in self.topology.path_classes().iter().zip(&self.routed) {
             out.push((format!("packets_{name}"), *n as f64));
+        }
+        if let Some(v) = &self.background {
+            let v = v.borrow();
+            out.push(("virtual_ports".into(), v.loaded_ports as f64));
+            out.push(("virtual_ports_capped".into(), v.capped_ports as f64));
+            out.push(("virtual_trains".into(), v.trains as f64));
+            out.push(("virtual_wait_ns".into(), v.wait_ns));
+            out.push(("virtual_hol_ns".into(), v.hol_ns));
         }
     }
 }

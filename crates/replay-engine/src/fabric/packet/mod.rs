@@ -10,7 +10,8 @@
 //! - `network.rs`: port state (busy times, credits, input FIFOs) in arrays by port;
 //! - `packets.rs`: packets in flight and their messages;
 //! - `engine.rs`: the event loop, arbitration and the `Fabric` face;
-//! - `stats.rs`: counters and buffer-occupancy percentiles.
+//! - `stats.rs`: counters and buffer-occupancy percentiles;
+//! - `virtual_queues.rs`: hybrid mode's background, a virtual queue per port.
 
 pub mod engine;
 pub mod network;
@@ -18,6 +19,7 @@ pub mod packets;
 pub mod params;
 pub mod stats;
 pub mod topology;
+pub mod virtual_queues;
 
 pub use engine::PacketNetwork;
 pub use params::PacketParams;

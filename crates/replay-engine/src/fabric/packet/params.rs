@@ -58,6 +58,13 @@ const SWITCHING: Param = Param {
     doc: "cut_through: a router forwards a packet's head as it arrives (InfiniBand switches); store_and_forward: only once its tail is in",
 };
 
+const BACKGROUND: Param = Param {
+    key: "background",
+    ty: Type::Choice(&["explicit", "virtual"]),
+    default: DefaultValue::Str("explicit"),
+    doc: "explicit: background jobs' messages are packets too; virtual: only the traces' packets are, and each port carries the background's mean load as a virtual queue they wait behind (virtual_queues.rs; background traces stay explicit)",
+};
+
 /// The parameters of the `[packet]` table.
 pub const PACKET: &[Param] = &[
     PACKET_BYTES,
@@ -65,6 +72,7 @@ pub const PACKET: &[Param] = &[
     BUFFER_BYTES,
     CREDIT_DELAY,
     SWITCHING,
+    BACKGROUND,
 ];
 
 /// The `[packet]` table every topology fabric may carry.
@@ -79,7 +87,7 @@ pub const TABLE: Param = Param {
 /// (dragonfly_plus: CODES' chunk, stored and forwarded at every router).
 pub const TABLE_OF_BUFFERS: Param = Param {
     key: "packet",
-    ty: Type::Table(&[VIRTUAL_CHANNELS, BUFFER_BYTES, CREDIT_DELAY]),
+    ty: Type::Table(&[VIRTUAL_CHANNELS, BUFFER_BYTES, CREDIT_DELAY, BACKGROUND]),
     default: DefaultValue::Empty,
     doc: "the packet engine's buffers when contention = \"packet\" (packet.* below)",
 };
@@ -94,6 +102,15 @@ pub enum Switching {
     StoreAndForward,
 }
 
+/// How background jobs (synthetic generators, those sized from b) cross the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackgroundMode {
+    /// Their messages are packets like the traces'.
+    Explicit,
+    /// Virtual queues per port (virtual_queues.rs).
+    Virtual,
+}
+
 /// The packet engine's parameters of one fabric file.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PacketParams {
@@ -103,6 +120,7 @@ pub struct PacketParams {
     /// None: CODES' rule per link (see `credit_delay_ns`).
     pub credit_delay_ns: Option<f64>,
     pub switching: Switching,
+    pub background: BackgroundMode,
 }
 
 impl PacketParams {
@@ -134,6 +152,10 @@ impl PacketParams {
             buffer_bytes: t.u32("buffer_bytes"),
             credit_delay_ns: t.has("credit_delay_ns").then(|| t.f64("credit_delay_ns")),
             switching,
+            background: match t.str(BACKGROUND.key) {
+                "virtual" => BackgroundMode::Virtual,
+                _ => BackgroundMode::Explicit,
+            },
         };
         if p.buffer_bytes < p.packet_bytes {
             return Err(ConfigError {
