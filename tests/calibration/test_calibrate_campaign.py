@@ -1,7 +1,9 @@
 """Issue 40 on the campaign bundled with the quickstart, out of sample: the lab fabric's
-host is fitted to the phase without background jobs (its 4 B runs) and validated on the
-three phases with background, which the fit never reads, and on all 72 runs; every run
-replays at its recorded host load (lab/host_load.py). The figures
+host is fitted to the phase without background jobs (its 4 B runs), the detours' growth
+with background traffic to the 4 B runs beside background that shares no link (local-8),
+and both are validated on the two phases whose background shares links (cross-4,
+cross-8), which the fit never reads, and on all 72 runs; every run's detours come as often
+as its background's traffic makes them (lab/host_load.py). The figures
 asserted are the ones this model reaches (DESIGN.md, "Calibrating the host"), beside the
 uncalibrated fabric's; where they miss the issue's bar the network model, not the host,
 is what limits them (the same section says by how much)."""
@@ -29,7 +31,7 @@ from tailcast.lab.compare import LabReplayer, compare_runs
 from tailcast.replay.fabric import load_fabric
 from tailcast.store import ResultsDir
 
-FIT = FitSelection(campaign="quickstart", phases=["none"])
+FIT = FitSelection(campaign="quickstart", phases=["none", "local-8"])
 MIB = 1 << 20
 
 
@@ -53,10 +55,12 @@ def validation(
 
 
 def test_fit_reads_only_the_quiet_small_runs(calibration: CampaignCalibration) -> None:
-    assert len(calibration.runs) == 6
-    assert {r["phase"] for r in calibration.runs} == {"none"}
+    assert len(calibration.runs) == 12
+    assert {r["phase"] for r in calibration.runs} == {"none", "local-8"}
     assert {r["msg_size_bytes"] for r in calibration.runs} == {4}
-    assert not any(r["bg_nodes"] for r in calibration.runs)
+    # the host itself is fitted to the quiet runs only (their losses: the host fit's)
+    quiet = {r["run_id"] for r in calibration.runs if not r["bg_nodes"]}
+    assert len(quiet) == 6 and all(rid in calibration.result.run_losses for rid in quiet)
     # Open MPI 4.1.4 TCP: btl_tcp_eager_limit 65536 - ob1's 56-byte header
     assert calibration.eager_threshold_bytes == 65480
     fabric = tomllib.loads(calibration.fabric_text)
@@ -67,28 +71,30 @@ def test_fit_reads_only_the_quiet_small_runs(calibration: CampaignCalibration) -
         assert f"run {r['run_id'][:8]}: loss" in calibration.fabric_text
 
 
-def test_each_run_replays_at_its_host_load(
+def test_each_run_replays_with_detours_as_often_as_its_background_makes_them(
     calibration: CampaignCalibration, tmp_path: Path
 ) -> None:
-    loads = [(r["host_load_1m_before"] + r["host_load_1m_after"]) / 2 for r in calibration.runs]
-    assert calibration.reference_load == pytest.approx(sum(loads) / len(loads))
+    # local-8's background raises the measured 4 B medians 1.5-2x without sharing a link
+    assert calibration.noise_per_mbps > 0
     replayer = calibration.replayer(None, tmp_path, seed=0)
-    rate = tomllib.loads(calibration.fabric_text)["host"]["noise"]["rate_per_s"]
-    for run, load in zip(calibration.runs, loads, strict=True):
+    host = tomllib.loads(calibration.fabric_text)["host"]
+    for run in calibration.runs:
+        # a 4-node all-to-all of 1 MiB moves 12 MiB per call
+        calls, seconds = sum(run["bg_calls"] or []), (run["bg_seconds"] or [1.0])[0]
+        mbps = calls * 12 * (1 << 20) / seconds / 1e6
         noise = replayer.run_fabric(run).table["host"]["noise"]
-        assert noise["rate_per_s"] == pytest.approx(rate * load / calibration.reference_load, 1e-3)
-        assert (
-            noise["length_ns"]
-            == tomllib.loads(calibration.fabric_text)["host"]["noise"]["length_ns"]
-        )
+        factor = 1 + calibration.noise_per_mbps * mbps
+        assert noise["rate_per_s"] == pytest.approx(host["noise"]["rate_per_s"] * factor, 1e-3)
+        assert noise["length_ns"] == host["noise"]["length_ns"]
+        assert (mbps > 0) == bool(run["bg_nodes"])
 
 
 def test_held_out_phases_are_never_fitted(validation: Validation) -> None:
-    assert validation.held_out.runs == 54
+    assert validation.held_out.runs == 36
     assert validation.all_runs.runs == 72
-    assert validation.fitted.runs == 6
-    held = {r.phase for r in validation.rows} - {"none"}
-    assert held == {"cross-4", "cross-8", "local-8"}
+    assert validation.fitted.runs == 12
+    held = {r.phase for r in validation.rows} - {"none", "local-8"}
+    assert held == {"cross-4", "cross-8"}
 
 
 def test_out_of_sample_figures(
@@ -100,22 +106,24 @@ def test_out_of_sample_figures(
     bare = compare_runs(
         LabReplayer(load_fabric("lab"), None, tmp_path), "quickstart", [4], results=bundled_store
     )
-    bare_held = figures("bare", [r for r in bare if r.phase != "none"])
+    bare_held = figures("bare", [r for r in bare if r.phase in ("cross-4", "cross-8")])
     assert bare_held.sizes[0].tail_ratio_simulated == pytest.approx(1.0, abs=0.01)
     assert bare_held.median_ks >= 0.9
     # host noise gives the small-message tail its shape, out of sample
     assert size[4].median_ks <= 0.6
     assert size[4].tail_ratio_simulated >= 3.0
     # issue 40's third figure (median simulated p99/p50 within 30 % per size class) holds
-    # at 1 MiB; at 4 B it depends on the seed (+30 / +39 / -6 % for seeds 0-2: background
-    # jobs' CPU contention raises the measured p50, which the replay lacks) and at 32 KiB it
-    # misses (-48 %: TCP sends a link's messages whole, max-min shares them): README
+    # at 1 MiB; at 4 B it depends on the seed (held out: +30 / +49 / -3 % for seeds 0-2) and
+    # at 32 KiB it misses (-58 %: TCP sends a link's messages whole, max-min shares them)
     assert abs(size[MIB].tail_ratio_error) <= 0.30
-    # buckets and occupancy brought the distributions closer than the flat links and free o
-    # did (median KS 0.88, 25 of 72 within at seed 0) without losing the 1 MiB runs
-    assert every.median_ks <= 0.80 and held.median_ks <= 0.80
-    assert size[MIB].within >= 17
-    assert every.within >= 25
+    # buckets, occupancy and detours that grow with background traffic bring the
+    # distributions closer than flat links, free o and detours at the load average did
+    # (median KS 0.88 over all 72, 25 within, at seed 0); seeds 1 and 2 give 26 and 30
+    # within, KS 0.72 and 0.68. Three cross-island 1 MiB runs beside background fall out
+    # (21 of 24 within; 24 before): their p99 are a few per cent past 30 %.
+    assert every.median_ks <= 0.70 and held.median_ks <= 0.65
+    assert every.within >= 27
+    assert {s.msg_size_bytes: s for s in every.sizes}[MIB].within >= 21
     # the issue's bar is not reached: if that changes, raise these assertions
     assert not every.meets_bar
 

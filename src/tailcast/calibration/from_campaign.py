@@ -8,9 +8,10 @@ The network part — each tree level's rate — is the base fabric's, measured b
 calibrate`'s ping-pong and streams; this fit replaces its per-link latency and its host.
 When every fitting run recorded the noise profiles of its nodes (`tailcast agent
 noise-profile`), the host's noise is those profiles pooled, as measured, and only o and the
-link latency are fitted; otherwise the detours are fitted too, at each run's host load
-(lab/host_load.py: their rate scales with the load; the fabric's rate is the one at the
-fitting runs' mean load, `reference_load`).
+link latency are fitted; otherwise the detours are fitted too, to the fitting runs without
+background; then, when some fitting runs had background jobs, how much more often detours
+come per MB/s of background traffic (`noise_per_mbps`, lab/host_load.py), on those runs
+with the host just fitted.
 """
 
 from __future__ import annotations
@@ -25,7 +26,14 @@ from typing import Any
 import numpy as np
 
 from tailcast.calibration.fabric_out import calibrated_fabric, calibrated_text
-from tailcast.calibration.host_fit import GRIDS, START, FitResult, HostFit, fit_host
+from tailcast.calibration.host_fit import (
+    GRIDS,
+    START,
+    FitResult,
+    HostFit,
+    fit_host,
+    quantile_loss,
+)
 from tailcast.calibration.validation import Figures, figures
 from tailcast.collectors.mpi_protocol import MpiProtocol
 from tailcast.collectors.noise_profile import NoiseProfile, host_noise_toml, stored_profiles
@@ -38,7 +46,7 @@ from tailcast.lab.compare import (
     lab_runs,
     measured_latencies,
 )
-from tailcast.lab.host_load import run_load
+from tailcast.lab.host_load import background_mbps
 from tailcast.replay.eager_limit import eager_threshold
 from tailcast.replay.fabric import Fabric
 from tailcast.store import Catalog, ResultsDir
@@ -61,7 +69,7 @@ class CampaignCalibration:
     runs: list[dict[str, Any]]  # the fitting runs (lab_runs rows)
     eager_threshold_bytes: int | None  # the one every fitting run's record gives
     seed: int
-    reference_load: float | None = None  # host load the fabric's detour rate is at
+    noise_per_mbps: float = 0.0  # detour rate added per MB/s of background (host_load.py)
     measured_noise: str | None = None  # pooled [host.noise] of the runs' stored profiles
     noise_profiles: list[str] = field(default_factory=list)  # their ids
     fabric_text: str = ""
@@ -88,9 +96,9 @@ class CampaignCalibration:
             else f"detours {fit.detour_share:.1%} of the time: {fit.rate_per_s:.0f}/s of mean "
             f"{fit.length_ns:.0f} ns (lognormal sigma {fit.length_sigma:.2f})"
             + (
-                f" at host load {self.reference_load:.2f} (lab compare "
-                f"--noise-reference-load {self.reference_load:.2f} scales it by each run's)"
-                if self.reference_load is not None
+                f" without background, x (1 + {self.noise_per_mbps:g} x its MB/s) beside it "
+                f"(lab compare --noise-per-mbps {self.noise_per_mbps:g})"
+                if self.noise_per_mbps
                 else ""
             )
         )
@@ -108,8 +116,8 @@ class CampaignCalibration:
         )
 
     def replayer(self, results: ResultsDir | None, workdir: Path, seed: int) -> LabReplayer:
-        """Replays lab runs on the calibrated fabric, each at its host load."""
-        return LabReplayer(self.fabric(), results, workdir, seed, self.reference_load)
+        """Replays lab runs on the calibrated fabric, each beside its background."""
+        return LabReplayer(self.fabric(), results, workdir, seed, self.noise_per_mbps)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -123,7 +131,7 @@ class CampaignCalibration:
             "replays": self.result.replays,
             "profiles": {k: [list(p) for p in v] for k, v in self.result.profiles.items()},
             "eager_threshold_bytes": self.eager_threshold_bytes,
-            "reference_load": self.reference_load,
+            "noise_per_mbps": self.noise_per_mbps,
             "noise_profiles": self.noise_profiles,
             "runs": [
                 {
@@ -198,22 +206,51 @@ def calibrate_campaign(
     # with measured noise only o and the link latency are searched
     grids = {k: GRIDS[k] for k in ("overhead_ns", "link_latency_ns")} if noise else GRIDS
     start = replace(START, detour_share=0.0) if noise else START
-    loads = [x for x in (run_load(r) for r in runs) if x is not None]
-    reference = float(np.mean(loads)) if not noise and len(loads) == len(runs) else None
+    quiet = [r for r in runs if background_mbps(r) == 0.0] or runs
+    beside = [r for r in runs if r not in quiet]
 
-    def simulate(fit: HostFit) -> dict[str, np.ndarray]:
+    def replays(fit: HostFit, per_mbps: float, these: list[dict[str, Any]]) -> dict[str, Any]:
         fabric = calibrated_fabric(base, fit, threshold, noise)
-        replayer = LabReplayer(fabric, None, workdir, seed, reference)
-        return {r["run_id"]: replayer.replay_run(r)[1] for r in runs}
+        replayer = LabReplayer(fabric, None, workdir, seed, per_mbps)
+        return {r["run_id"]: replayer.replay_run(r)[1] for r in these}
 
-    progress(f"fitting the host to {len(runs)} runs")
-    fitted = {r["run_id"]: measured[r["run_id"]] for r in runs}
-    result = fit_host(simulate, fitted, start, grids, progress)
+    progress(f"fitting the host to {len(quiet)} runs")
+    fitted = {r["run_id"]: measured[r["run_id"]] for r in quiet}
+    result = fit_host(lambda fit: replays(fit, 0.0, quiet), fitted, start, grids, progress)
+    per_mbps = 0.0
+    if beside and noise is None:
+        progress(f"fitting the detours' growth with background to {len(beside)} runs")
+        per_mbps, losses = _fit_per_mbps(result.fit, beside, measured, replays)
+        result = replace(result, run_losses={**result.run_losses, **losses})
     cal = CampaignCalibration(
-        selection, base, result, runs, threshold, seed, reference, noise, profile_ids
+        selection, base, result, runs, threshold, seed, per_mbps, noise, profile_ids
     )
     cal.fabric_text = calibrated_text(base, result.fit, threshold, cal.provenance(), noise)
     return cal
+
+
+# Detour rate added per MB/s of background traffic: from none to five times the rate at the
+# lab's heaviest background (2 all-to-all jobs of 1 MiB on 4 nodes: ~50 MB/s)
+PER_MBPS_GRID = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
+
+
+def _fit_per_mbps(
+    fit: HostFit,
+    runs: list[dict[str, Any]],
+    measured: dict[str, np.ndarray],
+    replays: Callable[[HostFit, float, list[dict[str, Any]]], dict[str, Any]],
+) -> tuple[float, dict[str, float]]:
+    """The grid value of `noise_per_mbps` whose replays of `runs` (with the fitted host)
+    have the least mean quantile loss, and each run's loss there."""
+    best: tuple[float, float, dict[str, float]] | None = None
+    for per_mbps in PER_MBPS_GRID:
+        sim = replays(fit, per_mbps, runs)
+        losses = {rid: quantile_loss(measured[rid], sim[rid]) for rid in sim}
+        mean = float(np.mean(list(losses.values())))
+        if best is None or mean < best[1]:
+            best = (per_mbps, mean, losses)
+    assert best is not None
+    return best[0], best[2]
 
 
 @dataclass(frozen=True)

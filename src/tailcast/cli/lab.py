@@ -189,15 +189,16 @@ def compare(
         typer.Option("--out", help="Also write comparison.json, comparison.md and an HTML report."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
-    noise_reference_load: Annotated[
-        float | None,
+    noise_per_mbps: Annotated[
+        float,
         typer.Option(
-            "--noise-reference-load",
-            min=0.01,
-            help="Host load the fabric's detour rate is at (tailcast calibrate prints it): "
-            "each run's detours scale by its recorded load over it.",
+            "--noise-per-mbps",
+            min=0.0,
+            help="Detour rate added per MB/s of background traffic on the lab's shared "
+            "cores (tailcast calibrate prints it): each run's detours come "
+            "(1 + this x its background's MB/s) times as often.",
         ),
-    ] = None,
+    ] = 0.0,
     as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
 ) -> None:
     """Replays every measured run of a lab campaign on a fabric (same nodes, its background
@@ -210,9 +211,7 @@ def compare(
     from tailcast.units import parse_sizes
 
     results = ResultsDir()
-    replayer = LabReplayer(
-        load_fabric(fabric), results, workdir.resolve(), seed, noise_reference_load
-    )
+    replayer = LabReplayer(load_fabric(fabric), results, workdir.resolve(), seed, noise_per_mbps)
     rows = compare_runs(replayer, campaign_name, parse_sizes(sizes) if sizes else None, note)
     if out is not None:
         write_comparison(rows, out, results)

@@ -4,10 +4,10 @@ default) on the same nodes, beside its background jobs as background traces on t
 nodes (bgtrace.py), and the measured per-iteration latencies are compared with the
 simulated ones: KS, Wasserstein, p50 and p99 relative errors (analysis/compare.py).
 
-With a reference load (a calibration's, lab/host_load.py) each run's fitted host detours
-are scaled by its recorded host load. Replays go to the store (replays, replay_iterations,
-...) so reports can show each pair; a replayer without a store (a calibration's trial
-replays) keeps nothing.
+With a calibration's `noise_per_mbps` (lab/host_load.py) each run's fitted host detours
+come more often with the data its background jobs moved. Replays go to the store (replays,
+replay_iterations, ...) so reports can show each pair; a replayer without a store (a
+calibration's trial replays) keeps nothing.
 Each run replays with the eager threshold its MPI library applied (replay/eager_limit.py);
 a run stored before the agent recorded its protocol is taken to have used what the lab's
 jobs use, Open MPI 4.1.4's TCP BTL at its defaults (`btl_tcp_eager_limit` = 65536 in its
@@ -30,7 +30,7 @@ from tailcast.collectors.mpi_protocol import MpiProtocol
 from tailcast.errors import UsageError
 from tailcast.lab.bgtrace import write_background_trace
 from tailcast.lab.gaps import gap_draws
-from tailcast.lab.host_load import noise_at, run_load
+from tailcast.lab.host_load import background_mbps, noise_at
 from tailcast.replay.background import BackgroundTrace
 from tailcast.replay.eager_limit import eager_threshold
 from tailcast.replay.fabric import Fabric
@@ -90,12 +90,12 @@ class LabReplayer:
         results: ResultsDir | None,
         workdir: Path,
         seed: int = 0,
-        noise_reference_load: float | None = None,
+        noise_per_mbps: float = 0.0,
     ) -> None:
         if not fabric.node_names:
             raise UsageError(f"fabric {fabric.name} has no `nodes` key: runs cannot be placed")
         self.fabric, self.results, self.workdir, self.seed = fabric, results, workdir, seed
-        self.noise_reference_load = noise_reference_load
+        self.noise_per_mbps = noise_per_mbps
         self.index = {n: i for i, n in enumerate(fabric.node_names)}
         self._alone: dict[tuple[tuple[str, ...], int], float] = {}
         workdir.mkdir(parents=True, exist_ok=True)
@@ -127,11 +127,8 @@ class LabReplayer:
         return self._alone[key]
 
     def run_fabric(self, run: dict[str, Any]) -> Fabric:
-        """The fabric a run replays on: its host detours at the run's host load."""
-        load = run_load(run)
-        if self.noise_reference_load is None or load is None:
-            return self.fabric
-        return noise_at(self.fabric, load / self.noise_reference_load)
+        """The fabric a run replays on: its host detours beside the run's background."""
+        return noise_at(self.fabric, 1.0 + self.noise_per_mbps * background_mbps(run))
 
     def foreground(
         self, benchmark: str, ranks: int, size: int, iterations: int, warmup: int
