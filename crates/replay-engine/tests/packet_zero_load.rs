@@ -63,6 +63,40 @@ fn a_single_packet_takes_the_flow_models_time_on_every_bundled_topology() {
     assert!(checked > 500);
 }
 
+/// The lab with its htb buckets: a packet after idle leaves at the peak in both engines
+/// (the flow engine's bucket, burst plus its `max_packet_bytes` overdraft, covers it; the
+/// packet engine sends any packet on tokens ≥ 0), so their zero-load times still agree.
+#[test]
+fn a_single_packet_takes_the_flow_models_time_through_the_labs_shapers() {
+    let flow = bundled("lab");
+    let mut table = flow.clone();
+    if let Some(Value::List(levels)) = table.get_mut("levels") {
+        for level in levels {
+            if let Value::Table(t) = level {
+                t.remove("max_packet_bytes"); // the flow engine's stand-in for the packet
+            }
+        }
+    }
+    let keys = [
+        ("packet_bytes", Value::Int(62636)),
+        ("buffer_bytes", Value::Int(62636)),
+    ];
+    let pkt = packet(table, &keys);
+    let flow = Value::Table(flow);
+    for (src, dst) in [(0, 1), (0, 5), (0, 9), (15, 2)] {
+        for bytes in [1u64, 32_768, 62_636] {
+            let a = deliver_alone(build(&flow, 0).as_mut(), 100.0, src, dst, bytes);
+            let b = deliver_alone(build(&pkt, 0).as_mut(), 100.0, src, dst, bytes);
+            assert!(
+                (a.at - b.at).abs() <= 1e-9 * a.at,
+                "lab {src}->{dst} {bytes} B: flow {} packet {}",
+                a.at,
+                b.at
+            );
+        }
+    }
+}
+
 /// CODES' dragonfly-plus zero-load times on dfp-test for a 1024-byte message (see
 /// tests/replay/test_dragonfly_fabric.py): Σ over routers of router delay + chunk / link
 /// bandwidth, plus the host's chunk / terminal bandwidth.
