@@ -19,7 +19,7 @@ fn a_single_packet_takes_the_flow_models_time_on_every_bundled_topology() {
     let mut checked = 0;
     for name in fabrics {
         let mut table = bundled(name);
-        // The packet engine has no token buckets: the lab's links compare at their rates.
+        // Without its token buckets (the next test keeps them): the lab's links at their rates.
         if let Some(Value::List(levels)) = table.get_mut("levels") {
             for level in levels {
                 if let Value::Table(t) = level {
