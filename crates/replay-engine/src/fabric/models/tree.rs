@@ -47,7 +47,7 @@ const LEVEL: &[Param] = &[
             max: 1 << 40,
         },
         default: DefaultValue::Absent,
-        doc: "token bucket of the links' shaper (tc's burst): after an idle period this many bytes (plus max_packet_bytes) leave at peak_bandwidth_gbps, then link_bandwidth_gbps holds; absent: a constant-rate link",
+        doc: "token bucket of the links' shaper (tc's burst): after an idle period this many bytes (plus max_packet_bytes; under contention = \"packet\", plus the packet that starts while tokens are >= 0, as htb does) leave at peak_bandwidth_gbps, then link_bandwidth_gbps holds; absent: a constant-rate link",
     },
     Param {
         key: "peak_bandwidth_gbps",
@@ -65,7 +65,7 @@ const LEVEL: &[Param] = &[
             max: 1 << 40,
         },
         default: DefaultValue::Int(0),
-        doc: "largest packet the shaper charges at once: Linux htb sends while its tokens are >= 0 and charges the whole packet (a GSO super-packet, up to the device's gso_max_size), so after idle up to burst_bytes plus this pass at peak",
+        doc: "largest packet the shaper charges at once: Linux htb sends while its tokens are >= 0 and charges the whole packet (a GSO super-packet, up to the device's gso_max_size), so after idle up to burst_bytes plus this pass at peak (flow contention only: the packet engine's packets are [packet] packet_bytes)",
     },
 ];
 
@@ -121,10 +121,11 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
             key: "levels".into(),
             message: "more than 2^24 endpoints".into(),
         })? as u32;
+    let packet = PacketParams::of(c)?;
     let buckets = levels
         .iter()
         .enumerate()
-        .map(|(i, l)| bucket_of(l, i))
+        .map(|(i, l)| bucket_of(l, i, packet.is_some()))
         .collect::<Result<Vec<_>, _>>()?;
     let tree = Tree::new(
         arity,
@@ -135,13 +136,7 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
         c.f64("local_bandwidth_gbps") / 8.0,
         endpoints,
     );
-    let fabric: Box<dyn crate::fabric::Fabric> = match PacketParams::of(c)? {
-        Some(_) if tree.classes.buckets.iter().any(Option::is_some) => {
-            return Err(ConfigError {
-                key: "levels".into(),
-                message: "token buckets (burst_bytes) are modelled by the flow engine only; drop them or contention = \"packet\"".into(),
-            })
-        }
+    let fabric: Box<dyn crate::fabric::Fabric> = match packet {
         Some(p) => Box::new(PacketNetwork::new(tree, p, seed)?),
         None => Box::new(FlowNetwork::new(tree, SplitMix64::new(seed))),
     };
@@ -151,12 +146,21 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
     })
 }
 
-/// The token bucket of level `i` (0-based), if its table declares one.
-fn bucket_of(level: &Config, i: usize) -> Result<Option<TokenBucket>, ConfigError> {
+/// The token bucket of level `i` (0-based), if its table declares one. Under packet
+/// contention (`packets`) its depth is the burst alone: the packet engine charges its own
+/// packets (packet/shaper.rs), so `max_packet_bytes`, the flow engine's stand-in for the
+/// packet that overdraws the bucket, is refused there.
+fn bucket_of(level: &Config, i: usize, packets: bool) -> Result<Option<TokenBucket>, ConfigError> {
     let err = |key: &str, message: String| ConfigError {
         key: format!("levels[{i}].{key}"),
         message,
     };
+    if packets && level.i64("max_packet_bytes") > 0 {
+        return Err(err(
+            "max_packet_bytes",
+            "is for contention = \"flow\": the packet engine's shapers charge its own packets ([packet] packet_bytes); drop it".into(),
+        ));
+    }
     match (level.has("burst_bytes"), level.has("peak_bandwidth_gbps")) {
         (false, false) if level.i64("max_packet_bytes") > 0 => Err(err(
             "max_packet_bytes",
@@ -180,7 +184,9 @@ fn bucket_of(level: &Config, i: usize) -> Result<Option<TokenBucket>, ConfigErro
                 ));
             }
             let depth = (level.i64("burst_bytes") + level.i64("max_packet_bytes")) as f64;
-            if depth <= 0.0 {
+            // (A packet shaper with no burst still sends each packet at the peak once
+            // its debt is repaid.)
+            if depth <= 0.0 && !packets {
                 return Err(err(
                     "burst_bytes",
                     "a bucket of 0 bytes (with max_packet_bytes 0) never releases at the peak".into(),
@@ -439,8 +445,11 @@ mod tests {
         assert!(err(&[burst.clone(), slow]).contains("must exceed link_bandwidth_gbps"));
         let empty = ("burst_bytes", Value::Int(0));
         assert!(err(&[empty, peak.clone()]).contains("0 bytes"));
-        let packet = shaped(&[burst, peak], "packet").err().unwrap_or_default();
-        assert!(packet.contains("flow engine only"), "{packet}");
+        let overdraft = [burst.clone(), peak.clone(), ("max_packet_bytes", Value::Int(9))];
+        let packet = shaped(&overdraft, "packet").err().unwrap_or_default();
+        assert!(packet.contains("levels[0].max_packet_bytes"), "{packet}");
+        assert!(shaped(&[burst, peak.clone()], "packet").is_ok());
+        assert!(shaped(&[("burst_bytes", Value::Int(0)), peak], "packet").is_ok());
     }
 
     fn run(f: &mut dyn Fabric) -> Vec<(u32, f64)> {

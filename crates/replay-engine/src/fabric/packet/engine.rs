@@ -16,10 +16,14 @@
 //! So a packet alone crosses a route in Σ latency + (hops − 1)·router delay + its slowest
 //! serialisation (cut-through) or every serialisation (store-and-forward) — the flow
 //! model's zero-load times.
+//!
+//! A link behind a token bucket (shaper.rs) serialises at its peak and sends only while
+//! its tokens are ≥ 0; zero-load times take the peak, so a shaper's holds count as waiting.
 
 use super::network::{Ports, Waiter, NONE};
 use super::packets::{Message, Packet, Packets};
 use super::params::{BackgroundMode, PacketParams, Switching, CREDIT_BYTES};
+use super::shaper::Shaper;
 use super::stats::Stats;
 use super::topology::{Hop, PacketTopology};
 use super::virtual_queues::{TrainFlow, VirtualQueues};
@@ -53,6 +57,8 @@ enum Event {
     /// The background packets a link sends before a foreground one are through (hybrid
     /// mode): the link arbitrates again.
     Background(u32),
+    /// A shaped link's tokens are back at 0 (shaper.rs): it arbitrates again.
+    Tokens(u32),
 }
 
 pub struct PacketNetwork<T: PacketTopology> {
@@ -103,10 +109,13 @@ impl<T: PacketTopology> PacketNetwork<T> {
         }
         let lc = topology.link_classes();
         let link_class = lc.of_link.clone();
-        let rate: Vec<f64> = link_class
-            .iter()
-            .map(|&c| lc.capacity[c as usize])
-            .collect();
+        let (shapers, rate) = Shaper::of_links(lc);
+        if !shapers.is_empty() && params.background == BackgroundMode::Virtual {
+            return Err(ConfigError {
+                key: "packet.background".into(),
+                message: "\"virtual\" with token-bucket links: the virtual queues do not charge the buckets; use \"explicit\"".into(),
+            });
+        }
         let latency: Vec<f64> = (0..rate.len() as u32)
             .map(|l| topology.link_latency(l))
             .collect();
@@ -125,7 +134,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
                 ),
             });
         }
-        let ports = Ports::new(
+        let mut ports = Ports::new(
             rate,
             latency,
             credit_delay,
@@ -133,6 +142,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
             vcs,
             params.buffer_bytes,
         );
+        ports.shapers = shapers;
         Ok(Self {
             spread: u32::from(params.virtual_channels / classes),
             router_delay: topology.router_delay(),
@@ -350,7 +360,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
     fn arbitrate(&mut self, link: u32, t: Time) {
         let l = link as usize;
         self.ports.out[l].arbitration_at = -1.0;
-        if self.ports.out[l].busy_until > t {
+        if self.ports.out[l].busy_until > t || self.ports.shaped_shut(l, t) {
             return;
         }
         let vcs = self.ports.vcs;
@@ -420,6 +430,11 @@ impl<T: PacketTopology> PacketNetwork<T> {
         }
         self.ports.out[l].busy_until = end;
         self.ports.in_busy[input] = end;
+        if let Some(open) = self.ports.charge(l, start, bytes) {
+            if open > end {
+                self.events.push(open, Event::Tokens(link));
+            }
+        }
         let input_id = input as u32;
         self.events.push(
             end,
@@ -593,7 +608,9 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
                             self.request_arbitration(link, t);
                         }
                         Event::Deliver(p) => self.deliver(p, t, delivered),
-                        Event::Background(link) => self.request_arbitration(link, t),
+                        Event::Background(link) | Event::Tokens(link) => {
+                            self.request_arbitration(link, t);
+                        }
                     }
                 }
                 _ if !self.arbitrations.is_empty() => {

@@ -10,6 +10,7 @@
 //! - `network.rs`: port state (busy times, credits, input FIFOs) in arrays by port;
 //! - `packets.rs`: packets in flight and their messages;
 //! - `engine.rs`: the event loop, arbitration and the `Fabric` face;
+//! - `shaper.rs`: token-bucket output ports (htb's packet rule);
 //! - `stats.rs`: counters and buffer-occupancy percentiles;
 //! - `virtual_queues.rs`: hybrid mode's background, a virtual queue per port.
 
@@ -17,6 +18,7 @@ pub mod engine;
 pub mod network;
 pub mod packets;
 pub mod params;
+pub mod shaper;
 pub mod stats;
 pub mod topology;
 pub mod virtual_queues;

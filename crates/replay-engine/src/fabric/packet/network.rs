@@ -8,6 +8,7 @@
 //! credit for the whole packet in the next buffer (lossless, InfiniBand-style), so a full
 //! buffer stops its upstream link and back-pressure spreads hop by hop.
 
+use super::shaper::Shaper;
 use crate::fabric::Time;
 
 /// No packet (an empty queue's ends, the last packet's `next`).
@@ -71,6 +72,9 @@ pub struct Ports {
     pub queue: Vec<Queue>,
     /// Buffer bytes per port and VC.
     pub buffer_bytes: u32,
+    /// Per link, its shaper if its class has a token bucket (shaper.rs); empty when no
+    /// link has one.
+    pub shapers: Vec<Option<Shaper>>,
 }
 
 impl Ports {
@@ -108,6 +112,21 @@ impl Ports {
             in_busy: vec![0.0; inputs],
             queue: vec![empty; inputs * vcs],
             buffer_bytes,
+            shapers: Vec::new(),
+        }
+    }
+
+    /// Whether link `l`'s shaper holds its packets back at `t` (its tokens below 0).
+    pub fn shaped_shut(&self, l: usize, t: Time) -> bool {
+        matches!(self.shapers.get(l), Some(Some(s)) if !s.open(t))
+    }
+
+    /// Charges a packet of `bytes` starting on link `l` at `t` to its shaper, if it has
+    /// one: when the link may send again (its tokens back at 0).
+    pub fn charge(&mut self, l: usize, t: Time, bytes: u32) -> Option<Time> {
+        match self.shapers.get_mut(l) {
+            Some(Some(s)) => Some(s.charge(t, bytes)),
+            _ => None,
         }
     }
 

@@ -35,7 +35,8 @@ use super::{MaxMin, EPS};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TokenBucket {
     /// Bytes the full bucket holds: the shaper's burst plus the largest packet it charges
-    /// at once (see the module comment).
+    /// at once (see the module comment); the burst alone for the packet engine, whose
+    /// shapers charge its own packets (packet/shaper.rs).
     pub depth_bytes: f64,
     /// Bytes per ns the link passes while the bucket holds tokens (> the link's rate).
     pub peak: f64,
