@@ -724,7 +724,11 @@ fn receive_overheads_occupy_the_receivers_cpu_one_after_another() {
     assert_eq!(apart.sim_end_ns[3], 700.0, "every receive's o at once");
     let occupied = run(&t, &loggp_occupying(true), &opts(0.0)).unwrap();
     assert_eq!(occupied.sim_end_ns[3], 900.0, "o after o on rank 0's CPU");
-    assert_eq!(occupied.sim_end_ns[4..], apart.sim_end_ns[4..], "senders unchanged");
+    assert_eq!(
+        occupied.sim_end_ns[4..],
+        apart.sim_end_ns[4..],
+        "senders unchanged"
+    );
 }
 
 #[test]
