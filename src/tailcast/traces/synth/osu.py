@@ -84,7 +84,12 @@ def osu_trace(
     sizes: Sequence[int],
     iterations: int,
     warmup: int = 0,
+    pause_ns: int = 0,
 ) -> tuple[pa.Table, TraceMeta]:
+    """OSU's loop per size: a barrier, then per iteration the call and a barrier, and
+    `pause_ns` before the next iteration (what the measured loop spent outside its timed
+    calls: OSU's and the agent's pauses, the interpreter; lab/compare.py takes it from each
+    run)."""
     coll = collective.lower().removeprefix("osu_")
     if coll not in OSU_COLLECTIVES:
         raise UsageError(
@@ -106,11 +111,12 @@ def osu_trace(
                 p.call(r, op, iteration=it, **_call_values(coll, size, ranks, r))
             for r in range(ranks):
                 p.call(r, Op.BARRIER)
+                p.pause(r, pause_ns)
     meta = TraceMeta(
         ranks=ranks,
         application=f"osu_{coll}",
         source_format="synthetic",
-        clock="synthetic: no compute",
+        clock="synthetic: no compute" + (f", {pause_ns} ns between iterations" if pause_ns else ""),
         extra={
             "osu_sizes": json.dumps(use_sizes),
             "osu_iterations": str(iterations),

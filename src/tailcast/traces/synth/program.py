@@ -11,7 +11,8 @@ from tailcast.traces.schema import Op, TraceBuilder
 
 
 class Program:
-    """Emits the calls of `ranks` ranks; calls carry no timing (t = 0: no compute gaps)."""
+    """Emits the calls of `ranks` ranks. Calls take no time; a rank's clock moves only by
+    `pause` (a gap before its next call, which the replay spends as compute)."""
 
     def __init__(self, ranks: int) -> None:
         if ranks < 1:
@@ -19,12 +20,17 @@ class Program:
         self.ranks = ranks
         self.builder = TraceBuilder()
         self._next_request = [0] * ranks
+        self._clock = [0] * ranks
         for r in range(ranks):
             self.call(r, Op.INIT)
 
     def call(self, rank: int, op: str, **values: object) -> None:
         values.setdefault("comm", 0)
-        self.builder.add(rank, op, t_start_ns=0, t_end_ns=0, **values)
+        t = self._clock[rank]
+        self.builder.add(rank, op, t_start_ns=t, t_end_ns=t, **values)
+
+    def pause(self, rank: int, ns: int) -> None:
+        self._clock[rank] += ns
 
     def _request(self, rank: int) -> int:
         req = self._next_request[rank]
