@@ -14,7 +14,10 @@ What the paper reports and this reproduces:
 What it does not reproduce (strict xfails below): the AlltoAll's growth with b under Open MPI
 4.1.4's own schedule for it (linear_sync with no request limit: all 15 transfers at once,
 each held to 1/15 of its terminal link, which background flows never share), and the
-bimodality at b = 0.7.
+bimodality at b = 0.7. Nor does packet mode (test_seed001_packet.py,
+bench/seed001_packet_bench.py): the hybrid's 1000-iteration AlltoAll p99 grows 1.02x from
+b = 0.2 to 0.7 and its Reduce and AlltoAll at 0.7 are unimodal (dip p 0.80, 1.00); exact mode
+slows everything (from the background's incast) but affords a few iterations only.
 """
 
 from __future__ import annotations
