@@ -11,7 +11,8 @@ median KS 0.69 / 0.60 / 0.60; the uncalibrated lab fabric: 0 of 48, KS 0.92. The
 calibration brings the distributions closer but does not reach the bar (58 of 72 on the
 first campaign, the same share here): the measured tails are heavier (p99/p50 16 at 1 KiB,
 9 at 16 KiB against 8 and 6 simulated) and the 256 KiB runs are faster replayed than
-measured (KS 0.81). These assertions hold the figures the model reaches; raise them as it improves."""
+measured (KS 0.81). These assertions hold the figures the model reaches; raise them as it
+improves."""
 
 from __future__ import annotations
 

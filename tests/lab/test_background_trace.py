@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tailcast.lab.bgtrace import write_background_trace
 from tailcast.replay.fabric import load_fabric
 from tailcast.replay.run import replay_trace

@@ -189,7 +189,7 @@ def loop_pause_ns(run: dict[str, Any]) -> int:
     timed_us = run.get("timed_us")
     if not timed_us or not iterations:
         return 0
-    wall_ns = (run["ended_at"] - run["started_at"]).total_seconds() * 1e9
+    wall_ns: float = (run["ended_at"] - run["started_at"]).total_seconds() * 1e9
     calls_ns = float(timed_us) * 1e3 * (iterations + warmup) / iterations
     return max(0, round((wall_ns - calls_ns) / (iterations + warmup)))
 
