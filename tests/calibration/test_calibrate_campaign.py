@@ -102,31 +102,27 @@ def test_out_of_sample_figures(
 ) -> None:
     held, every = validation.held_out, validation.all_runs
     size = {s.msg_size_bytes: s for s in held.sizes}
-    # the same runs on the uncalibrated lab fabric (no noise): point masses at 4 B without
-    # background; beside background on shared links, tails from queueing behind its 62636 B
-    # packets alone (p99/p50 3.1 against 5.8 measured), still far from the measured
+    # the same runs on the uncalibrated lab fabric (no noise): point masses at 4 B
     bare = compare_runs(
         LabReplayer(load_fabric("lab"), None, tmp_path), "quickstart", [4], results=bundled_store
     )
-    quiet = figures("bare", [r for r in bare if r.phase == "none"])
-    assert quiet.sizes[0].tail_ratio_simulated == pytest.approx(1.0, abs=0.01)
     bare_held = figures("bare", [r for r in bare if r.phase in ("cross-4", "cross-8")])
-    assert bare_held.sizes[0].tail_ratio_simulated >= 2.0
-    assert bare_held.median_ks >= 0.7
+    assert bare_held.sizes[0].tail_ratio_simulated == pytest.approx(1.0, abs=0.01)
+    assert bare_held.median_ks >= 0.9
     # host noise gives the small-message tail its shape, out of sample
     assert size[4].median_ks <= 0.6
     assert size[4].tail_ratio_simulated >= 3.0
     # issue 40's third figure (median simulated p99/p50 within 30 % per size class) holds
-    # at 1 MiB and, over all 72 runs, at 32 KiB (+8 %); at 4 B the replayed tails are
-    # heavier than measured (held out: +68 / +59 / +161 % for seeds 0-2)
+    # at 1 MiB and, over all 72 runs, at 32 KiB (-12 %; held out -41 %); at 4 B the replayed
+    # tails are heavier than measured (held out +64 % at seed 0)
     assert abs(size[MIB].tail_ratio_error) <= 0.30
-    # htb per packet, occupancy, detours that grow with background traffic and the measured
+    # htb's buckets, occupancy, detours that grow with background traffic and the measured
     # loop's pauses bring the distributions closer than flat links, free o, detours at the
     # load average and back-to-back iterations did (median KS 0.88 over all 72, 25 within,
-    # at seed 0); seeds 1 and 2 give 27 and 26 within, KS 0.47 and 0.49
-    assert every.median_ks <= 0.60 and held.median_ks <= 0.55
+    # at seed 0); seeds 1 and 2 give 28 and 27 within, KS 0.53 and 0.53
+    assert every.median_ks <= 0.62 and held.median_ks <= 0.55
     assert every.within >= 28
-    assert {s.msg_size_bytes: s for s in every.sizes}[MIB].within >= 22
+    assert {s.msg_size_bytes: s for s in every.sizes}[MIB].within == 24
     # the issue's bar is not reached: if that changes, raise these assertions
     assert not every.meets_bar
 

@@ -101,20 +101,16 @@ def test_unequal_groups_are_refused() -> None:
 
 
 def test_the_labs_shapers_become_token_buckets(tmp_path: Path) -> None:
-    """network.toml's bursts and veth's 10 Gbit/s on every level, applied per packet (htb's
-    rule) to packets of TCP's GSO super-packet size (7 segments of 9000 - 52 B at its MTU),
-    behind network.toml's queues; a cross-island 32 KiB message after idle leaves at the
-    peak instead of taking 2.7 ms at the island rate."""
+    """network.toml's bursts with htb's GSO overdraft (7 segments of 9000 - 52 B at its
+    MTU) and veth's 10 Gbit/s; a cross-island 32 KiB message after idle leaves at the peak
+    instead of taking 2.7 ms at the island rate."""
     shapers = load_shapers(NETWORK_TOML)
     assert set(shapers) == {"node", "group", "island"}
-    assert all(b == Bucket(18000, 7 * 8948, 10.0, 4 << 20) for b in shapers.values())
+    assert all(b == Bucket(18000, 7 * 8948, 10.0) for b in shapers.values())
     path = tmp_path / "lab.toml"
     cal = _calibration({"same_group": 30.0, "same_island": 40.0, "different_islands": 50.0})
     path.write_text(fabric_toml(cal, _topology(), "lab", shapers))
     fabric = load_fabric(path)
-    assert fabric.table["contention"] == "packet"
-    assert fabric.table["packet"]["packet_bytes"] == 7 * 8948
-    assert fabric.table["packet"]["buffer_bytes"] == 4 << 20
     assert [lv["burst_bytes"] for lv in fabric.table["levels"]] == [18000] * 3
     trace = tmp_path / "p2p.parquet"
     table, meta = osu_trace("bcast", 2, [1 << 15], 1)
@@ -133,13 +129,6 @@ def test_tbf_has_no_overdraft_and_a_missing_burst_is_named(tmp_path: Path) -> No
     tbf = tmp_path / "tbf.toml"
     tbf.write_text(text.replace('qdisc = "htb"', 'qdisc = "tbf"'))
     assert load_shapers(tbf)["node"].max_packet_bytes == 0
-    # without an overdraft the buckets stay at flow level
-    cal = _calibration({"same_group": 30.0, "same_island": 40.0, "different_islands": 50.0})
-    written = tmp_path / "tbf-lab.toml"
-    written.write_text(fabric_toml(cal, _topology(), "lab", load_shapers(tbf)))
-    fabric = load_fabric(written)
-    assert "contention" not in fabric.table
-    assert [lv["max_packet_bytes"] for lv in fabric.table["levels"]] == [0] * 3
     bad = tmp_path / "bad.toml"
     bad.write_text(text.replace("burst_bytes = 18000\nqueue_bytes", "queue_bytes", 1))
     with pytest.raises(InputError, match=r"links\.node\.burst_bytes"):

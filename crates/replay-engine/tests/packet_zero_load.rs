@@ -18,7 +18,7 @@ fn a_single_packet_takes_the_flow_models_time_on_every_bundled_topology() {
     ];
     let mut checked = 0;
     for name in fabrics {
-        let mut table = flow_level(name);
+        let mut table = bundled(name);
         // Without its token buckets (the next test keeps them): the lab's links at their rates.
         if let Some(Value::List(levels)) = table.get_mut("levels") {
             for level in levels {
@@ -68,13 +68,12 @@ fn a_single_packet_takes_the_flow_models_time_on_every_bundled_topology() {
 /// packet engine sends any packet on tokens ≥ 0), so their zero-load times still agree.
 #[test]
 fn a_single_packet_takes_the_flow_models_time_through_the_labs_shapers() {
-    let table = flow_level("lab");
-    let mut flow = table.clone();
-    if let Some(Value::List(levels)) = flow.get_mut("levels") {
+    let flow = bundled("lab");
+    let mut table = flow.clone();
+    if let Some(Value::List(levels)) = table.get_mut("levels") {
         for level in levels {
             if let Value::Table(t) = level {
-                // the flow engine's stand-in for the packet that overdraws the bucket
-                t.insert("max_packet_bytes".into(), Value::Int(62636));
+                t.remove("max_packet_bytes"); // the flow engine's stand-in for the packet
             }
         }
     }
@@ -96,15 +95,6 @@ fn a_single_packet_takes_the_flow_models_time_through_the_labs_shapers() {
             );
         }
     }
-}
-
-/// A bundled fabric's table at flow level (the lab's is packet-level: its shapers act per
-/// packet).
-fn flow_level(name: &str) -> std::collections::BTreeMap<String, Value> {
-    let mut table = bundled(name);
-    table.remove("contention");
-    table.remove("packet");
-    table
 }
 
 /// CODES' dragonfly-plus zero-load times on dfp-test for a 1024-byte message (see

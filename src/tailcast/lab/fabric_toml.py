@@ -43,25 +43,10 @@ def tree_shape(topo: Topology) -> tuple[list[int], list[str]]:
 
 
 def _bucket_lines(b: Bucket, source: str) -> list[str]:
-    lines = [f"burst_bytes = {b.burst_bytes}                # {source}"]
-    if not b.max_packet_bytes:  # tbf: flow-level buckets without overdraft
-        lines.append("max_packet_bytes = 0              # tbf: no overdraft")
-    return [*lines, f"peak_bandwidth_gbps = {b.peak_gbps:.1f}         # veth's reported speed"]
-
-
-def _packet_lines(shapers: dict[str, Bucket]) -> list[str]:
-    """htb charges whole packets and lets one leave while its tokens are >= 0: the packet
-    engine's shapers apply that rule per packet (fabric/packet/shaper.rs), with packets the
-    size of TCP's GSO super-packets on the lab."""
-    b = shapers["node"]
     return [
-        "[packet]                          # htb per packet (lab/shaper.py)",
-        f"packet_bytes = {b.max_packet_bytes}              # a GSO super-packet at the lab's MTU",
-        f"buffer_bytes = {max(x.queue_bytes for x in shapers.values())}"
-        "           # network.toml queue_bytes: each link's bfifo",
-        "virtual_channels = 16             # a queue per output, as behind each veth",
-        'switching = "store_and_forward"   # a bridge hop forwards whole packets',
-        "",
+        f"burst_bytes = {b.burst_bytes}                # {source}",
+        f"max_packet_bytes = {b.max_packet_bytes}          # htb's overdraft: one GSO super-packet",
+        f"peak_bandwidth_gbps = {b.peak_gbps:.1f}         # veth's reported speed",
     ]
 
 
@@ -89,7 +74,6 @@ def fabric_toml(
         "# 1-byte ping-pong (one-way = 2 x overhead + links), a line through the three classes",
         "# (medians are mostly scheduling delay on a shared host: kept here as the noise).",
     ]
-    per_packet = shapers is not None and all(b.max_packet_bytes for b in shapers.values())
     if shapers is not None:
         lines += [
             "# Buckets: each level's shaper as configured (lab/shaper.py). The rates stay the",
@@ -105,7 +89,6 @@ def fabric_toml(
     shape = " x ".join(map(str, reversed(arity)))
     lines += [
         'model = "tree"',
-        *(['contention = "packet"'] if per_packet else []),
         f'description = "{name}: {shape} tree, measured {rates} Mbit/s"',
         f'nodes = "{nodes}"',
         "switch_latency_ns = 0.0",
@@ -122,9 +105,6 @@ def fabric_toml(
         if shapers is not None:
             lines += _bucket_lines(shapers[level], f"{shapers_from} links.{level}")
         lines.append("")
-    if per_packet:
-        assert shapers is not None
-        lines += _packet_lines(shapers)
     lines += [
         "[host]",
         f"overhead_ns = {half:.1f}                # half the per-message cost (o at each end)",

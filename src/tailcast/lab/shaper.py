@@ -28,13 +28,12 @@ VETH_GBPS = 10.0  # drivers/net/veth.c veth_get_link_ksettings: SPEED_10000
 
 @dataclass(frozen=True)
 class Bucket:
-    """One level's shaper: `burst_bytes`, `max_packet_bytes` (the overdraft; 0 for tbf),
-    `peak_bandwidth_gbps` of the `tree` model's [[levels]] tables, and the queue behind it."""
+    """One level's shaper: `burst_bytes`, `max_packet_bytes`, `peak_bandwidth_gbps` of the
+    `tree` model's [[levels]] tables."""
 
     burst_bytes: int
     max_packet_bytes: int
     peak_gbps: float
-    queue_bytes: int
 
 
 def max_super_packet(mtu_bytes: int) -> int:
@@ -71,11 +70,6 @@ def load_shapers(path: Path) -> dict[str, Bucket]:
         raise InputError(path, f"lab.qdisc must be htb or tbf, got {qdisc!r}")
     overdraft = max_super_packet(integer("lab", "mtu_bytes")) if qdisc == "htb" else 0
     return {
-        level: Bucket(
-            integer(f"links.{level}", "burst_bytes"),
-            overdraft,
-            VETH_GBPS,
-            integer(f"links.{level}", "queue_bytes"),
-        )
+        level: Bucket(integer(f"links.{level}", "burst_bytes"), overdraft, VETH_GBPS)
         for level in ("node", "group", "island")
     }
