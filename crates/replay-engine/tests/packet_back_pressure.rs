@@ -13,11 +13,11 @@
 //! 1 MiB gets 1.000 B/ns alone and beside the hot spot under flow contention; 0.113 B/ns
 //! (an 89 % loss) with one VC under packet contention; 1.000 B/ns with two.
 
-mod packet_support;
+mod fabric_support;
 
 use std::collections::BTreeMap;
 
-use packet_support::{build, packet};
+use fabric_support::{build, packet};
 use replay_engine::fabric::schema::Value;
 use replay_engine::fabric::{Fabric, Kind, Transfer};
 

@@ -13,9 +13,9 @@
 //! of the 1 % tolerance. Measured (seed 3): 0.7491 / 0.6552 / 0.6208 / 0.6022 / 0.5927,
 //! within 0.39 % of every table value (standard errors 0.11–0.22 %).
 
-mod packet_support;
+mod fabric_support;
 
-use packet_support::{build, packet};
+use fabric_support::{build, crossbar, packet};
 use replay_engine::fabric::schema::Value;
 use replay_engine::fabric::{Fabric, Kind, Transfer};
 use replay_engine::prng::SplitMix64;
@@ -24,19 +24,7 @@ const S: f64 = 1000.0;
 
 /// Delivered packets per receiver per slot, in 10 batches of `slots / 10` slots.
 fn throughput(n: u32, slots: u32, seed: u64) -> Vec<f64> {
-    let table = [
-        ("model", Value::from("flow")),
-        ("link_bandwidth_gbps", Value::from(8.0)), // 1 byte per ns
-        ("hop_latency_ns", Value::from(0.0)),
-        (
-            "topology",
-            Value::table([
-                ("kind", Value::from("crossbar")),
-                ("endpoints", Value::Int(i64::from(2 * n))),
-            ]),
-        ),
-    ];
-    let table = table.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let table = crossbar(2 * n);
     let spec = packet(
         table,
         &[

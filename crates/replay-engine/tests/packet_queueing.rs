@@ -18,9 +18,9 @@
 //! 0.35 / 0.46 / 0.75 %, of the p99 0.63 / 0.85 / 1.55 % at ρ = 0.5 / 0.8 / 0.9, with
 //! errors against M/D/1 of −0.1 / −0.3 / +0.2 % (mean) and −0.6 / −1.7 / +0.8 % (p99).
 
-mod packet_support;
+mod fabric_support;
 
-use packet_support::{build, packet};
+use fabric_support::{build, crossbar, packet};
 use replay_engine::fabric::schema::Value;
 use replay_engine::fabric::{Kind, Transfer};
 use replay_engine::prng::SplitMix64;
@@ -75,19 +75,7 @@ fn md1_p99(rho: f64) -> f64 {
 /// Waiting times (ns) of `n` packets sent from endpoint 0 to 1 of a 2-port crossbar at
 /// Poisson instants of rate ρ / S.
 fn waits(rho: f64, n: usize, seed: u64) -> Vec<f64> {
-    let table = [
-        ("model", Value::from("flow")),
-        ("link_bandwidth_gbps", Value::from(8.0)),
-        ("hop_latency_ns", Value::from(0.0)),
-        (
-            "topology",
-            Value::table([
-                ("kind", Value::from("crossbar")),
-                ("endpoints", Value::Int(2)),
-            ]),
-        ),
-    ];
-    let table = table.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let table = crossbar(2);
     let spec = packet(
         table,
         &[
@@ -194,19 +182,7 @@ fn erlangs_formula_has_the_known_atom_and_mean() {
 /// packet time apart, at twice the time one alone takes.
 #[test]
 fn an_endpoints_messages_share_its_link_packet_by_packet() {
-    let table = [
-        ("model", Value::from("flow")),
-        ("link_bandwidth_gbps", Value::from(8.0)),
-        ("hop_latency_ns", Value::from(0.0)),
-        (
-            "topology",
-            Value::table([
-                ("kind", Value::from("crossbar")),
-                ("endpoints", Value::Int(3)),
-            ]),
-        ),
-    ];
-    let table = table.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let table = crossbar(3);
     let mut f = build(&packet(table, &[("packet_bytes", Value::Int(1000))]), 0);
     f.submit(0.0, &Transfer::new(0, 0, 1, 64_000, Kind::Eager));
     f.submit(0.0, &Transfer::new(1, 0, 2, 64_000, Kind::Eager));

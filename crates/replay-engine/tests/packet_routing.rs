@@ -4,9 +4,9 @@
 //! hold under load (every packet of a heavy random load is delivered on the torus and on
 //! the Dragonfly+; a torus needs its two VC classes, and packets need full-duplex ports).
 
-mod packet_support;
+mod fabric_support;
 
-use packet_support::{build, bundled, packet};
+use fabric_support::{build, bundled, packet};
 use replay_engine::fabric::schema::Value;
 use replay_engine::fabric::{Delivery, Fabric, Kind, Transfer};
 use replay_engine::prng::SplitMix64;

@@ -10,11 +10,11 @@
 //! bucket, so each packet meets the second bucket in the state the first left it in: the
 //! times are those of one bucket.
 
-mod packet_support;
+mod fabric_support;
 
 use std::collections::BTreeMap;
 
-use packet_support::{build, packet};
+use fabric_support::{build, packet};
 use replay_engine::fabric::schema::Value;
 use replay_engine::fabric::{Fabric, Kind, Transfer};
 use replay_engine::FabricSpec;

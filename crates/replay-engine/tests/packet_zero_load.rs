@@ -2,9 +2,9 @@
 //! under flow contention on every bundled topology fabric, for pairs at every distance;
 //! on CODES' dfp-test a 1024-byte message takes CODES' times per path class.
 
-mod packet_support;
+mod fabric_support;
 
-use packet_support::{build, bundled, deliver_alone, packet};
+use fabric_support::{build, bundled, deliver_alone, packet};
 use replay_engine::fabric::schema::Value;
 
 #[test]

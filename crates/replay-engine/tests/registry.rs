@@ -2,6 +2,9 @@
 //! found, described and run from its own module alone, and a fabric that carries the
 //! rendezvous control messages itself delays the handshake by what it takes.
 
+mod fabric_support;
+
+use fabric_support::from_toml;
 use replay_engine::fabric::registry::{self, FabricSpec};
 use replay_engine::fabric::schema::Value;
 use replay_engine::ops::Op;
@@ -15,19 +18,6 @@ fn toy(setup_ns: f64) -> FabricSpec {
         ("rate_gbps", Value::from(8.0)), // 1 byte per ns
     ])
     .expect("toy fabric")
-}
-
-/// A TOML document as the configuration value tree Python would hand over.
-fn from_toml(v: &toml::Value) -> Value {
-    match v {
-        toml::Value::String(s) => Value::Str(s.clone()),
-        toml::Value::Integer(i) => Value::Int(*i),
-        toml::Value::Float(f) => Value::Float(*f),
-        toml::Value::Boolean(b) => Value::Bool(*b),
-        toml::Value::Array(a) => Value::List(a.iter().map(from_toml).collect()),
-        toml::Value::Table(t) => Value::table(t.iter().map(|(k, v)| (k.clone(), from_toml(v)))),
-        toml::Value::Datetime(d) => Value::Str(d.to_string()),
-    }
 }
 
 #[test]

@@ -12,8 +12,11 @@
 //! - `engine.rs`: the event loop, arbitration and the `Fabric` face;
 //! - `shaper.rs`: token-bucket output ports (htb's packet rule);
 //! - `stats.rs`: counters and buffer-occupancy percentiles;
-//! - `virtual_queues.rs`: hybrid mode's background, a virtual queue per port.
+//! - `virtual_queues.rs`: hybrid mode's background, a virtual queue per port;
+//! - `background_trains.rs`: the background's demands as the trains each port's virtual
+//!   queue is fed.
 
+pub mod background_trains;
 pub mod engine;
 pub mod network;
 pub mod packets;

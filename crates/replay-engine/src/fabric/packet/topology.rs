@@ -74,3 +74,11 @@ pub trait PacketTopology: Topology {
         out.extend(links.iter().map(|&link| Hop { link, class: 0 }));
     }
 }
+
+/// Each hop's VC from its deadlock-freedom class: `spread` VCs per class, a destination
+/// always on the same one of them.
+pub fn spread_classes(hops: &mut [Hop], spread: u32, dst: u32) {
+    for h in hops {
+        h.class = (u32::from(h.class) * spread + dst % spread) as u8;
+    }
+}

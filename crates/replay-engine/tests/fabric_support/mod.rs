@@ -1,4 +1,4 @@
-//! Shared by the packet-engine tests: fabrics from the bundled TOML files or from pairs,
+//! Shared by the engine's integration tests: fabrics from the bundled TOML files or from pairs,
 //! switched to packet contention, and a driver that advances a fabric between submits.
 #![allow(dead_code)] // each test crate uses part of it
 
@@ -33,6 +33,24 @@ pub fn bundled(name: &str) -> BTreeMap<String, Value> {
         Value::Table(t) => t,
         _ => unreachable!("a TOML document is a table"),
     }
+}
+
+/// A flow-level crossbar of `endpoints` ports at 8 Gb/s (1 byte per ns) with no hop
+/// latency: queueing is all a test of it sees.
+pub fn crossbar(endpoints: u32) -> BTreeMap<String, Value> {
+    let table = [
+        ("model", Value::from("flow")),
+        ("link_bandwidth_gbps", Value::from(8.0)),
+        ("hop_latency_ns", Value::from(0.0)),
+        (
+            "topology",
+            Value::table([
+                ("kind", Value::from("crossbar")),
+                ("endpoints", Value::Int(i64::from(endpoints))),
+            ]),
+        ),
+    ];
+    table.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
 /// `table` with `contention = "packet"` and the given `[packet]` keys.
