@@ -113,16 +113,21 @@ def test_out_of_sample_figures(
     assert size[4].median_ks <= 0.6
     assert size[4].tail_ratio_simulated >= 3.0
     # issue 40's third figure (median simulated p99/p50 within 30 % per size class) holds
-    # at 1 MiB and, over all 72 runs, at 32 KiB (-12 %; held out -41 %); at 4 B the replayed
-    # tails are heavier than measured (held out +64 % at seed 0)
+    # at 1 MiB; at 32 KiB the simulated tails are lighter (-39 % over all 72 runs, held out
+    # -59 %), at 4 B heavier (held out +64 % at seed 0)
     assert abs(size[MIB].tail_ratio_error) <= 0.30
     # htb's buckets, occupancy, detours that grow with background traffic and the measured
     # loop's pauses bring the distributions closer than flat links, free o, detours at the
     # load average and back-to-back iterations did (median KS 0.88 over all 72, 25 within,
-    # at seed 0); seeds 1 and 2 give 28 and 27 within, KS 0.53 and 0.53
-    assert every.median_ks <= 0.62 and held.median_ks <= 0.55
-    assert every.within >= 28
-    assert {s.msg_size_bytes: s for s in every.sizes}[MIB].within == 24
+    # at seed 0); seeds 1 and 2 give 31 and 29 within, KS 0.47 and 0.51
+    assert every.median_ks <= 0.58 and held.median_ks <= 0.51
+    assert every.within >= 31
+    by_size = {s.msg_size_bytes: s for s in every.sizes}
+    assert by_size[MIB].within == 24
+    # the packet in flight overdraws the bucket by its own size: a 32 KiB linear bcast or
+    # alltoall on 4 nodes of a group passes one message at the peak, not all three (1 of
+    # 24 within when every message overdrew a whole GSO packet)
+    assert by_size[32768].within >= 4
     # the issue's bar is not reached: if that changes, raise these assertions
     assert not every.meets_bar
 

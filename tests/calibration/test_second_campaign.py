@@ -7,12 +7,13 @@ scripts/record_quickstart_data.py into tests/data/lab-validation). Nothing of it
 the fit.
 
 Measured at replay seeds 0 / 1 / 2: 0 / 0 / 1 of 48 runs within p50 ±15 % and p99 ±30 %,
-median KS 0.73 / 0.69 / 0.68; the uncalibrated lab fabric: 1 of 48, KS 0.98. The
+median KS 0.66 / 0.60 / 0.58; the uncalibrated lab fabric: 1 of 48, KS 0.95. The
 calibration brings the distributions closer but does not reach the bar (58 of 72 on the
-first campaign, the same share here): the measured tails are heavier (p99/p50 16 at 1 KiB,
-9 at 16 KiB against 8 and 5.5 simulated) and the 256 KiB runs replay faster than measured
-(KS 0.97: after the loop's pauses the flow-level buckets pass their burst and one whole GSO
-packet at the peak for every message, where htb overdraws by the message's own packet).
+first campaign, the same share here): the measured tails are heavier (simulated p99/p50
+52 % lighter at 1 KiB, 49 % at 16 KiB) and the 256 KiB runs replay faster than measured
+(allreduce p50 -29 to -52 %, allgather -6 to -40 %; KS 0.96), where the 1 MiB runs of the
+first campaign are within 15 %: what the replay lacks between the two sizes (TCP's pacing,
+the rendezvous steps' wake-ups on the shared cores) is not settled.
 These assertions hold the figures the model reaches; raise them as it improves."""
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def test_the_first_campaigns_calibration_carries_over_but_misses_the_bar(
             LabReplayer(load_fabric("lab"), None, tmp_path), "validation", results=both_campaigns
         ),
     )
-    assert second.median_ks <= 0.75
+    assert second.median_ks <= 0.68
     assert second.median_ks <= bare.median_ks - 0.1
     # the simulated small-message tails have a shape, though a lighter one than measured
     assert second.sizes[0].tail_ratio_simulated >= 3.0

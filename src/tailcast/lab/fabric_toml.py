@@ -45,7 +45,7 @@ def tree_shape(topo: Topology) -> tuple[list[int], list[str]]:
 def _bucket_lines(b: Bucket, source: str) -> list[str]:
     return [
         f"burst_bytes = {b.burst_bytes}                # {source}",
-        f"max_packet_bytes = {b.max_packet_bytes}          # htb's overdraft: one GSO super-packet",
+        f"max_packet_bytes = {b.max_packet_bytes}          # htb's overdraft: up to a GSO packet",
         f"peak_bandwidth_gbps = {b.peak_gbps:.1f}         # veth's reported speed",
     ]
 

@@ -47,7 +47,7 @@ const LEVEL: &[Param] = &[
             max: 1 << 40,
         },
         default: DefaultValue::Absent,
-        doc: "token bucket of the links' shaper (tc's burst): after an idle period this many bytes (plus max_packet_bytes; under contention = \"packet\", plus the packet that starts while tokens are >= 0, as htb does) leave at peak_bandwidth_gbps, then link_bandwidth_gbps holds; absent: a constant-rate link",
+        doc: "token bucket of the links' shaper (tc's burst): after an idle period this many bytes, plus the packet that starts while tokens are >= 0 (as htb does: under contention = \"flow\" the most any message on the link has left, at most max_packet_bytes), leave at peak_bandwidth_gbps, then link_bandwidth_gbps holds; absent: a constant-rate link",
     },
     Param {
         key: "peak_bandwidth_gbps",
@@ -65,7 +65,7 @@ const LEVEL: &[Param] = &[
             max: 1 << 40,
         },
         default: DefaultValue::Int(0),
-        doc: "largest packet the shaper charges at once: Linux htb sends while its tokens are >= 0 and charges the whole packet (a GSO super-packet, up to the device's gso_max_size), so after idle up to burst_bytes plus this pass at peak (flow contention only: the packet engine's packets are [packet] packet_bytes)",
+        doc: "largest packet the shaper charges at once: Linux htb sends while its tokens are >= 0 and charges the whole packet (a GSO super-packet, up to the device's gso_max_size; a smaller message is its own), so after idle up to burst_bytes plus this pass at peak (flow contention only: the packet engine's packets are [packet] packet_bytes)",
     },
 ];
 
@@ -147,9 +147,9 @@ fn build(c: &Config, seed: u64) -> Result<Built, ConfigError> {
 }
 
 /// The token bucket of level `i` (0-based), if its table declares one. Under packet
-/// contention (`packets`) its depth is the burst alone: the packet engine charges its own
-/// packets (packet/shaper.rs), so `max_packet_bytes`, the flow engine's stand-in for the
-/// packet that overdraws the bucket, is refused there.
+/// contention (`packets`) `max_packet_bytes`, the flow engine's cap on the packet that
+/// overdraws the bucket, is refused: the packet engine charges its own packets
+/// (packet/shaper.rs).
 fn bucket_of(level: &Config, i: usize, packets: bool) -> Result<Option<TokenBucket>, ConfigError> {
     let err = |key: &str, message: String| ConfigError {
         key: format!("levels[{i}].{key}"),
@@ -183,10 +183,13 @@ fn bucket_of(level: &Config, i: usize, packets: bool) -> Result<Option<TokenBuck
                     format!("must exceed link_bandwidth_gbps ({rate}); got {peak}"),
                 ));
             }
-            let depth = (level.i64("burst_bytes") + level.i64("max_packet_bytes")) as f64;
+            let (depth, packet) = (
+                level.i64("burst_bytes") as f64,
+                level.i64("max_packet_bytes") as f64,
+            );
             // (A packet shaper with no burst still sends each packet at the peak once
             // its debt is repaid.)
-            if depth <= 0.0 && !packets {
+            if depth + packet <= 0.0 && !packets {
                 return Err(err(
                     "burst_bytes",
                     "a bucket of 0 bytes (with max_packet_bytes 0) never releases at the peak".into(),
@@ -194,6 +197,7 @@ fn bucket_of(level: &Config, i: usize, packets: bool) -> Result<Option<TokenBuck
             }
             Ok(Some(TokenBucket {
                 depth_bytes: depth,
+                packet_bytes: packet,
                 peak: peak / 8.0,
             }))
         }

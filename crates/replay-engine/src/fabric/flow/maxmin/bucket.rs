@@ -14,30 +14,34 @@
 //! the minimum RTT is below 2^`tcp_tso_rtt_log` µs), charged at its full length
 //! (`qdisc_pkt_len`). tbf (sch_tbf.c) instead refuses a packet it lacks tokens for.
 //!
-//! **Fluid model** (this file): a bucket of `depth` bytes = the configured burst plus the
-//! largest packet the shaper charges at once. While it holds tokens T > 0 the link offers
-//! its `peak` capacity; T changes at `rate − load` (load = Σ rates of its flows), capped at
-//! `depth`; when T reaches 0 the capacity falls to `rate`, a timed event like a drain. A
-//! bucket that refills while its link is under-used offers `peak` again from the next
-//! re-solve that reads the link (until then the link is not saturated, so no flow's rate
-//! depends on which of the two it offers).
+//! **Fluid model** (this file): a bucket of `depth` bytes (the configured burst). While it
+//! holds tokens T > 0 the link offers its `peak` capacity; T changes at `rate − load` (load
+//! = Σ rates of its flows), capped at `depth`. When T reaches 0 with flows on the link, the
+//! packet then in flight is charged whole: the link stays at `peak` until T reaches
+//! −q, q = the most bytes any of its flows has left, at most `packet` (a message smaller
+//! than a super-packet is its own and overdraws only its size; a longer one overdraws one
+//! super-packet). Then the capacity falls to `rate`, T stays at −q while the link is
+//! saturated and rises while it is under-used; reaching 0 ends the debt. Both drops are
+//! timed events like a drain. A bucket that refills while its link is under-used offers
+//! `peak` again from the next re-solve that reads the link (until then the link is not
+//! saturated, so no flow's rate depends on which of the two it offers).
 //!
-//! **Not modelled**: packets. A message arriving while htb is in debt (−packet < T < 0)
-//! waits for T ≥ 0 and then leaves whole at device speed; here it leaves at `rate` at once
-//! (the same bytes by the time the debt is repaid, but no wait-then-burst shape). The
-//! overdraft is the largest packet, not the packet actually in flight (a smaller message is
-//! its own super-packet and overdraws less). The reverse direction's ACKs, which htb charges
-//! to the same class, are not counted.
+//! **Not modelled**: packets. A message arriving while htb is in debt (T < 0) waits for
+//! T ≥ 0 and then leaves whole at device speed; here it leaves at `rate` at once (the same
+//! bytes by the time the debt is repaid, but no wait-then-burst shape). Flows share the peak
+//! max-min fairly where htb's FIFO serves packets in turn. The reverse direction's ACKs,
+//! which htb charges to the same class, are not counted.
 
 use super::{MaxMin, EPS};
 
 /// A token bucket in front of a link (bytes, bytes per ns).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TokenBucket {
-    /// Bytes the full bucket holds: the shaper's burst plus the largest packet it charges
-    /// at once (see the module comment); the burst alone for the packet engine, whose
-    /// shapers charge its own packets (packet/shaper.rs).
+    /// Bytes the full bucket holds: the shaper's burst.
     pub depth_bytes: f64,
+    /// The largest packet the shaper charges at once, its overdraft (module comment); 0
+    /// for the packet engine, whose shapers charge its own packets (packet/shaper.rs).
+    pub packet_bytes: f64,
     /// Bytes per ns the link passes while the bucket holds tokens (> the link's rate).
     pub peak: f64,
 }
@@ -49,9 +53,13 @@ pub(super) struct Bucket {
     rate: f64,
     peak: f64,
     depth: f64,
+    packet: f64,
     tokens: f64,
+    /// The debt the packet in flight may run up, ≤ 0: 0 until T first reaches 0, then −q
+    /// until T is back at 0 (module comment).
+    floor: f64,
     at: f64,
-    /// When the tokens reach 0 at the load since `at` (infinite: they do not).
+    /// When the tokens reach `floor` at the load since `at` (infinite: they do not).
     empty_at: f64,
 }
 
@@ -64,12 +72,14 @@ impl MaxMin {
             self.buckets = vec![None; self.links.len()];
         }
         let rate = self.links[l].capacity;
-        debug_assert!(bucket.peak > rate && bucket.depth_bytes > 0.0);
+        debug_assert!(bucket.peak > rate && bucket.depth_bytes + bucket.packet_bytes > 0.0);
         self.buckets[l] = Some(Bucket {
             rate,
             peak: bucket.peak,
             depth: bucket.depth_bytes,
+            packet: bucket.packet_bytes,
             tokens: bucket.depth_bytes,
+            floor: 0.0,
             at: 0.0,
             empty_at: f64::INFINITY,
         });
@@ -95,8 +105,9 @@ impl MaxMin {
         }
     }
 
-    /// Every bucket that runs empty at or before `now` drops its link to the link's rate;
-    /// the next `settle` re-rates every flow on it.
+    /// Every bucket that runs empty at or before `now` either starts the overdraft of the
+    /// packet in flight (its link stays at the peak) or, once that is spent too, drops its
+    /// link to the link's rate; the next `settle` re-rates every flow on it.
     pub fn empty_buckets(&mut self, now: f64) {
         while let Some((t, l)) = self.empties.peek() {
             if t > now {
@@ -104,13 +115,35 @@ impl MaxMin {
             }
             self.empties.remove(l);
             self.account_bucket(l, t);
+            let b = self.buckets[l as usize].as_ref().expect("bucketed link");
+            if b.floor == 0.0 && b.packet > 0.0 {
+                // At least a byte: a debt of 0 would drop the link and, its tokens at 0,
+                // re-open it at the same instant.
+                let q = self.bytes_left_at(l, t).min(b.packet).max(1.0);
+                let b = self.buckets[l as usize].as_mut().expect("bucketed link");
+                b.tokens = 0.0;
+                b.floor = -q;
+                self.schedule_bucket(l, t);
+                continue;
+            }
             let b = self.buckets[l as usize].as_mut().expect("bucketed link");
-            b.tokens = 0.0;
+            b.tokens = b.floor;
             b.empty_at = f64::INFINITY;
             self.links[l as usize].capacity = b.rate;
             self.shrunk.push(l);
             self.dirty.push(l);
         }
+    }
+
+    /// The most bytes any flow on link `l` has left at `now`.
+    fn bytes_left_at(&self, l: u32, now: f64) -> f64 {
+        self.links[l as usize]
+            .flows(l, &self.spill)
+            .map(|f| {
+                let f = &self.flows[f as usize];
+                f.remaining - f.rate * (now - f.updated_at)
+            })
+            .fold(0.0, f64::max)
     }
 
     /// Σ committed rates of the flows on link `l`.
@@ -137,10 +170,13 @@ impl MaxMin {
         let net = b.rate - load;
         let net = if net.abs() <= EPS * b.rate { 0.0 } else { net };
         b.tokens = if now >= b.empty_at {
-            0.0
+            b.floor
         } else {
-            (b.tokens + net * (now - b.at)).clamp(0.0, b.depth)
+            (b.tokens + net * (now - b.at)).clamp(b.floor, b.depth)
         };
+        if b.tokens >= 0.0 {
+            b.floor = 0.0; // the debt is repaid
+        }
         b.at = now;
     }
 
@@ -151,7 +187,8 @@ impl MaxMin {
             let l = self.scratch.s_links[i];
             self.account_bucket(l, now);
             if let Some(Some(b)) = self.buckets.get(l as usize) {
-                if b.tokens > 0.0 {
+                // htb sends while T >= 0 (a bucket without burst opens at 0 too)
+                if b.tokens > 0.0 || (b.packet > 0.0 && b.floor == 0.0 && b.tokens >= 0.0) {
                     self.links[l as usize].capacity = b.peak;
                 }
             }
@@ -169,14 +206,15 @@ impl MaxMin {
             "bucket of link {l} accounted at {} not {now}",
             b.at
         );
-        let (tokens, rate, draining) = (b.tokens, b.rate, self.links[l as usize].capacity > b.rate);
+        let (left, rate) = (b.tokens - b.floor, b.rate);
+        let draining = self.links[l as usize].capacity > rate;
         let load = self.load(l);
         let t = if !draining {
             f64::INFINITY // already at its rate
-        } else if tokens <= 0.0 {
+        } else if left <= 0.0 {
             now // ran out at this very instant: the drop is still due
         } else if load > rate * (1.0 + EPS) {
-            now + tokens / (load - rate)
+            now + left / (load - rate)
         } else {
             f64::INFINITY
         };
