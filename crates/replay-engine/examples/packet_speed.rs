@@ -102,6 +102,8 @@ fn main() {
         f.submit(now, &Transfer::new(id, src, dst, packet_bytes, Kind::Eager));
         id = id.wrapping_add(1);
     }
+    // Accepted load: what was delivered by the horizon, of what was offered.
+    let (offered, accepted) = (id, delivered);
     while let Some(t) = f.next_time() {
         f.advance(t, &mut out);
     }
@@ -116,6 +118,10 @@ fn main() {
         "{name}: {n} endpoints, load {load}, {:.0} µs: {delivered} packets delivered, {hops:.0} packet-hops in {cpu:.2} CPU-s = {:.2} M packet-hops per CPU-s",
         now / 1e3,
         hops / cpu / 1e6
+    );
+    println!(
+        "  delivered by the horizon: {accepted} of {offered} ({:.3} of the offered load)",
+        accepted as f64 / f64::from(offered)
     );
     println!("  delivery digest = {:016x}", digest.0);
     for (k, v) in &stats {

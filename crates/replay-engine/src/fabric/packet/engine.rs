@@ -190,7 +190,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
         let k = u64::from(msg.packets_queued);
         msg.packets_queued += 1;
         let bytes = (msg.bytes - k * size).min(size) as u32;
-        let p = self.packets.add(m, bytes, t);
+        let p = self.packets.add(m, msg.endpoints, bytes, t);
         let q = self.ports.injection(src) * self.ports.vcs;
         if self.enqueue(q, p) {
             self.events.push(t, Event::Head(q as u32));
@@ -234,8 +234,11 @@ impl<T: PacketTopology> PacketNetwork<T> {
 
     /// Routes a packet at the head of its injection queue (on the links' load now).
     fn route(&mut self, p: u32) {
-        let m = self.packets.rec[p as usize].msg;
-        let (src, dst) = self.messages[m].endpoints;
+        let Packet {
+            msg: m,
+            endpoints: (src, dst),
+            ..
+        } = self.packets.rec[p as usize];
         let now = self.now;
         let Self {
             topology,
@@ -268,7 +271,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
     /// the router it reached (its load moves to the new next link).
     fn reroute(&mut self, p: u32) {
         let r = self.packets.rec[p as usize];
-        let (src, dst) = self.messages[r.msg].endpoints;
+        let (src, dst) = r.endpoints;
         let taken = usize::from(r.hop);
         self.links.clear();
         self.links
