@@ -9,7 +9,7 @@
 //! declared one)
 
 use replay_engine::fabric::schema::Value;
-use replay_engine::fabric::{Fabric, Kind, Transfer};
+use replay_engine::fabric::{Delivery, Fabric, Kind, Transfer};
 use replay_engine::prng::SplitMix64;
 use replay_engine::FabricSpec;
 
@@ -34,6 +34,21 @@ fn cpu_seconds() -> f64 {
     // SAFETY: clock_gettime writes the timespec it is given.
     unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// FNV-1a over the deliveries' ids, instants and waits (bits), in delivery order.
+struct Digest(u64);
+
+impl Digest {
+    fn add(&mut self, out: &[Delivery]) {
+        for d in out {
+            for word in [u64::from(d.id), d.at.to_bits(), d.info.wait_ns.to_bits()] {
+                for byte in word.to_le_bytes() {
+                    self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
+                }
+            }
+        }
+    }
 }
 
 fn main() {
@@ -68,6 +83,7 @@ fn main() {
     let uniform =
         |rng: &mut SplitMix64| ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
     let (mut now, mut id, mut delivered) = (0.0, 0u32, 0u64);
+    let mut digest = Digest(0xcbf2_9ce4_8422_2325);
     let mut out = Vec::new();
     let start = cpu_seconds();
     while now < horizon {
@@ -76,6 +92,7 @@ fn main() {
             f.advance(t, &mut out);
         }
         delivered += out.len() as u64;
+        digest.add(&out);
         out.clear();
         let src = rng.below(u64::from(n)) as u32;
         let mut dst = rng.below(u64::from(n - 1)) as u32;
@@ -85,10 +102,13 @@ fn main() {
         f.submit(now, &Transfer::new(id, src, dst, packet_bytes, Kind::Eager));
         id = id.wrapping_add(1);
     }
+    // Accepted load: what was delivered by the horizon, of what was offered.
+    let (offered, accepted) = (id, delivered);
     while let Some(t) = f.next_time() {
         f.advance(t, &mut out);
     }
     delivered += out.len() as u64;
+    digest.add(&out);
     let cpu = cpu_seconds() - start;
     let mut stats = Vec::new();
     f.stats(now, &mut stats);
@@ -99,6 +119,11 @@ fn main() {
         now / 1e3,
         hops / cpu / 1e6
     );
+    println!(
+        "  delivered by the horizon: {accepted} of {offered} ({:.3} of the offered load)",
+        accepted as f64 / f64::from(offered)
+    );
+    println!("  delivery digest = {:016x}", digest.0);
     for (k, v) in &stats {
         println!("  {k} = {v}");
     }

@@ -41,8 +41,8 @@ enum Event {
     /// The head of input queue (input × vcs + vc) may be ready to ask for its next link.
     Head(u32),
     /// A link finished serialising a packet (link), and so the input it came from its
-    /// read port (input).
-    Sent { link: u32, input: u32 },
+    /// read port (the input of `queue`, the input queue it left).
+    Sent { link: u32, queue: u32 },
     /// Bytes of credit for (link × vcs + vc) reach the link's sender.
     Credit(u32, u32),
     /// A packet's tail reached its destination endpoint.
@@ -190,7 +190,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
         let k = u64::from(msg.packets_queued);
         msg.packets_queued += 1;
         let bytes = (msg.bytes - k * size).min(size) as u32;
-        let p = self.packets.add(m, bytes, t);
+        let p = self.packets.add(m, msg.endpoints, bytes, t);
         let q = self.ports.injection(src) * self.ports.vcs;
         if self.enqueue(q, p) {
             self.events.push(t, Event::Head(q as u32));
@@ -234,8 +234,11 @@ impl<T: PacketTopology> PacketNetwork<T> {
 
     /// Routes a packet at the head of its injection queue (on the links' load now).
     fn route(&mut self, p: u32) {
-        let m = self.packets.rec[p as usize].msg;
-        let (src, dst) = self.messages[m].endpoints;
+        let Packet {
+            msg: m,
+            endpoints: (src, dst),
+            ..
+        } = self.packets.rec[p as usize];
         let now = self.now;
         let Self {
             topology,
@@ -268,7 +271,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
     /// the router it reached (its load moves to the new next link).
     fn reroute(&mut self, p: u32) {
         let r = self.packets.rec[p as usize];
-        let (src, dst) = self.messages[r.msg].endpoints;
+        let (src, dst) = r.endpoints;
         let taken = usize::from(r.hop);
         self.links.clear();
         self.links
@@ -301,8 +304,9 @@ impl<T: PacketTopology> PacketNetwork<T> {
         msg.hops = self.hops.len() as u32;
     }
 
-    /// The head of input queue `q` asks for its next link if it is ready at `t`.
-    fn head(&mut self, q: u32, t: Time) {
+    /// The head of input queue `q` asks for its next link if it is ready at `t`; if not,
+    /// and `due` (no `Head` event for it is pending), one is scheduled for when it is.
+    fn head(&mut self, q: u32, t: Time, due: bool) {
         let qi = q as usize;
         if self.ports.queue[qi].wants != NONE {
             return;
@@ -312,7 +316,9 @@ impl<T: PacketTopology> PacketNetwork<T> {
         };
         let ready = self.packets.rec[p as usize].ready;
         if ready > t {
-            self.events.push(ready, Event::Head(q));
+            if due {
+                self.events.push(ready, Event::Head(q));
+            }
             return;
         }
         if self.packets.rec[p as usize].hops == 0 {
@@ -336,15 +342,20 @@ impl<T: PacketTopology> PacketNetwork<T> {
         self.request_arbitration(hop.link, t);
     }
 
-    fn input_free(&mut self, input: u32, t: Time) {
+    /// The read port of the input of queue `sent` is free at `t` (a packet of `sent` left
+    /// it): its queues' heads may ask for their links. Only `sent`'s head is new; a head of
+    /// another queue that is not ready yet has its `Head` event pending since it became
+    /// the head.
+    fn input_free(&mut self, sent: u32, t: Time) {
         let vcs = self.ports.vcs as u32;
+        let input = sent / vcs;
         for q in input * vcs..(input + 1) * vcs {
             let qi = q as usize;
             let link = self.ports.queue[qi].wants;
             if link != NONE {
                 self.request_arbitration(link, t);
             } else {
-                self.head(q, t);
+                self.head(q, t, q == sent);
             }
         }
     }
@@ -428,14 +439,7 @@ impl<T: PacketTopology> PacketNetwork<T> {
                 self.events.push(open, Event::Tokens(link));
             }
         }
-        let input_id = input as u32;
-        self.events.push(
-            end,
-            Event::Sent {
-                link,
-                input: input_id,
-            },
-        );
+        self.events.push(end, Event::Sent { link, queue: q });
         if input < self.ports.links {
             // The buffer the packet leaves frees as its tail goes.
             let back = end + self.ports.out[input].credit_delay;
@@ -581,10 +585,10 @@ impl<T: PacketTopology> Fabric for PacketNetwork<T> {
                     let (t, ev) = self.events.pop_due(t).expect("peeked");
                     self.now = t;
                     match ev {
-                        Event::Head(q) => self.head(q, t),
-                        Event::Sent { link, input } => {
+                        Event::Head(q) => self.head(q, t, true),
+                        Event::Sent { link, queue } => {
                             self.request_arbitration(link, t);
-                            self.input_free(input, t);
+                            self.input_free(queue, t);
                         }
                         Event::Credit(q, bytes) => {
                             let link = q / self.ports.vcs as u32;

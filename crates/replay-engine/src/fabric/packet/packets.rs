@@ -16,8 +16,10 @@ pub struct Packet {
     pub tail: Time,
     /// Since when it waits with its output free but no credit (negative: it does not).
     pub stalled: Time,
-    /// The message (slot in the messages' slab) it belongs to.
+    /// The message (slot in the messages' slab) it belongs to, and its endpoints (the
+    /// message's, here for routing decisions along the way).
     pub msg: u32,
+    pub endpoints: (u32, u32),
     pub bytes: u32,
     /// The packet behind it in its input queue (`NONE`: the last).
     pub next: u32,
@@ -48,12 +50,13 @@ impl Packets {
     }
 
     /// A new, unrouted packet.
-    pub fn add(&mut self, msg: u32, bytes: u32, ready: Time) -> u32 {
+    pub fn add(&mut self, msg: u32, endpoints: (u32, u32), bytes: u32, ready: Time) -> u32 {
         let packet = Packet {
             ready,
             tail: ready,
             stalled: -1.0,
             msg,
+            endpoints,
             bytes,
             next: NONE,
             hop: 0,
