@@ -447,10 +447,9 @@ impl Plan {
         start.resize(self.nodes.len(), f64::NAN);
         sent.clear();
         sent.resize(self.requests.len(), f64::NAN);
-        for r in 0..self.p as usize {
-            let n = self.first[r] as usize;
-            start[n] = entry[r];
-            self.post(n, cpu, start, sent);
+        for (&n, &at) in self.first.iter().zip(entry) {
+            start[n as usize] = at;
+            self.post(n as usize, cpu, start, sent);
         }
         let alpha = self.alpha;
         for &n in &self.order {
