@@ -1,11 +1,14 @@
 //! Closed-form collectives in the event loop (see plan/). Members entering an instance
 //! wait ("gather") until the last one enters; then the plan gives every member's exit time
 //! at once and each resumes then. Used only on stateless fabrics and for collective shapes
-//! whose exits depend on every entry, so no member could have left earlier.
+//! whose exits depend on every entry, so no member could have left earlier; with host
+//! noise too (the plan asks the members' detours, plan/), but not when overheads occupy the
+//! CPU (a receive's overhead would then wait for other work of its rank).
 
 use std::rc::Rc;
 
-use super::plan::{Costs, Plan, ShapeKey};
+use super::host_cpu::HostCpu;
+use super::plan::{Costs, MemberCpu, Plan, ShapeKey};
 use crate::collectives::{self, Algo, AlgoParams, CollSpec, Program, Selector};
 use crate::fabric::Time;
 use fast_hash::FastMap;
@@ -46,7 +49,27 @@ pub(super) struct ClosedForms {
     /// Entry-time buffers of closed instances, reused.
     spare: Vec<Vec<Time>>,
     start: Vec<Time>,
+    sent: Vec<Time>,
     exits: Vec<Time>,
+}
+
+/// An instance's members on the engine's CPUs, at the engine's present `now`.
+struct OnRanks<'a> {
+    cpu: &'a mut HostCpu,
+    members: &'a [u32],
+    now: Time,
+}
+
+impl MemberCpu for OnRanks<'_> {
+    #[inline]
+    fn work(&mut self, m: u32, t: Time, work: Time) -> Time {
+        self.cpu.work(self.members[m as usize], t, work, self.now)
+    }
+
+    #[inline]
+    fn back(&mut self, m: u32, t: Time) -> Time {
+        self.cpu.back(self.members[m as usize], t)
+    }
 }
 
 impl ClosedForms {
@@ -57,6 +80,7 @@ impl ClosedForms {
             open: Vec::new(),
             spare: Vec::new(),
             start: Vec::new(),
+            sent: Vec::new(),
             exits: Vec::new(),
         }
     }
@@ -106,7 +130,8 @@ impl ClosedForms {
 
     /// Member `me` of `members` enters instance `inst` of a closed-form collective on
     /// communicator `comm` of trace `job` at `now`. When it is the last to enter, every
-    /// member's exit time is in `exits()`, in member order.
+    /// member's exit time is in `exits()`, in member order (on `cpu`, the host's detours,
+    /// if any).
     #[allow(clippy::too_many_arguments)]
     pub fn enter(
         &mut self,
@@ -118,6 +143,7 @@ impl ClosedForms {
         members: Rc<[u32]>,
         me: u32,
         now: Time,
+        cpu: Option<&mut HostCpu>,
     ) -> Entry {
         let p = members.len();
         let at = match self
@@ -153,8 +179,21 @@ impl ClosedForms {
             return Entry::Waiting;
         }
         let open = self.open.swap_remove(at);
-        open.plan
-            .evaluate(&open.entry, &mut self.start, &mut self.exits);
+        match cpu {
+            None => open
+                .plan
+                .evaluate(&open.entry, &mut self.start, &mut self.exits),
+            Some(cpu) => {
+                let mut on = OnRanks {
+                    cpu,
+                    members: &open.members,
+                    now,
+                };
+                let (start, sent, exits) = (&mut self.start, &mut self.sent, &mut self.exits);
+                open.plan
+                    .evaluate_on(&open.entry, &mut on, start, sent, exits);
+            }
+        }
         self.spare.push(open.entry);
         Entry::Complete {
             members: open.members,

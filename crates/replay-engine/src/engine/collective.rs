@@ -227,9 +227,10 @@ impl Engine {
         members: Rc<[u32]>,
     ) -> Outcome {
         let job = self.ranks[r as usize].job;
+        let cpu = self.host_cpu.as_deref_mut();
         match self
             .closed
-            .enter(job, comm, inst, shape, plan, members, me, self.now)
+            .enter(job, comm, inst, shape, plan, members, me, self.now, cpu)
         {
             Entry::Disagree => {
                 let row = self.ranks[r as usize].rows.current_id() as usize;

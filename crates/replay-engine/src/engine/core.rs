@@ -167,12 +167,12 @@ impl Engine {
             .record_messages
             .unwrap_or_else(|| net.fabric().reports_transfers());
         let host_cpu = HostCpu::new(&net.host, nranks, options.seed);
-        // Closed forms skip per-message work, so not when messages are recorded or the host
-        // model acts on each rank's CPU.
+        // Closed forms skip per-message work, so not when messages are recorded or overheads
+        // occupy the CPU (host noise they take into account: plan/).
         let closed_form = options.closed_form_collectives
             && net.allows_closed_forms()
             && !record
-            && host_cpu.is_none();
+            && host_cpu.as_ref().is_none_or(|h| !h.occupies_cpu());
         let costs = match net.alpha_beta {
             Some((alpha_ns, beta_ns_per_byte)) if closed_form => Some(Costs {
                 alpha_ns,

@@ -47,7 +47,12 @@ impl Engine {
 
     /// Ends the current row at `end`; returns when the next row starts (after its compute gap).
     pub(super) fn finish_row(&mut self, r: u32, end: Time) -> Option<Time> {
-        let end = self.cpu_back(r, end);
+        // One test of the host model for both its questions (the usual case has none).
+        let mut host = self.host_cpu.as_deref_mut();
+        let end = match host.as_deref_mut() {
+            None => end,
+            Some(h) => h.back(r, end),
+        };
         let rank = &mut self.ranks[r as usize];
         let job = &mut self.jobs[rank.job as usize];
         job.record(rank, end);
@@ -58,8 +63,11 @@ impl Engine {
             return None;
         };
         rank.state = RState::Ready;
-        let gap = (next_start - captured_end).max(0);
-        Some(self.cpu_work(r, end, gap as f64 * self.compute_scale))
+        let work = (next_start - captured_end).max(0) as f64 * self.compute_scale;
+        Some(match host {
+            None => end + work,
+            Some(h) => h.work(r, end, work, self.now),
+        })
     }
 
     fn start_row(&mut self, r: u32) -> Outcome {

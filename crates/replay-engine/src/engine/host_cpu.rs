@@ -41,6 +41,11 @@ impl HostCpu {
         (noise.is_some() || busy.is_some()).then(|| Box::new(Self { noise, busy }))
     }
 
+    /// Whether work occupies the CPU (`overheads_occupy_cpu`).
+    pub fn occupies_cpu(&self) -> bool {
+        self.busy.is_some()
+    }
+
     /// When `work` ns of CPU work rank `r` can begin at `t` end (`now`: the engine's
     /// present, before which nothing is reserved any more).
     #[inline]

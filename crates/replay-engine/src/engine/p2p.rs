@@ -237,6 +237,7 @@ impl Engine {
 
     /// A matched rendezvous whose RTS was processed: the receiver answers with a CTS (or,
     /// without handshake, the data goes at once).
+    #[inline]
     fn clear_to_send(&mut self, m: u32) {
         let now = self.now;
         let ready = now.max(self.msgs[m].rts_at);

@@ -17,6 +17,14 @@
 //! Causality: the engine can only evaluate when the last member enters, so a plan is used
 //! only if every member's exit depends on every member's entry (`all_dependent`; true for
 //! allreduce, allgather, alltoall, barrier, …; false e.g. for a bcast root sending eagerly).
+//!
+//! Host noise (fabric/host/noise.rs) stretches CPU work and delays a rank's return from a
+//! wait, but only at the rank's own instants and in its program order, so a plan stays
+//! exact with it: `evaluate_on` asks each member's detours (`MemberCpu`) where the
+//! event-driven path does — every eager send's overhead from its node's start, the return
+//! from a wait that ends after the node started, the reduction after it — and in the same
+//! order per member (members' detours are independent, so the order across members does
+//! not matter). tests/closed_form_equivalence.rs compares both paths bit for bit.
 
 use std::rc::Rc;
 
@@ -63,6 +71,9 @@ pub(super) struct Node {
     /// The requests whose completion it waits for: `waited[wait_lo..wait_hi]`.
     wait_lo: u32,
     wait_hi: u32,
+    /// The requests it posts: `requests[posts_lo..posts_hi]`.
+    posts_lo: u32,
+    posts_hi: u32,
     reduce_bytes: u64,
     /// The rank's last node: its start is the exit.
     terminal: bool,
@@ -75,6 +86,8 @@ pub(super) struct Request {
     /// receive).
     node: u32,
     partner: u32,
+    /// The partner request.
+    mate: u32,
     send: bool,
     rndv: bool,
     /// n·β and the host overhead o + n·O of its message.
@@ -156,6 +169,14 @@ fn later(a: f64, b: f64) -> f64 {
     }
 }
 
+/// The members' CPU under host noise, as the event-driven path asks it (engine/host_cpu.rs).
+pub trait MemberCpu {
+    /// When `work` ns of CPU work member `m` begins at `t` end.
+    fn work(&mut self, m: u32, t: Time, work: Time) -> Time;
+    /// When member `m`, whose wait ended at `t`, runs again.
+    fn back(&mut self, m: u32, t: Time) -> Time;
+}
+
 /// Host and fabric costs; a transfer submitted at `now` arrives at `now + α + n·β`.
 #[derive(Debug, Clone, Copy)]
 pub struct Costs {
@@ -181,10 +202,13 @@ impl Parts {
     /// An empty node of rank `r` at the end of the waited list.
     fn node(&self, r: u32, terminal: bool) -> Node {
         let at = self.waited.len() as u32;
+        let posts = self.requests.len() as u32;
         Node {
             rank: r,
             wait_lo: at,
             wait_hi: at,
+            posts_lo: posts,
+            posts_hi: posts,
             reduce_bytes: 0,
             terminal,
         }
@@ -214,6 +238,7 @@ impl Parts {
                     self.requests.push(Request {
                         node,
                         partner: u32::MAX,
+                        mate: u32::MAX,
                         send: true,
                         rndv: sync || bytes > costs.eager_threshold,
                         // The engine's expressions, so both paths give bit-identical times.
@@ -227,6 +252,7 @@ impl Parts {
                     self.requests.push(Request {
                         node,
                         partner: u32::MAX,
+                        mate: u32::MAX,
                         send: false,
                         rndv: false,
                         n_beta: 0.0,
@@ -237,6 +263,7 @@ impl Parts {
                     self.waited
                         .extend(prog.waited(lo, hi).iter().map(|q| base + q));
                     cur.wait_hi = self.waited.len() as u32;
+                    cur.posts_hi = self.requests.len() as u32;
                     self.nodes.push(cur);
                     cur = self.node(r, false);
                     posted = false;
@@ -252,6 +279,7 @@ impl Parts {
                         }
                         _ => {
                             cur.reduce_bytes = bytes;
+                            cur.posts_hi = self.requests.len() as u32;
                             self.nodes.push(cur);
                             cur = self.node(r, false);
                             posted = false;
@@ -261,8 +289,11 @@ impl Parts {
                 Instr::Window { .. } => return false,
             }
         }
-        // the terminal node: its start is the exit
-        self.nodes.push(self.node(r, true));
+        // the terminal node (its start is the exit), with what the program posts after its
+        // last wait, if anything
+        cur.terminal = true;
+        cur.posts_hi = self.requests.len() as u32;
+        self.nodes.push(cur);
         true
     }
 }
@@ -296,9 +327,11 @@ impl Plan {
             for (&s, &v) in sends.iter().zip(recvs) {
                 let (sn, vn) = (requests[s as usize].node, requests[v as usize].node);
                 requests[s as usize].partner = vn;
+                requests[s as usize].mate = v;
                 let send = requests[s as usize];
                 let recv = &mut requests[v as usize];
                 recv.partner = sn;
+                recv.mate = s;
                 recv.rndv = send.rndv;
                 recv.n_beta = send.n_beta;
                 recv.o = send.o;
@@ -396,6 +429,74 @@ impl Plan {
         }
         exits.clear();
         exits.extend((0..self.p as usize).map(|r| start[self.first[r + 1] as usize - 1]));
+    }
+
+    /// `evaluate` on members whose CPU has host detours (`cpu`; see the module comment):
+    /// node by node in `order`, without the compiled shortcuts, which assume that CPU work
+    /// takes its nominal time. `sent` is a reused buffer (per request, when an eager send's
+    /// overhead is done).
+    pub fn evaluate_on(
+        &self,
+        entry: &[Time],
+        cpu: &mut impl MemberCpu,
+        start: &mut Vec<Time>,
+        sent: &mut Vec<Time>,
+        exits: &mut Vec<Time>,
+    ) {
+        start.clear();
+        start.resize(self.nodes.len(), f64::NAN);
+        sent.clear();
+        sent.resize(self.requests.len(), f64::NAN);
+        for (&n, &at) in self.first.iter().zip(entry) {
+            start[n as usize] = at;
+            self.post(n as usize, cpu, start, sent);
+        }
+        let alpha = self.alpha;
+        for &n in &self.order {
+            let n = n as usize;
+            let node = self.nodes[n];
+            if node.terminal {
+                continue;
+            }
+            let t = start[n];
+            let mut latest = t;
+            for &id in &self.waited[node.wait_lo as usize..node.wait_hi as usize] {
+                let q = &self.requests[id as usize];
+                let (own, other) = (start[q.node as usize], start[q.partner as usize]);
+                let done = match (q.send, q.rndv) {
+                    (true, false) => sent[id as usize],
+                    (true, true) => later(own, other) + alpha + q.n_beta,
+                    (false, true) => later(other, own) + alpha + q.n_beta + q.o,
+                    (false, false) => later(own, sent[q.mate as usize] + alpha + q.n_beta) + q.o,
+                };
+                latest = later(latest, done);
+            }
+            // A wait that ends when it began returns at once (collective.rs).
+            let back = if latest > t {
+                cpu.back(node.rank, latest)
+            } else {
+                t
+            };
+            start[n + 1] = if node.reduce_bytes > 0 {
+                cpu.work(node.rank, back, node.reduce_bytes as f64 * self.gamma)
+            } else {
+                back
+            };
+            self.post(n + 1, cpu, start, sent);
+        }
+        exits.clear();
+        exits.extend((0..self.p as usize).map(|r| start[self.first[r + 1] as usize - 1]));
+    }
+
+    /// Node `n`, started, posts its requests: each eager send's overhead runs from its start.
+    fn post(&self, n: usize, cpu: &mut impl MemberCpu, start: &[Time], sent: &mut [Time]) {
+        let node = self.nodes[n];
+        for q in node.posts_lo..node.posts_hi {
+            let req = &self.requests[q as usize];
+            if req.send && !req.rndv {
+                sent[q as usize] = cpu.work(node.rank, start[n], req.o);
+            }
+        }
     }
 }
 
