@@ -195,7 +195,8 @@ def booksim_run(binary: Path, period: int, work: Path) -> dict[str, Any]:
             seed=SEED,
         )
     )
-    run = run_measured([str(binary), str(config)], work)
+    # BookSim's main returns -1 when the simulation succeeded (src/main.cpp: `result ? -1 : 0`).
+    run = run_measured([str(binary), str(config)], work, success=255)
     if "Simulation unstable" in run.stdout or "Time taken is" not in run.stdout:
         raise RuntimeError(f"booksim did not finish its periods: {run.stdout[-1000:]}")
     # One `Injected packet rate average` per class per sample period, before the overall block.
