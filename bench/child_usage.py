@@ -33,8 +33,11 @@ class Run:
         return self.stdout + self.stderr
 
 
-def run_measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
-    """Runs `argv` (in `cwd`, with `env` added to the environment) and measures it."""
+def run_measured(
+    argv: list[str], cwd: Path, env: dict[str, str] | None = None, success: int = 0
+) -> Run:
+    """Runs `argv` (in `cwd`, with `env` added to the environment) and measures it; an exit
+    status other than `success` is an error."""
     with tempfile.TemporaryDirectory() as tmp:
         rss_file = Path(tmp) / "rss"
         exact = Path("/usr/bin/time").exists()
@@ -48,7 +51,7 @@ def run_measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None) 
             proc.returncode = os.waitstatus_to_exitcode(status)
         stdout = out.read_text(errors="replace")
         stderr = err.read_text(errors="replace")
-        if proc.returncode != 0:
+        if proc.returncode != success:
             raise RuntimeError(f"{argv[0]} exited {proc.returncode}: {(stdout + stderr)[-2000:]}")
         rss_kib = int(rss_file.read_text().split()[-1]) if exact else usage.ru_maxrss
     return Run(stdout, stderr, usage.ru_utime + usage.ru_stime, rss_kib / 1024, exact)
