@@ -198,10 +198,11 @@ def fit(work: Path) -> dict[str, Any]:
     return out
 
 
-def baseline(work: Path, index: Path, trace: Path, src: str, rounds: int = 3) -> dict[str, Any]:
-    """Best CPU of convert and replay by the build at `src` and by this one, interleaved."""
+def baseline(work: Path, index: Path, trace: Path, src: str, rounds: int = 9) -> dict[str, Any]:
+    """CPU of convert and replay by the build at `src` and by this one, interleaved round by
+    round: the best and the median of each, and this build's ratios to the baseline's."""
     builds = {"baseline": src, "this": str(Path(__file__).resolve().parents[1] / "src")}
-    best: dict[str, dict[str, float]] = {b: {} for b in builds}
+    cpu: dict[str, dict[str, list[float]]] = {b: {} for b in builds}
     for _ in range(rounds):
         for name, path in builds.items():
             cli = [sys.executable, "-m", "tailcast"]
@@ -213,10 +214,24 @@ def baseline(work: Path, index: Path, trace: Path, src: str, rounds: int = 3) ->
                     ["replay", "run", "--no-store", str(trace), "--fabric", "crossbar"],
                 ),
             ):
-                cpu = run_measured([*cli, *args], work, env).cpu_s
-                best[name][step] = round(min(cpu, best[name].get(step, cpu)), 3)
-    ratio = {k: round(best["this"][k] / best["baseline"][k], 3) for k in best["this"]}
-    return {"src": src, "rounds": rounds, "best": best, "cpu_ratio_this_to_baseline": ratio}
+                took = run_measured([*cli, *args], work, env).cpu_s
+                cpu[name].setdefault(step, []).append(took)
+    best = {b: {k: round(min(v), 3) for k, v in steps.items()} for b, steps in cpu.items()}
+    median = {
+        b: {k: round(statistics.median(v), 3) for k, v in steps.items()} for b, steps in cpu.items()
+    }
+    return {
+        "src": src,
+        "rounds": rounds,
+        "best": best,
+        "median": median,
+        "cpu_ratio_this_to_baseline": {
+            k: round(best["this"][k] / best["baseline"][k], 3) for k in best["this"]
+        },
+        "median_cpu_ratio_this_to_baseline": {
+            k: round(median["this"][k] / median["baseline"][k], 3) for k in median["this"]
+        },
+    }
 
 
 def goals(r: dict[str, Any]) -> list[dict[str, Any]]:

@@ -164,7 +164,6 @@ def run(
     from tailcast.replay.background import parse_job, parse_trace
     from tailcast.replay.background_b import BackgroundB
     from tailcast.replay.fabric import load_fabric
-    from tailcast.replay.measured_inputs import measured_run, run_placement, snapshot_job_sizes
     from tailcast.replay.run import replay_trace
     from tailcast.replay.scenario import ReplayOptions
     from tailcast.store.footer import read_footer
@@ -181,7 +180,11 @@ def run(
         except ValueError as err:
             raise UsageError(str(err)) from err
     the_fabric = load_fabric(fabric)
+    # Imported only when used: measured runs' protocol records bring the collectors' parsers
+    # (~3 ms of every replay's start-up otherwise).
     if from_run is not None:
+        from tailcast.replay.measured_inputs import measured_run, run_placement
+
         measured = measured_run(from_run)
         background_b = measured.b if background_b is None else background_b
         if eager_threshold is None:  # the run's library's, when recorded
@@ -190,7 +193,11 @@ def run(
             placement, nodes = run_placement(measured, the_fabric)
     sized = None
     if background_b is not None:
-        sizes = snapshot_job_sizes(background_snapshot) if background_snapshot else ()
+        sizes: tuple[int, ...] = ()
+        if background_snapshot:
+            from tailcast.replay.measured_inputs import snapshot_job_sizes
+
+            sizes = snapshot_job_sizes(background_snapshot)
         sized = BackgroundB(
             b=background_b,
             pattern=background_pattern,

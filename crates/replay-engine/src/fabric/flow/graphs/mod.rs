@@ -140,7 +140,9 @@ impl Graph {
         }
     }
 
-    /// Appends the links from `src` to `dst` to `out` (nothing when src == dst).
+    /// Appends the links from `src` to `dst` to `out` (nothing when src == dst). (Inlined
+    /// into each flow's submission: a crossbar route is two pushes.)
+    #[inline]
     pub fn links_between(&self, src: u32, dst: u32, rng: &mut SplitMix64, out: &mut Vec<u32>) {
         out.clear();
         if src == dst {
