@@ -93,6 +93,19 @@ impl HostCpu {
         }
     }
 
+    /// Whether rank `r` has no detour over [`from`, `to`] and its CPU is not occupied
+    /// (then every question about that span gets its nominal answer).
+    #[inline]
+    pub fn undisturbed(&mut self, r: u32, from: Time, to: Time) -> bool {
+        if self.busy.is_some() {
+            return false;
+        }
+        match self.noise.as_mut() {
+            Some((model, ranks)) => ranks[r as usize].next_start_after(model, from) > to,
+            None => true,
+        }
+    }
+
     /// When rank `r`, whose MPI call has what it waited for at `t`, runs again: after the
     /// CPU work reserved at `t` and a detour in progress then.
     #[inline]

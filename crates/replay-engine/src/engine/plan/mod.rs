@@ -24,7 +24,10 @@
 //! event-driven path does — every eager send's overhead from its node's start, the return
 //! from a wait that ends after the node started, the reduction after it — and in the same
 //! order per member (members' detours are independent, so the order across members does
-//! not matter). tests/closed_form_equivalence.rs compares both paths bit for bit.
+//! not matter). tests/closed_form_equivalence.rs compares both paths bit for bit. Every
+//! instant it asks a member about lies in [entry, exit + the largest eager-send overhead]
+//! (`cpu_span`): a member without a detour there gets nominal answers, so when no member
+//! has one, `evaluate` gives the same exits (closed_form.rs asks that first).
 
 use std::rc::Rc;
 
@@ -110,6 +113,9 @@ pub struct Plan {
     order: Vec<u32>,
     first: Vec<u32>,
     sends: u64,
+    /// The largest overhead of an eager send (0 if none): CPU work that may end after the
+    /// exit of the member posting it.
+    eager_o_max: f64,
     /// `order` compiled for `evaluate`: the non-terminal nodes with their terms inline.
     program: Vec<Compiled>,
     terms: Vec<Term>,
@@ -338,6 +344,10 @@ impl Plan {
             }
         }
         let sends = requests.iter().filter(|q| q.send).count() as u64;
+        let eager_o_max = requests
+            .iter()
+            .filter(|q| q.send && !q.rndv)
+            .fold(0.0, |m: f64, q| m.max(q.o));
         let order = topological(&nodes, &first, &requests, &waited)?;
         let mut plan = Plan {
             p: p as u32,
@@ -349,6 +359,7 @@ impl Plan {
             order,
             first,
             sends,
+            eager_o_max,
             program: Vec::new(),
             terms: Vec::new(),
         };
@@ -398,6 +409,12 @@ impl Plan {
     /// Messages one instance exchanges.
     pub fn messages(&self) -> u64 {
         self.sends
+    }
+
+    /// The span a member entering at `entry` and leaving at `exit` has its CPU asked about
+    /// (module comment).
+    pub fn cpu_span(&self, entry: Time, exit: Time) -> (Time, Time) {
+        (entry, exit + self.eager_o_max)
     }
 
     /// Exit times of all members from their entry times (`start` is a reused buffer).

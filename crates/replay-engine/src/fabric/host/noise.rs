@@ -286,6 +286,24 @@ impl Timeline {
         }
     }
 
+    /// The start of the first detour that ends after `t` (drawn ahead if need be; nothing
+    /// is dropped, so later questions get the answers they would have got).
+    pub fn next_start_after(&mut self, noise: &HostNoise, t: Time) -> Time {
+        if self.next.1 > t {
+            return self.next.0;
+        }
+        if let Some(&(start, _)) = self.later.iter().find(|d| d.1 > t) {
+            return start;
+        }
+        loop {
+            let d = self.draw(noise);
+            self.later.push_back(d);
+            if d.1 > t {
+                return d.0;
+            }
+        }
+    }
+
     /// When `work` ns of CPU work begun at `t` end: the work runs only outside detours.
     #[inline]
     pub fn work(&mut self, noise: &HostNoise, t: Time, work: Time) -> Time {
