@@ -300,9 +300,9 @@ def run() -> dict[str, Any]:
             "from dfp-8k in: canonical dragonfly (one global link per group pair) instead of "
             "Dragonfly+ leaf/spine, 9702 instead of 8448 hosts (no dragonflynew k gives "
             "8448), UGAL instead of dfp-8k's adaptive rule, single-flit packets instead of "
-            "4096 B, 3 VCs x 256 flits instead of 2 VCs x 2 packets, 10/100-cycle local/global "
-            "channel latency instead of none, a cycle-driven router pipeline instead of "
-            "events."
+            "4096 B, 3 VCs x 256 flits instead of 2 VCs x 8 packets (32 KiB), 10/100-cycle "
+            "local/global channel latency instead of none, a cycle-driven router pipeline "
+            "instead of events."
         ),
     }
 
