@@ -28,9 +28,12 @@
 //!
 //! **Not modelled**: packets. A message arriving while htb is in debt (T < 0) waits for
 //! T ≥ 0 and then leaves whole at device speed; here it leaves at `rate` at once (the same
-//! bytes by the time the debt is repaid, but no wait-then-burst shape). Flows share the peak
-//! max-min fairly where htb's FIFO serves packets in turn. The reverse direction's ACKs,
-//! which htb charges to the same class, are not counted.
+//! bytes by the time the debt is repaid, but no wait-then-burst shape). So a message longer
+//! than one packet but shorter than burst + packet passes whole at the peak here, where htb
+//! holds its second packet until the first one's debt is repaid (65,544 B after idle on one
+//! 100 Mbit/s htb link of the lab's layout, 9000 B MTU: 3.0 ms measured; here ~50 µs).
+//! Flows share the peak max-min fairly where htb's FIFO serves packets in turn. The reverse
+//! direction's ACKs, which htb charges to the same class, are not counted.
 
 use super::{MaxMin, EPS};
 
