@@ -22,7 +22,7 @@ import numpy as np
 
 from tailcast.analysis.compare import compare_samples
 from tailcast.calibration.from_campaign import calibrate_campaign
-from tailcast.lab.compare import P50_TOLERANCE, P99_TOLERANCE, lab_runs
+from tailcast.lab.compare import lab_runs, within_tolerances
 from tailcast.quickstart import FIT, SIMULATION_FABRIC, QuickstartState, step_load
 from tailcast.replay.fabric import load_fabric
 from tailcast.store import Catalog, ResultsDir
@@ -47,7 +47,7 @@ def run(seeds: int = 5) -> dict[str, Any]:
             rid = r["run_id"]
             c = compare_samples(replays[measured][rid], replays[model][rid])
             p50, p99 = c.percentiles["p50"]["rel_error"], c.percentiles["p99"]["rel_error"]
-            ok = abs(p50) <= P50_TOLERANCE and abs(p99) <= P99_TOLERANCE
+            ok = within_tolerances(p50, p99)
             by_size.setdefault(int(r["msg_size_bytes"]), []).append((ok, c.ks_statistic))
         every = [x for v in by_size.values() for x in v]
         pair = {

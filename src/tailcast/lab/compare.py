@@ -46,6 +46,11 @@ LAB_PROTOCOL = MpiProtocol(
 P50_TOLERANCE, P99_TOLERANCE = 0.15, 0.30  # issue 18's acceptance for 1 MiB collectives
 
 
+def within_tolerances(p50_error: float, p99_error: float) -> bool:
+    """Whether relative p50 and p99 errors are within the acceptance above."""
+    return abs(p50_error) <= P50_TOLERANCE and abs(p99_error) <= P99_TOLERANCE
+
+
 @dataclass(frozen=True)
 class RunComparison:
     run_id: str
@@ -71,7 +76,7 @@ class RunComparison:
 
     @property
     def within(self) -> bool:
-        return abs(self.p50_error) <= P50_TOLERANCE and abs(self.p99_error) <= P99_TOLERANCE
+        return within_tolerances(self.p50_error, self.p99_error)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self) | {"within": self.within}
