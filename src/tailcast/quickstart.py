@@ -102,20 +102,26 @@ def step_replay_captured(state: QuickstartState) -> str:
 
 
 def step_calibrate(state: QuickstartState) -> str:
-    """The lab fabric's host fitted to the quiet runs and the detours' growth with
-    background to the local-8 ones (tailcast calibrate)."""
+    """The lab fabric's host fitted to the quiet runs and the background's detours to the
+    local-8 ones (tailcast calibrate)."""
     cal = calibrate_campaign(
         state.results, load_fabric(SIMULATION_FABRIC), FIT, state.scratch / "calibrate"
     )
     state.calibration = cal
-    f = cal.result.fit
+    f, bg = cal.result.fit, cal.background_detours
+    background = (
+        f"beside background {bg.rate_per_s_per_mbps:g}/s more per MB/s of mean "
+        f"{bg.length_ns / 1e3:.0f} us (sigma {bg.length_sigma:.1f})"
+        if bg
+        else "none more beside background"
+    )
     return (
         f"host fitted to {len(cal.runs)} runs ({', '.join(FIT.phases)}, <= {FIT.max_bytes} B) "
         f"in {cal.result.replays} trial replays: o {f.overhead_ns / 1e3:.0f} us, link latency "
         f"{f.link_latency_ns / 1e3:.0f} us, detours {f.detour_share:.1%} of the time, "
         f"{f.rate_per_s:.0f}/s of mean "
         f"{f.length_ns / 1e3:.0f} us (lognormal sigma {f.length_sigma:.1f}), "
-        f"x (1 + {cal.noise_per_mbps:g} x background MB/s), eager threshold "
+        f"{background}, eager threshold "
         f"{cal.eager_threshold_bytes} B; quantile loss {cal.result.loss:.3f}"
     )
 

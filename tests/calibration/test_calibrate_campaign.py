@@ -1,9 +1,9 @@
 """Issue 40 on the campaign bundled with the quickstart, out of sample: the lab fabric's
-host is fitted to the phase without background jobs (its 4 B runs), the detours' growth
-with background traffic to the 4 B runs beside background that shares no link (local-8),
-and both are validated on the two phases whose background shares links (cross-4,
-cross-8), which the fit never reads, and on all 72 runs; every run's detours come as often
-as its background's traffic makes them (lab/host_load.py). The figures
+host is fitted to the phase without background jobs (its 4 B runs), the background's own
+detour source to the 4 B runs beside background that shares no link (local-8), and both
+are validated on the two phases whose background shares links (cross-4, cross-8), which
+the fit never reads, and on all 72 runs; beside its background every run's detours gain
+that source, as often as the background's traffic makes it (lab/host_load.py). The figures
 asserted are the ones this model reaches (DESIGN.md, "Calibrating the host"), beside the
 uncalibrated fabric's; where they miss the issue's bar the network model, not the host,
 is what limits them (the same section says by how much)."""
@@ -71,22 +71,30 @@ def test_fit_reads_only_the_quiet_small_runs(calibration: CampaignCalibration) -
         assert f"run {r['run_id'][:8]}: loss" in calibration.fabric_text
 
 
-def test_each_run_replays_with_detours_as_often_as_its_background_makes_them(
+def test_each_run_replays_with_the_background_detours_its_traffic_makes(
     calibration: CampaignCalibration, tmp_path: Path
 ) -> None:
     # local-8's background raises the measured 4 B medians 1.5-2x without sharing a link
-    assert calibration.noise_per_mbps > 0
+    detours = calibration.background_detours
+    assert detours is not None and detours.rate_per_s_per_mbps > 0
     replayer = calibration.replayer(None, tmp_path, seed=0)
     host = tomllib.loads(calibration.fabric_text)["host"]
+    assert "extra" not in host["noise"]
     for run in calibration.runs:
         # a 4-node all-to-all of 1 MiB moves 12 MiB per call
         calls, seconds = sum(run["bg_calls"] or []), (run["bg_seconds"] or [1.0])[0]
         mbps = calls * 12 * (1 << 20) / seconds / 1e6
         noise = replayer.run_fabric(run).table["host"]["noise"]
-        factor = 1 + calibration.noise_per_mbps * mbps
-        assert noise["rate_per_s"] == pytest.approx(host["noise"]["rate_per_s"] * factor, 1e-3)
+        assert (mbps > 0) == bool(run["bg_nodes"]) == ("extra" in noise)
+        # the quiet host's own detours stay as fitted
+        assert noise["rate_per_s"] == host["noise"]["rate_per_s"]
         assert noise["length_ns"] == host["noise"]["length_ns"]
-        assert (mbps > 0) == bool(run["bg_nodes"])
+        if mbps > 0:
+            extra = noise["extra"]
+            assert extra["rate_per_s"] == pytest.approx(detours.rate_per_s_per_mbps * mbps, 1e-3)
+            assert extra["length_ns"] == pytest.approx(detours.length_ns)
+            assert extra["length_sigma"] == pytest.approx(detours.length_sigma, abs=1e-3)
+    assert f"--background-detours {detours.option()}" in calibration.fabric_text
 
 
 def test_held_out_phases_are_never_fitted(validation: Validation) -> None:
@@ -109,25 +117,32 @@ def test_out_of_sample_figures(
     bare_held = figures("bare", [r for r in bare if r.phase in ("cross-4", "cross-8")])
     assert bare_held.sizes[0].tail_ratio_simulated == pytest.approx(1.0, abs=0.01)
     assert bare_held.median_ks >= 0.9
-    # host noise gives the small-message tail its shape, out of sample
-    assert size[4].median_ks <= 0.6
+    # host noise gives the small-message tail its shape, out of sample (median KS at 4 B
+    # 0.49 when background only made the quiet host's detours more frequent)
+    assert size[4].median_ks <= 0.35
     assert size[4].tail_ratio_simulated >= 3.0
     # issue 40's third figure (median simulated p99/p50 within 30 % per size class) holds
-    # at 1 MiB; at 32 KiB the simulated tails are lighter (-39 % over all 72 runs, held out
-    # -59 %), at 4 B heavier (held out +64 % at seed 0)
+    # at 1 MiB and, over all 72 runs, at 4 B (+2 %; +57 % with the quiet host's detours
+    # made more frequent instead of the background's own); at 32 KiB the simulated tails
+    # are lighter (-44 % over all 72 runs, held out -62 %)
     assert abs(size[MIB].tail_ratio_error) <= 0.30
-    # htb's buckets, occupancy, detours that grow with background traffic and the measured
-    # loop's pauses bring the distributions closer than flat links, free o, detours at the
-    # load average and back-to-back iterations did (median KS 0.88 over all 72, 25 within,
-    # at seed 0); seeds 1 and 2 give 31 and 29 within, KS 0.47 and 0.51
-    assert every.median_ks <= 0.58 and held.median_ks <= 0.51
-    assert every.within >= 31
     by_size = {s.msg_size_bytes: s for s in every.sizes}
-    assert by_size[MIB].within == 24
-    # the packet in flight overdraws the bucket by its own size: a 32 KiB linear bcast or
-    # alltoall on 4 nodes of a group passes one message at the peak, not all three (1 of
-    # 24 within when every message overdrew a whole GSO packet)
-    assert by_size[32768].within >= 4
+    assert abs(by_size[4].tail_ratio_error) <= 0.30
+    # htb's buckets, occupancy, the background's detours and the loop's own pause bring the
+    # distributions closer than flat links, free o, detours at the load average and
+    # back-to-back iterations did (median KS 0.88 over all 72, 25 within, at seed 0); seeds
+    # 1 and 2 give 33 and 32 within, KS 0.47 and 0.45 (held out 0.36 and 0.39)
+    assert every.median_ks <= 0.50 and held.median_ks <= 0.42
+    assert every.within >= 34
+    # one 1 MiB run misses: bcast across islands beside cross-4, p50 -20 % (how its
+    # iterations fall against the background job's calls; -6 % with the longer pause)
+    assert by_size[MIB].within >= 23
+    # The loop's pause is what it slept (1 ms), not its wall time per iteration (~4.7 ms,
+    # mpirun's launch included): across islands the buckets are then still in debt from
+    # the previous iteration, as on the lab (32 KiB reduce chain, p50 1521 µs measured,
+    # 1492 µs simulated; 256 µs with the longer pause); median KS at 32 KiB 0.84 before
+    assert by_size[32768].median_ks <= 0.6
+    assert by_size[32768].within >= 6
     # the issue's bar is not reached: if that changes, raise these assertions
     assert not every.meets_bar
 

@@ -6,12 +6,15 @@ later on the same lab with collectives and sizes the first lacks (allreduce, all
 scripts/record_quickstart_data.py into tests/data/lab-validation). Nothing of it was seen by
 the fit.
 
-Measured at replay seeds 0 / 1 / 2: 0 / 0 / 1 of 48 runs within p50 ±15 % and p99 ±30 %,
-median KS 0.66 / 0.60 / 0.58; the uncalibrated lab fabric: 1 of 48, KS 0.95. The
+Measured at replay seeds 0 / 1 / 2: 0 / 2 / 1 of 48 runs within p50 ±15 % and p99 ±30 %,
+median KS 0.52 / 0.54 / 0.54 (0.66 / 0.64 / 0.63 when the loop's pause was taken from its
+wall time, mpirun's launch included); the uncalibrated lab fabric: 1 of 48, KS 0.83. The
 calibration brings the distributions closer but does not reach the bar (58 of 72 on the
 first campaign, the same share here): the measured tails are heavier (simulated p99/p50
-52 % lighter at 1 KiB, 49 % at 16 KiB) and the 256 KiB runs replay faster than measured
-(allreduce p50 -29 to -52 %, allgather -6 to -40 %; KS 0.96), where the 1 MiB runs of the
+66 % lighter at 1 KiB, 62 % at 16 KiB; the quiet runs' p99 is 144-271 µs at 1 KiB where
+the first campaign's quiet 4 B runs had 215-1460 µs: the shared host's detours differ
+between the two days) and the 256 KiB runs replay faster than measured
+(allreduce p50 -26 to -50 %, allgather -0 to -36 %; KS 0.84), where the 1 MiB runs of the
 first campaign are within 15 %: what the replay lacks between the two sizes (TCP's pacing,
 the rendezvous steps' wake-ups on the shared cores) is not settled.
 These assertions hold the figures the model reaches; raise them as it improves."""
@@ -67,7 +70,7 @@ def test_the_first_campaigns_calibration_carries_over_but_misses_the_bar(
             LabReplayer(load_fabric("lab"), None, tmp_path), "validation", results=both_campaigns
         ),
     )
-    assert second.median_ks <= 0.68
+    assert second.median_ks <= 0.56
     assert second.median_ks <= bare.median_ks - 0.1
     # the simulated small-message tails have a shape, though a lighter one than measured
     assert second.sizes[0].tail_ratio_simulated >= 3.0

@@ -9,9 +9,9 @@ calibrate`'s ping-pong and streams; this fit replaces its per-link latency and i
 When every fitting run recorded the noise profiles of its nodes (`tailcast agent
 noise-profile`), the host's noise is those profiles pooled, as measured, and only o and the
 link latency are fitted; otherwise the detours are fitted too, to the fitting runs without
-background; then, when some fitting runs had background jobs, how much more often detours
-come per MB/s of background traffic (`noise_per_mbps`, lab/host_load.py), on those runs
-with the host just fitted.
+background; then, when some fitting runs had background jobs, the background's own detour
+source (its rate per MB/s of background traffic and its lengths, lab/host_load.py), on
+those runs with the host just fitted.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from tailcast.calibration.host_fit import (
     FitResult,
     HostFit,
     fit_host,
+    pattern_search,
     quantile_loss,
 )
 from tailcast.calibration.validation import Figures, figures
@@ -46,7 +47,7 @@ from tailcast.lab.compare import (
     lab_runs,
     measured_latencies,
 )
-from tailcast.lab.host_load import background_mbps
+from tailcast.lab.host_load import BackgroundDetours, background_mbps
 from tailcast.replay.eager_limit import eager_threshold
 from tailcast.replay.fabric import Fabric
 from tailcast.store import Catalog, ResultsDir
@@ -69,7 +70,7 @@ class CampaignCalibration:
     runs: list[dict[str, Any]]  # the fitting runs (lab_runs rows)
     eager_threshold_bytes: int | None  # the one every fitting run's record gives
     seed: int
-    noise_per_mbps: float = 0.0  # detour rate added per MB/s of background (host_load.py)
+    background_detours: BackgroundDetours | None = None  # lab/host_load.py
     measured_noise: str | None = None  # pooled [host.noise] of the runs' stored profiles
     noise_profiles: list[str] = field(default_factory=list)  # their ids
     fabric_text: str = ""
@@ -96,9 +97,10 @@ class CampaignCalibration:
             else f"detours {fit.detour_share:.1%} of the time: {fit.rate_per_s:.0f}/s of mean "
             f"{fit.length_ns:.0f} ns (lognormal sigma {fit.length_sigma:.2f})"
             + (
-                f" without background, x (1 + {self.noise_per_mbps:g} x its MB/s) beside it "
-                f"(lab compare --noise-per-mbps {self.noise_per_mbps:g})"
-                if self.noise_per_mbps
+                f" without background; beside it, {bg.rate_per_s_per_mbps:g}/s more per MB/s "
+                f"of its traffic, of mean {bg.length_ns:.0f} ns (lognormal sigma "
+                f"{bg.length_sigma:.2f}; lab compare --background-detours {bg.option()})"
+                if (bg := self.background_detours)
                 else ""
             )
         )
@@ -117,7 +119,7 @@ class CampaignCalibration:
 
     def replayer(self, results: ResultsDir | None, workdir: Path, seed: int) -> LabReplayer:
         """Replays lab runs on the calibrated fabric, each beside its background."""
-        return LabReplayer(self.fabric(), results, workdir, seed, self.noise_per_mbps)
+        return LabReplayer(self.fabric(), results, workdir, seed, self.background_detours)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -131,7 +133,7 @@ class CampaignCalibration:
             "replays": self.result.replays,
             "profiles": {k: [list(p) for p in v] for k, v in self.result.profiles.items()},
             "eager_threshold_bytes": self.eager_threshold_bytes,
-            "noise_per_mbps": self.noise_per_mbps,
+            "background_detours": bg.as_dict() if (bg := self.background_detours) else None,
             "noise_profiles": self.noise_profiles,
             "runs": [
                 {
@@ -209,48 +211,63 @@ def calibrate_campaign(
     quiet = [r for r in runs if background_mbps(r) == 0.0] or runs
     beside = [r for r in runs if r not in quiet]
 
-    def replays(fit: HostFit, per_mbps: float, these: list[dict[str, Any]]) -> dict[str, Any]:
+    def replays(
+        fit: HostFit, detours: BackgroundDetours | None, these: list[dict[str, Any]]
+    ) -> dict[str, Any]:
         fabric = calibrated_fabric(base, fit, threshold, noise)
-        replayer = LabReplayer(fabric, None, workdir, seed, per_mbps)
+        replayer = LabReplayer(fabric, None, workdir, seed, detours)
         return {r["run_id"]: replayer.replay_run(r)[1] for r in these}
 
     progress(f"fitting the host to {len(quiet)} runs")
     fitted = {r["run_id"]: measured[r["run_id"]] for r in quiet}
-    result = fit_host(lambda fit: replays(fit, 0.0, quiet), fitted, start, grids, progress)
-    per_mbps = 0.0
+    result = fit_host(lambda fit: replays(fit, None, quiet), fitted, start, grids, progress)
+    detours = None
     if beside and noise is None:
-        progress(f"fitting the detours' growth with background to {len(beside)} runs")
-        per_mbps, losses = _fit_per_mbps(result.fit, beside, measured, replays)
+        progress(f"fitting the background's detours to {len(beside)} runs")
+        detours, losses = _fit_background_detours(
+            lambda d: replays(result.fit, d, beside), measured, progress
+        )
         result = replace(result, run_losses={**result.run_losses, **losses})
     cal = CampaignCalibration(
-        selection, base, result, runs, threshold, seed, per_mbps, noise, profile_ids
+        selection, base, result, runs, threshold, seed, detours, noise, profile_ids
     )
     cal.fabric_text = calibrated_text(base, result.fit, threshold, cal.provenance(), noise)
     return cal
 
 
-# Detour rate added per MB/s of background traffic: from none to five times the rate at the
-# lab's heaviest background (2 all-to-all jobs of 1 MiB on 4 nodes: ~50 MB/s)
-PER_MBPS_GRID = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
+# The background's detour source: rates per MB/s from none to ~8000/s at the lab's heaviest
+# background (~50 MB/s), lengths from a scheduler wake-up to a slice (µs to ~100 µs).
+BACKGROUND_GRIDS: dict[str, tuple[float, ...]] = {
+    "rate_per_s_per_mbps": (0.0, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0),
+    "length_ns": (5e3, 10e3, 20e3, 40e3, 80e3),
+    "length_sigma": (0.5, 1.0, 1.5, 2.0),
+}
+BACKGROUND_START = BackgroundDetours(rate_per_s_per_mbps=20.0, length_ns=20e3, length_sigma=1.0)
 
 
-def _fit_per_mbps(
-    fit: HostFit,
-    runs: list[dict[str, Any]],
+def _fit_background_detours(
+    simulate: Callable[[BackgroundDetours | None], dict[str, np.ndarray]],
     measured: dict[str, np.ndarray],
-    replays: Callable[[HostFit, float, list[dict[str, Any]]], dict[str, Any]],
-) -> tuple[float, dict[str, float]]:
-    """The grid value of `noise_per_mbps` whose replays of `runs` (with the fitted host)
-    have the least mean quantile loss, and each run's loss there."""
-    best: tuple[float, float, dict[str, float]] | None = None
-    for per_mbps in PER_MBPS_GRID:
-        sim = replays(fit, per_mbps, runs)
-        losses = {rid: quantile_loss(measured[rid], sim[rid]) for rid in sim}
-        mean = float(np.mean(list(losses.values())))
-        if best is None or mean < best[1]:
-            best = (per_mbps, mean, losses)
-    assert best is not None
-    return best[0], best[2]
+    progress: Callable[[str], None],
+) -> tuple[BackgroundDetours | None, dict[str, float]]:
+    """The background's detour source whose replays of the runs `simulate` replays (with
+    the host fitted) have the least mean quantile loss, by the host fit's pattern search on
+    BACKGROUND_GRIDS (None when no source beats none), and each run's loss there."""
+    cache: dict[BackgroundDetours, dict[str, float]] = {}
+
+    def losses(d: BackgroundDetours) -> dict[str, float]:
+        if d not in cache:
+            sim = simulate(d if d.rate_per_s_per_mbps > 0.0 else None)
+            cache[d] = {rid: quantile_loss(measured[rid], sim[rid]) for rid in sim}
+        return cache[d]
+
+    best, _ = pattern_search(
+        BACKGROUND_START,
+        BACKGROUND_GRIDS,
+        lambda d: float(np.mean(list(losses(d).values()))),
+        progress,
+    )
+    return (best if best.rate_per_s_per_mbps > 0.0 else None), losses(best)
 
 
 @dataclass(frozen=True)

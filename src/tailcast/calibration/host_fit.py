@@ -28,7 +28,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from itertools import combinations, product
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 import numpy as np
 
@@ -100,7 +103,12 @@ class FitResult:
 Simulate = Callable[[HostFit], dict[str, np.ndarray]]
 
 
-def _pair_steps(fit: HostFit, grids: dict[str, tuple[float, ...]]) -> list[HostFit]:
+# A point of a pattern search: a dataclass of grid values (HostFit, or what else is fitted
+# the same way, lab/host_load.py's BackgroundDetours)
+Point = TypeVar("Point", bound="DataclassInstance")
+
+
+def _pair_steps(fit: Point, grids: dict[str, tuple[float, ...]]) -> list[Point]:
     """`fit` moved one grid step in each of two parameters at once: the diagonal moves a
     coordinate sweep cannot make."""
     at = {k: grids[k].index(getattr(fit, k)) for k in grids}
@@ -141,12 +149,12 @@ def fit_host(
     def total(fit: HostFit) -> float:
         return float(np.mean(list(losses(fit).values())))
 
-    found = [_search(start, grids, total, progress)]
+    found = [pattern_search(start, grids, total, progress)]
     # A second start with long, rare detours: the loss has basins apart along detour length
     # (replays at a known host taken as measured, with buckets and CPU occupancy, stopped at
     # 1.8x the truth's loss from the first start alone)
     if start == START and grids is GRIDS:
-        found.append(_search(LONG_DETOURS, grids, total, progress))
+        found.append(pattern_search(LONG_DETOURS, grids, total, progress))
     best, best_loss = min(found, key=lambda f: f[1])
     profiles = {  # after a sweep that changed nothing these replays are all cached
         key: [(v, total(replace(best, **{key: v}))) for v in values]
@@ -155,13 +163,14 @@ def fit_host(
     return FitResult(best, best_loss, losses(best), len(cache), profiles)
 
 
-def _search(
-    start: HostFit,
+def pattern_search(
+    start: Point,
     grids: dict[str, tuple[float, ...]],
-    total: Callable[[HostFit], float],
+    total: Callable[[Point], float],
     progress: Callable[[str], None],
-) -> tuple[HostFit, float]:
-    """Coordinate sweeps and diagonal steps from `start` until neither improves."""
+) -> tuple[Point, float]:
+    """Coordinate sweeps and diagonal steps from `start` (a point on `grids`, keyed by its
+    fields) until neither improves `total`."""
     best, best_loss = start, total(start)
     for sweep in range(MAX_SWEEPS):
         changed = False

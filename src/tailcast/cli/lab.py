@@ -189,16 +189,17 @@ def compare(
         typer.Option("--out", help="Also write comparison.json, comparison.md and an HTML report."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
-    noise_per_mbps: Annotated[
-        float,
+    background_detours: Annotated[
+        str,
         typer.Option(
-            "--noise-per-mbps",
-            min=0.0,
-            help="Detour rate added per MB/s of background traffic on the lab's shared "
-            "cores (tailcast calibrate prints it): each run's detours come "
-            "(1 + this x its background's MB/s) times as often.",
+            "--background-detours",
+            metavar="RATE_PER_S_PER_MBPS:LENGTH_NS:SIGMA",
+            help="The background's own host detours on the lab's shared cores (tailcast "
+            "calibrate prints them): beside each run's background, a second Poisson detour "
+            "source at this rate per MB/s of its traffic, lognormal lengths of this mean "
+            "and shape.",
         ),
-    ] = 0.0,
+    ] = "",
     as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
 ) -> None:
     """Replays every measured run of a lab campaign on a fabric (same nodes, its background
@@ -206,12 +207,14 @@ def compare(
     KS, Wasserstein, p50 and p99 errors. Exit 3 when a run misses p50 ±15 % or p99 ±30 %."""
     from tailcast.lab.compare import LabReplayer, compare_runs
     from tailcast.lab.compare_report import comparison_markdown, write_comparison
+    from tailcast.lab.host_load import BackgroundDetours
     from tailcast.replay.fabric import load_fabric
     from tailcast.store import ResultsDir
     from tailcast.units import parse_sizes
 
     results = ResultsDir()
-    replayer = LabReplayer(load_fabric(fabric), results, workdir.resolve(), seed, noise_per_mbps)
+    detours = BackgroundDetours.parse(background_detours) if background_detours else None
+    replayer = LabReplayer(load_fabric(fabric), results, workdir.resolve(), seed, detours)
     rows = compare_runs(replayer, campaign_name, parse_sizes(sizes) if sizes else None, note)
     if out is not None:
         write_comparison(rows, out, results)

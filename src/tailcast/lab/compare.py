@@ -4,10 +4,10 @@ default) on the same nodes, beside its background jobs as background traces on t
 nodes (bgtrace.py), and the measured per-iteration latencies are compared with the
 simulated ones: KS, Wasserstein, p50 and p99 relative errors (analysis/compare.py).
 
-With a calibration's `noise_per_mbps` (lab/host_load.py) each run's fitted host detours
-come more often with the data its background jobs moved. Replays go to the store (replays,
-replay_iterations, ...) so reports can show each pair; a replayer without a store (a
-calibration's trial replays) keeps nothing.
+With a calibration's background detours (lab/host_load.py) each run's fitted host detours
+are joined by a second source, as frequent as its background jobs' data rate makes it.
+Replays go to the store (replays, replay_iterations, ...) so reports can show each pair; a
+replayer without a store (a calibration's trial replays) keeps nothing.
 Each run replays with the eager threshold its MPI library applied (replay/eager_limit.py);
 a run stored before the agent recorded its protocol is taken to have used what the lab's
 jobs use, Open MPI 4.1.4's TCP BTL at its defaults (`btl_tcp_eager_limit` = 65536 in its
@@ -16,6 +16,7 @@ jobs use, Open MPI 4.1.4's TCP BTL at its defaults (`btl_tcp_eager_limit` = 6553
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -30,7 +31,7 @@ from tailcast.collectors.mpi_protocol import MpiProtocol
 from tailcast.errors import UsageError
 from tailcast.lab.bgtrace import write_background_trace
 from tailcast.lab.gaps import gap_draws
-from tailcast.lab.host_load import background_mbps, noise_at
+from tailcast.lab.host_load import BackgroundDetours, background_mbps, noise_beside
 from tailcast.replay.background import BackgroundTrace
 from tailcast.replay.eager_limit import eager_threshold
 from tailcast.replay.fabric import Fabric
@@ -95,12 +96,12 @@ class LabReplayer:
         results: ResultsDir | None,
         workdir: Path,
         seed: int = 0,
-        noise_per_mbps: float = 0.0,
+        background_detours: BackgroundDetours | None = None,
     ) -> None:
         if not fabric.node_names:
             raise UsageError(f"fabric {fabric.name} has no `nodes` key: runs cannot be placed")
         self.fabric, self.results, self.workdir, self.seed = fabric, results, workdir, seed
-        self.noise_per_mbps = noise_per_mbps
+        self.background_detours = background_detours
         self.index = {n: i for i, n in enumerate(fabric.node_names)}
         self._alone: dict[tuple[tuple[str, ...], int], float] = {}
         workdir.mkdir(parents=True, exist_ok=True)
@@ -133,7 +134,7 @@ class LabReplayer:
 
     def run_fabric(self, run: dict[str, Any]) -> Fabric:
         """The fabric a run replays on: its host detours beside the run's background."""
-        return noise_at(self.fabric, 1.0 + self.noise_per_mbps * background_mbps(run))
+        return noise_beside(self.fabric, self.background_detours, background_mbps(run))
 
     def foreground(
         self, benchmark: str, ranks: int, size: int, iterations: int, warmup: int, pause_ns: int
@@ -184,19 +185,28 @@ class LabReplayer:
         return outcome.replay_id, outcome.iteration_latency_us
 
 
+# A sleep ends up to the task's timer slack after its deadline (Linux's `timer_slack_ns`, 50 µs
+# by default; time.sleep(0.001) took 1077 µs at the median on the lab's host)
+TIMER_SLACK_NS = 50_000
+
+
 def loop_pause_ns(run: dict[str, Any]) -> int:
-    """What the measured loop spent per iteration outside its timed calls: the run's wall
-    time less its timed latencies (warm-up iterations counted at their mean), per iteration.
-    On the lab that is ~4.7 ms at 4 B where the agent's pause is 1 ms (barrier, interpreter,
-    sleep overshoot on the shared cores); a replay without it runs iterations back to back,
-    so a shaper's bucket never refills between them."""
-    iterations, warmup = int(run["iterations"]), int(run["warmup"] or 0)
-    timed_us = run.get("timed_us")
-    if not timed_us or not iterations:
+    """What the measuring loop did per iteration besides its barrier and timed call: the
+    builtin agent sleeps its `--interval-ms` after every call (agent/builtin.py; the argv is
+    recorded with the run), plus a sleep's timer slack; 0 without the flag (its default) or a
+    recorded argv.
+
+    Not the run's wall time less its timed latencies: that includes mpirun's launch (Python,
+    mpi4py, MPI_Init, connections), ~1 s, which spread over 210 iterations made ~4.7 ms of
+    pause where the loop slept 1 ms, and the shapers' buckets then refilled between
+    iterations. On the lab, one cross-island path passing 32 KiB messages 1 ms apart takes
+    1544 µs per message at the median (5 ms apart: 92 µs), as the measured 32 KiB reduce
+    chain does across islands (1521 µs), which the longer pause replayed in 256 µs."""
+    argv = json.loads(json.loads(run.get("versions_json") or "{}").get("argv") or "[]")
+    if "--interval-ms" not in argv[:-1]:
         return 0
-    wall_ns: float = (run["ended_at"] - run["started_at"]).total_seconds() * 1e9
-    calls_ns = float(timed_us) * 1e3 * (iterations + warmup) / iterations
-    return max(0, round((wall_ns - calls_ns) / (iterations + warmup)))
+    interval_ms = float(argv[argv.index("--interval-ms") + 1])
+    return round(interval_ms * 1e6) + (TIMER_SLACK_NS if interval_ms > 0 else 0)
 
 
 def lab_runs(
@@ -215,8 +225,7 @@ def lab_runs(
     rows: list[dict[str, Any]] = cat.sql(
         "SELECT l.*, r.benchmark, r.msg_size_bytes, r.ranks, r.iterations, r.warmup, r.nodes, "
         "r.b_before, r.started_at, r.ended_at, r.protocol_json, r.noise_profiles, "
-        "(SELECT sum(s.latency_us) FROM samples s WHERE s.run_id = l.run_id) AS timed_us "
-        "FROM lab_runs l JOIN runs r USING (run_id) "
+        "r.versions_json FROM lab_runs l JOIN runs r USING (run_id) "
         + ("WHERE " + " AND ".join(where) if where else "")
         + " ORDER BY l.campaign, l.placement, r.benchmark, r.msg_size_bytes, "
         "len(l.bg_job_ids), l.phase"

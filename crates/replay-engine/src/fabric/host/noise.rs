@@ -38,7 +38,15 @@
 //! length = "lognormal"    # constant | exponential | lognormal
 //! length_ns = 20000.0     # mean length
 //! length_sigma = 1.0      # lognormal shape (std. dev. of ln length)
+//!
+//! [host.noise.extra]      # optional: a second, independent Poisson source (other
+//! rate_per_s = 2000.0     # processes sharing the cores), lengths from its own family
+//! length = "lognormal"
+//! length_ns = 5000.0
 //! ```
+//!
+//! Two independent Poisson sources are one of the summed rate whose lengths come from the
+//! first family with probability rate₁ / (rate₁ + rate₂), else from the second.
 
 use std::collections::VecDeque;
 
@@ -70,6 +78,12 @@ pub enum Lengths {
     },
     /// Each recorded length equally likely.
     Empirical(Vec<f64>),
+    /// Two sources: from `first` with probability `first_share`, else from `second`.
+    Mixture {
+        first_share: f64,
+        first: Box<Lengths>,
+        second: Box<Lengths>,
+    },
 }
 
 const NON_NEGATIVE: Type = Type::Float {
@@ -107,36 +121,43 @@ const EMPIRICAL: &[Param] = &[
     DURING_WAITS,
 ];
 
-const POISSON: &[Param] = &[
-    Param {
-        key: "rate_per_s",
-        ty: NON_NEGATIVE,
-        default: DefaultValue::Required,
-        doc: "detours per second of undisturbed run time (Poisson arrivals)",
+// The keys of one Poisson source: `[host.noise]` kind poisson, and its `extra` table.
+const RATE: Param = Param {
+    key: "rate_per_s",
+    ty: NON_NEGATIVE,
+    default: DefaultValue::Required,
+    doc: "detours per second of undisturbed run time (Poisson arrivals)",
+};
+const LENGTH: Param = Param {
+    key: "length",
+    ty: Type::Choice(&["constant", "exponential", "lognormal"]),
+    default: DefaultValue::Str("constant"),
+    doc: "family of detour lengths",
+};
+const LENGTH_NS: Param = Param {
+    key: "length_ns",
+    ty: NON_NEGATIVE,
+    default: DefaultValue::Required,
+    doc: "mean detour length, ns",
+};
+const LENGTH_SIGMA: Param = Param {
+    key: "length_sigma",
+    ty: Type::Float {
+        min: 0.0,
+        max: 10.0,
     },
-    Param {
-        key: "length",
-        ty: Type::Choice(&["constant", "exponential", "lognormal"]),
-        default: DefaultValue::Str("constant"),
-        doc: "family of detour lengths",
-    },
-    Param {
-        key: "length_ns",
-        ty: NON_NEGATIVE,
-        default: DefaultValue::Required,
-        doc: "mean detour length, ns",
-    },
-    Param {
-        key: "length_sigma",
-        ty: Type::Float {
-            min: 0.0,
-            max: 10.0,
-        },
-        default: DefaultValue::Float(1.0),
-        doc: "length = lognormal: standard deviation of ln(length)",
-    },
-    DURING_WAITS,
-];
+    default: DefaultValue::Float(1.0),
+    doc: "length = lognormal: standard deviation of ln(length)",
+};
+
+const EXTRA: Param = Param {
+    key: "extra",
+    ty: Type::Table(&[RATE, LENGTH, LENGTH_NS, LENGTH_SIGMA]),
+    default: DefaultValue::Absent,
+    doc: "a second, independent Poisson source of detours with its own rate_per_s, length, length_ns and length_sigma (e.g. other processes sharing the cores)",
+};
+
+const POISSON: &[Param] = &[RATE, LENGTH, LENGTH_NS, LENGTH_SIGMA, EXTRA, DURING_WAITS];
 
 /// The `noise` key of the `[host]` table.
 pub const TABLE: Param = Param {
@@ -161,19 +182,18 @@ impl HostNoise {
                 (rate, Lengths::Empirical(detours))
             }
             "poisson" => {
-                let mean = n.f64("length_ns");
-                let lengths = match n.str("length") {
-                    "exponential" => Lengths::Exponential { mean },
-                    "lognormal" => {
-                        let sigma = n.f64("length_sigma");
-                        Lengths::Lognormal {
-                            mu: mean.ln() - sigma * sigma / 2.0,
-                            sigma,
-                        }
-                    }
-                    _ => Lengths::Constant(mean),
-                };
-                (n.f64("rate_per_s") / 1e9, lengths)
+                let (rate, first) = source(&n);
+                if !n.has(EXTRA.key) {
+                    (rate, first)
+                } else {
+                    let (extra, second) = source(&n.table(EXTRA.key));
+                    let lengths = Lengths::Mixture {
+                        first_share: rate / (rate + extra),
+                        first: Box::new(first),
+                        second: Box::new(second),
+                    };
+                    (rate + extra, lengths)
+                }
             }
             _ => return None,
         };
@@ -191,6 +211,23 @@ impl HostNoise {
     }
 }
 
+/// One Poisson source's rate (per ns) and lengths.
+fn source(n: &Config) -> (f64, Lengths) {
+    let mean = n.f64(LENGTH_NS.key);
+    let lengths = match n.str(LENGTH.key) {
+        "exponential" => Lengths::Exponential { mean },
+        "lognormal" => {
+            let sigma = n.f64(LENGTH_SIGMA.key);
+            Lengths::Lognormal {
+                mu: mean.ln() - sigma * sigma / 2.0,
+                sigma,
+            }
+        }
+        _ => Lengths::Constant(mean),
+    };
+    (n.f64(RATE.key) / 1e9, lengths)
+}
+
 impl Lengths {
     fn mean(&self) -> f64 {
         match self {
@@ -198,6 +235,11 @@ impl Lengths {
             Self::Exponential { mean } => *mean,
             Self::Lognormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
             Self::Empirical(v) => v.iter().sum::<f64>() / v.len() as f64,
+            Self::Mixture {
+                first_share,
+                first,
+                second,
+            } => first_share * first.mean() + (1.0 - first_share) * second.mean(),
         }
     }
 
@@ -207,6 +249,17 @@ impl Lengths {
             Self::Exponential { mean } => mean * exponential(rng),
             Self::Lognormal { mu, sigma } => (mu + sigma * normal(rng)).exp(),
             Self::Empirical(v) => v[rng.below(v.len() as u64) as usize],
+            Self::Mixture {
+                first_share,
+                first,
+                second,
+            } => {
+                if uniform(rng) < *first_share {
+                    first.draw(rng)
+                } else {
+                    second.draw(rng)
+                }
+            }
         }
     }
 }
@@ -382,6 +435,37 @@ mod tests {
         assert_eq!(noise_of(table("none", &[])).unwrap(), None);
         let zero = [("rate_per_s", Value::from(0.0)), ("length_ns", 1.0.into())];
         assert_eq!(noise_of(table("poisson", &zero)).unwrap(), None);
+    }
+
+    #[test]
+    fn an_extra_source_adds_its_rate_and_mixes_lengths_in_proportion() {
+        let extra = Value::table([
+            ("rate_per_s", Value::from(3000.0)),
+            ("length_ns", Value::from(10.0)),
+        ]);
+        let keys = [
+            ("rate_per_s", Value::from(1000.0)),
+            ("length_ns", Value::from(50.0)),
+            ("extra", extra),
+        ];
+        let n = noise_of(table("poisson", &keys)).unwrap().unwrap();
+        assert!((n.rate_per_ns - 4e-6).abs() < 1e-18);
+        assert!((n.mean_length() - (0.25 * 50.0 + 0.75 * 10.0)).abs() < 1e-9);
+        let mut rng = SplitMix64::new(7);
+        let draws = 100_000;
+        let long = (0..draws)
+            .filter(|_| n.lengths.draw(&mut rng) == 50.0)
+            .count();
+        // a quarter of the detours come from the first source (binomial sd 0.14 %)
+        assert!((long as f64 / draws as f64 - 0.25).abs() < 0.006, "{long}");
+        let bad = Value::table([("rate_per_s", Value::from(-1.0))]);
+        let keys = [
+            ("rate_per_s", Value::from(1.0)),
+            ("length_ns", Value::from(1.0)),
+            ("extra", bad),
+        ];
+        let e = noise_of(table("poisson", &keys)).unwrap_err();
+        assert_eq!(e.key, "host.noise.extra.rate_per_s");
     }
 
     #[test]
