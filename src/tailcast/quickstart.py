@@ -1,4 +1,4 @@
-"""`tailcast quickstart`: the whole pipeline on bundled real data, offline, in ~17 CPU-seconds.
+"""`tailcast quickstart`: the whole pipeline on bundled real data, offline, in ~21 CPU-seconds.
 
 The bundled data (src/tailcast/data/quickstart, recorded by
 scripts/record_quickstart_data.py on the network lab: the local Slurm + Open MPI with every
