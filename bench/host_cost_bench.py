@@ -2,8 +2,9 @@
 on): the halo + allreduce trace of replay_bench.py replayed on the bundled `crossbar` and
 `ideal` fabrics as they are (no noise, overheads not occupying the CPU) and with their
 `[host]` table extended by
-- `lab noise`: the Poisson detours `tailcast calibrate` fits on the bundled lab campaign
-  (2,000/s, lognormal lengths of mean 40 µs, sigma 2);
+- `lab noise`: Poisson detours of the order `tailcast calibrate` fits on the bundled lab
+  campaign (2,000/s, lognormal lengths of mean 40 µs, sigma 2; the fit now gives 354/s of
+  mean 40 µs, sigma 2, plus the background's own ~2,000/s of 20 µs beside ~50 MB/s);
 - `dense noise`: 100,000 detours/s of 1 µs (a detour every few simulated messages);
 - `noise, no detours`: one detour per 10^6 s, so none in the replay: what the detour
   bookkeeping costs by itself (the first of the cost's parts; the others: the detours'
