@@ -179,3 +179,58 @@ def test_cli_refuses_a_phase_with_no_runs(bundled_store: ResultsDir, tmp_path: P
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tailcast: error:") and "nosuch" in lines[0]
+
+
+def test_lab_compare_adds_the_background_detours_it_is_given(
+    bundled_store: ResultsDir, tmp_path: Path
+) -> None:
+    """`lab compare --background-detours` (what `calibrate` prints) changes the replays of
+    the runs beside background and no other."""
+
+    def compare(*extra: str) -> dict[str, dict[str, float]]:
+        run = _tailcast(
+            bundled_store.root, "lab", "compare", "--campaign", "quickstart", "--sizes", "4",
+            "--workdir", str(tmp_path / "w"), "--json", *extra,
+        )  # fmt: skip
+        assert run.returncode in (0, 3), run.stderr  # 3: some run outside the tolerances
+        return {r["run_id"]: r for r in json.loads(run.stdout)}
+
+    plain = compare()
+    with_detours = compare("--background-detours", "80:20000:1")
+    assert plain.keys() == with_detours.keys() and len(plain) == 24
+    for rid, row in plain.items():
+        moved = row["p50_simulated_us"] != with_detours[rid]["p50_simulated_us"]
+        assert moved == (row["background_jobs"] > 0), row
+
+
+@pytest.mark.parametrize("value", ["80:20000", "80:0:1", "a:b:c", "-1:20000:1"])
+def test_lab_compare_refuses_malformed_background_detours(
+    bundled_store: ResultsDir, tmp_path: Path, value: str
+) -> None:
+    run = _tailcast(
+        bundled_store.root, "lab", "compare", "--background-detours", value,
+        "--workdir", str(tmp_path),
+    )  # fmt: skip
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tailcast: error:"), run.stderr
+    assert "--background-detours" in lines[0] and "RATE_PER_S_PER_MBPS" in lines[0]
+
+
+def test_lab_compare_refuses_to_add_background_detours_to_a_measured_profile(
+    bundled_store: ResultsDir, tmp_path: Path
+) -> None:
+    fabric = tmp_path / "lab-measured.toml"
+    fabric.write_text(
+        load_fabric("lab").toml_text
+        + '\n[host.noise]\nkind = "empirical"\nwork_ns = 1e9\ndetours_ns = [20000.0]\n'
+    )
+    run = _tailcast(
+        bundled_store.root, "lab", "compare", "--campaign", "quickstart", "--sizes", "4",
+        "--fabric", str(fabric), "--background-detours", "80:20000:1",
+        "--workdir", str(tmp_path / "w"),
+    )  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tailcast: error:"), run.stderr
+    assert "'empirical'" in lines[0] and "--background-detours" in lines[0]

@@ -31,7 +31,12 @@ from tailcast.collectors.mpi_protocol import MpiProtocol
 from tailcast.errors import UsageError
 from tailcast.lab.bgtrace import write_background_trace
 from tailcast.lab.gaps import gap_draws
-from tailcast.lab.host_load import BackgroundDetours, background_mbps, noise_beside
+from tailcast.lab.host_load import (
+    BackgroundDetours,
+    background_mbps,
+    check_noise_takes_detours,
+    noise_beside,
+)
 from tailcast.replay.background import BackgroundTrace
 from tailcast.replay.eager_limit import eager_threshold
 from tailcast.replay.fabric import Fabric
@@ -102,6 +107,8 @@ class LabReplayer:
             raise UsageError(f"fabric {fabric.name} has no `nodes` key: runs cannot be placed")
         self.fabric, self.results, self.workdir, self.seed = fabric, results, workdir, seed
         self.background_detours = background_detours
+        if background_detours is not None:
+            check_noise_takes_detours(fabric)  # before any replay, not at the first beside one
         self.index = {n: i for i, n in enumerate(fabric.node_names)}
         self._alone: dict[tuple[tuple[str, ...], int], float] = {}
         workdir.mkdir(parents=True, exist_ok=True)

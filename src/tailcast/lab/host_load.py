@@ -22,7 +22,8 @@ The covariate is the data the run's background jobs moved (their calls during it
 all-to-all of its size) over its duration, as lab_runs records them. It replaced the host's
 1-minute load average, which moved from 2.2 to 4.1 over the bundled campaign while the
 measured 4 B medians rose 1.5-2x with background even where it shares no link.
-A measured profile (kind empirical) is used as it was taken, without a source added.
+A fabric without host noise gets the background's source alone; a measured profile (kind
+empirical) is used as it was taken, so adding a source to it is refused.
 """
 
 from __future__ import annotations
@@ -78,18 +79,29 @@ def background_mbps(run: dict[str, Any]) -> float:
     return float(moved / seconds / 1e6)
 
 
-def noise_beside(fabric: Fabric, detours: BackgroundDetours | None, mbps: float) -> Fabric:
-    """`fabric` with the background's detour source at `mbps` added to its Poisson host
-    noise (itself without such noise, source or background)."""
-    noise = fabric.table.get("host", {}).get("noise", {})
-    rate = detours.rate_per_s_per_mbps * mbps if detours else 0.0
-    if noise.get("kind") != "poisson" or rate == 0.0 or detours is None:
-        return fabric
-    if "extra" in noise:
+def check_noise_takes_detours(fabric: Fabric) -> None:
+    """Refuses a fabric whose host noise a background's detours cannot join (a measured
+    profile, or an extra source already declared)."""
+    noise = fabric.table.get("host", {}).get("noise")
+    if noise is not None and (noise.get("kind") != "poisson" or "extra" in noise):
+        kind = noise.get("kind")
+        what = "[host.noise.extra] is taken" if "extra" in noise else f"its noise is {kind!r}"
         raise UsageError(
-            f"fabric {fabric.name}: [host.noise.extra] is taken; a background's detours "
-            "cannot be added to it"
+            f"fabric {fabric.name}: {what}; the background's detours (--background-detours) "
+            "are added to a fitted Poisson host noise or to none"
         )
+
+
+def noise_beside(fabric: Fabric, detours: BackgroundDetours | None, mbps: float) -> Fabric:
+    """`fabric` with the background's detour source at `mbps` added to its host noise
+    (itself without background or source)."""
+    rate = detours.rate_per_s_per_mbps * mbps if detours else 0.0
+    if detours is None or rate == 0.0:
+        return fabric
+    check_noise_takes_detours(fabric)
+    noise = fabric.table.get("host", {}).get("noise")
+    # without noise of its own, the host gets a source of rate 0 for the extra one to join
+    own = "" if noise else '\n[host.noise]\nkind = "poisson"\nrate_per_s = 0.0\nlength_ns = 0.0\n'
     extra = (
         "\n[host.noise.extra]              # the background's detours (lab/host_load.py)\n"
         f"rate_per_s = {rate:.1f}\n"
@@ -97,4 +109,4 @@ def noise_beside(fabric: Fabric, detours: BackgroundDetours | None, mbps: float)
         f"length_ns = {detours.length_ns:.1f}\n"
         f"length_sigma = {detours.length_sigma:.3f}\n"
     )
-    return parse_fabric(fabric.toml_text + extra, fabric.source, name=fabric.name)
+    return parse_fabric(fabric.toml_text + own + extra, fabric.source, name=fabric.name)
