@@ -253,13 +253,15 @@ def _fit_background_detours(
     """The background's detour source whose replays of the runs `simulate` replays (with
     the host fitted) have the least mean quantile loss, by the host fit's pattern search on
     BACKGROUND_GRIDS (None when no source beats none), and each run's loss there."""
-    cache: dict[BackgroundDetours, dict[str, float]] = {}
+    # every point of rate 0 is the same replay (no source): one cache entry, None
+    cache: dict[BackgroundDetours | None, dict[str, float]] = {}
 
     def losses(d: BackgroundDetours) -> dict[str, float]:
-        if d not in cache:
-            sim = simulate(d if d.rate_per_s_per_mbps > 0.0 else None)
-            cache[d] = {rid: quantile_loss(measured[rid], sim[rid]) for rid in sim}
-        return cache[d]
+        key = d if d.rate_per_s_per_mbps > 0.0 else None
+        if key not in cache:
+            sim = simulate(key)
+            cache[key] = {rid: quantile_loss(measured[rid], sim[rid]) for rid in sim}
+        return cache[key]
 
     best, _ = pattern_search(
         BACKGROUND_START,

@@ -78,12 +78,17 @@ pub enum Lengths {
     },
     /// Each recorded length equally likely.
     Empirical(Vec<f64>),
-    /// Two sources: from `first` with probability `first_share`, else from `second`.
-    Mixture {
-        first_share: f64,
-        first: Box<Lengths>,
-        second: Box<Lengths>,
-    },
+    /// Two sources' lengths (`[host.noise.extra]`).
+    Mixture(Box<Mixture>),
+}
+
+/// The lengths of two Poisson sources taken as one: from `first` with probability
+/// `first_share` (its share of the summed rate), else from `second`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mixture {
+    first_share: f64,
+    first: Lengths,
+    second: Lengths,
 }
 
 const NON_NEGATIVE: Type = Type::Float {
@@ -187,12 +192,12 @@ impl HostNoise {
                     (rate, first)
                 } else {
                     let (extra, second) = source(&n.table(EXTRA.key));
-                    let lengths = Lengths::Mixture {
+                    let mixture = Mixture {
                         first_share: rate / (rate + extra),
-                        first: Box::new(first),
-                        second: Box::new(second),
+                        first,
+                        second,
                     };
-                    (rate + extra, lengths)
+                    (rate + extra, Lengths::Mixture(Box::new(mixture)))
                 }
             }
             _ => return None,
@@ -235,11 +240,7 @@ impl Lengths {
             Self::Exponential { mean } => *mean,
             Self::Lognormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
             Self::Empirical(v) => v.iter().sum::<f64>() / v.len() as f64,
-            Self::Mixture {
-                first_share,
-                first,
-                second,
-            } => first_share * first.mean() + (1.0 - first_share) * second.mean(),
+            Self::Mixture(m) => m.mean(),
         }
     }
 
@@ -249,17 +250,21 @@ impl Lengths {
             Self::Exponential { mean } => mean * exponential(rng),
             Self::Lognormal { mu, sigma } => (mu + sigma * normal(rng)).exp(),
             Self::Empirical(v) => v[rng.below(v.len() as u64) as usize],
-            Self::Mixture {
-                first_share,
-                first,
-                second,
-            } => {
-                if uniform(rng) < *first_share {
-                    first.draw(rng)
-                } else {
-                    second.draw(rng)
-                }
-            }
+            Self::Mixture(m) => m.draw(rng),
+        }
+    }
+}
+
+impl Mixture {
+    fn mean(&self) -> f64 {
+        self.first_share * self.first.mean() + (1.0 - self.first_share) * self.second.mean()
+    }
+
+    fn draw(&self, rng: &mut SplitMix64) -> f64 {
+        if uniform(rng) < self.first_share {
+            self.first.draw(rng)
+        } else {
+            self.second.draw(rng)
         }
     }
 }
